@@ -1,0 +1,569 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// This file is the small runtime the generated encoders and decoders call.
+// Decoding streams tokens from a jsontext.Decoder once; union values are
+// dispatched on their tag without re-reading the bytes when the tag is the
+// first member, which is how every encoder here writes it.
+
+// memberDecoder is implemented by every generated struct.
+type memberDecoder interface {
+	decodeMember(dec *jsontext.Decoder, name []byte) error
+}
+
+// unionMember is implemented by every struct that is a union variant.
+type unionMember interface {
+	memberDecoder
+	setTag(tag string)
+}
+
+// unmarshaler is the method set json.Unmarshal uses on generated types.
+type unmarshaler interface {
+	UnmarshalJSONFrom(*jsontext.Decoder) error
+}
+
+// marshaler is the method set json.Marshal uses on generated types.
+type marshaler interface {
+	MarshalJSONTo(*jsontext.Encoder) error
+}
+
+// Unmarshal decodes one JSON value into v, which is usually a pointer to a
+// generated type. Trailing data is an error.
+func Unmarshal(data []byte, v any) error {
+	return json.Unmarshal(data, v)
+}
+
+// Marshal encodes v as compact JSON.
+func Marshal(v any) ([]byte, error) {
+	return json.Marshal(v)
+}
+
+// Decode decodes data as the schema type called typeName (for example
+// "ActionEnvelope" or "StateAction") and returns a pointer to a struct, a
+// union value, or an enum value.
+func Decode(typeName string, data []byte) (any, error) {
+	fn, ok := wireTypes[typeName]
+	if !ok {
+		fn, ok = handTypes[typeName]
+	}
+	if !ok {
+		return nil, fmt.Errorf("protocol: unknown wire type %q", typeName)
+	}
+	var v any
+	err := unmarshalWith(data, func(dec *jsontext.Decoder) (err error) {
+		v, err = fn(dec)
+		return err
+	})
+	return v, err
+}
+
+// decodeFunc adapts a function to json.UnmarshalerFrom so a decode can run
+// on the library's pooled decoder.
+type decodeFunc func(*jsontext.Decoder) error
+
+func (f *decodeFunc) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return (*f)(dec) }
+
+func unmarshalWith(data []byte, fn func(*jsontext.Decoder) error) error {
+	f := decodeFunc(fn)
+	return json.Unmarshal(data, &f)
+}
+
+// decodeObject reads a JSON object into x. null leaves x as it is.
+func decodeObject(dec *jsontext.Decoder, typ string, x memberDecoder) error {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		return err
+	case '{':
+	case 0:
+		_, err := dec.ReadToken()
+		return err
+	default:
+		return fmt.Errorf("protocol: %s: want a JSON object, got %v", typ, k)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	for dec.PeekKind() != '}' {
+		name, err := readName(dec)
+		if err != nil {
+			return fmt.Errorf("protocol: %s: %w", typ, err)
+		}
+		if err := x.decodeMember(dec, name); err != nil {
+			return fmt.Errorf("protocol: %s.%s: %w", typ, name, err)
+		}
+	}
+	_, err := dec.ReadToken()
+	return err
+}
+
+// readName reads an object member name and returns it unquoted. The bytes
+// are only valid until the next read from dec.
+func readName(dec *jsontext.Decoder) ([]byte, error) {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) < 2 || raw[0] != '"' {
+		return nil, fmt.Errorf("invalid member name %s", raw)
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], nil
+	}
+	return jsontext.AppendUnquote(nil, raw)
+}
+
+func readString(dec *jsontext.Decoder) (string, error) {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return string(raw[1 : len(raw)-1]), nil
+		}
+		b, err := jsontext.AppendUnquote(nil, raw)
+		return string(b), err
+	case string(raw) == "null":
+		return "", nil
+	}
+	return "", fmt.Errorf("want a JSON string, got %s", truncate(raw))
+}
+
+func readStringAs[T ~string](dec *jsontext.Decoder) (T, error) {
+	s, err := readString(dec)
+	return T(s), err
+}
+
+func readInt(dec *jsontext.Decoder) (int64, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return 0, err
+	}
+	switch tok.Kind() {
+	case '0':
+		n, err := tok.Int()
+		if err != nil {
+			return n, fmt.Errorf("want an integer: %w", err)
+		}
+		return n, nil
+	case 'n':
+		return 0, nil
+	}
+	return 0, fmt.Errorf("want a JSON number, got %v", tok.Kind())
+}
+
+func readIntAs[T ~int64](dec *jsontext.Decoder) (T, error) {
+	n, err := readInt(dec)
+	return T(n), err
+}
+
+func readUintAs[T ~uint32](dec *jsontext.Decoder) (T, error) {
+	n, err := readInt(dec)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n > 1<<32-1 {
+		return 0, fmt.Errorf("flags %d out of the 32-bit range", n)
+	}
+	return T(n), nil
+}
+
+func readFloat(dec *jsontext.Decoder) (float64, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return 0, err
+	}
+	switch tok.Kind() {
+	case '0':
+		return tok.Float()
+	case 'n':
+		return 0, nil
+	}
+	return 0, fmt.Errorf("want a JSON number, got %v", tok.Kind())
+}
+
+func readBool(dec *jsontext.Decoder) (bool, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return false, err
+	}
+	switch tok.Kind() {
+	case 't':
+		return true, nil
+	case 'f', 'n':
+		return false, nil
+	}
+	return false, fmt.Errorf("want a JSON boolean, got %v", tok.Kind())
+}
+
+// readRaw returns a copy of the next value, whatever it is.
+func readRaw(dec *jsontext.Decoder) (jsontext.Value, error) {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	return raw.Clone(), nil
+}
+
+func readConst(dec *jsontext.Decoder, typ, member, want string) error {
+	got, err := readString(dec)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("%s.%s must be %q, got %q", typ, member, want, got)
+	}
+	return nil
+}
+
+func readStruct[T any, P interface {
+	*T
+	unmarshaler
+}](dec *jsontext.Decoder) (T, error) {
+	var v T
+	err := P(&v).UnmarshalJSONFrom(dec)
+	return v, err
+}
+
+// readPtr decodes an optional value: null gives nil.
+func readPtr[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (*T, error) {
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		return nil, err
+	}
+	v, err := fn(dec)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// readSlice decodes an array. null gives nil and [] gives an empty,
+// non-nil slice so that the two stay apart when encoded again.
+func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) ([]T, error) {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		return nil, err
+	case '[':
+	default:
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("want a JSON array, got %v", k)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	out := []T{}
+	for dec.PeekKind() != ']' {
+		v, err := fn(dec)
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", len(out), err)
+		}
+		out = append(out, v)
+	}
+	_, err := dec.ReadToken()
+	return out, err
+}
+
+// readMap decodes an object of values of one type.
+func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (map[string]T, error) {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		return nil, err
+	case '{':
+	default:
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("want a JSON object, got %v", k)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	out := map[string]T{}
+	for dec.PeekKind() != '}' {
+		name, err := readName(dec)
+		if err != nil {
+			return nil, err
+		}
+		key := string(name)
+		v, err := fn(dec)
+		if err != nil {
+			return nil, fmt.Errorf("[%q]: %w", key, err)
+		}
+		out[key] = v
+	}
+	_, err := dec.ReadToken()
+	return out, err
+}
+
+// bufferedMember is an object member read before a union's tag.
+type bufferedMember struct {
+	name  []byte
+	value jsontext.Value
+}
+
+// decodeUnion reads an object whose variant is chosen by the string member
+// tag. When the tag comes first, the rest of the object streams straight
+// into the variant. Members before the tag are kept raw and replayed into
+// the variant once it is known. An unknown tag yields *Unknown holding the
+// object. null yields nil.
+func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func(string) unionMember) (any, error) {
+	switch k := dec.PeekKind(); k {
+	case 'n':
+		_, err := dec.ReadToken()
+		return nil, err
+	case '{':
+	default:
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("protocol: %s: want a JSON object, got %v", typ, k)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	var before []bufferedMember
+	for dec.PeekKind() != '}' {
+		name, err := readName(dec)
+		if err != nil {
+			return nil, fmt.Errorf("protocol: %s: %w", typ, err)
+		}
+		if string(name) != tag {
+			v, err := dec.ReadValue()
+			if err != nil {
+				return nil, fmt.Errorf("protocol: %s: %w", typ, err)
+			}
+			before = append(before, bufferedMember{name: slices.Clone(name), value: v.Clone()})
+			continue
+		}
+		rawTag, err := dec.ReadValue()
+		if err != nil {
+			return nil, fmt.Errorf("protocol: %s.%s: %w", typ, tag, err)
+		}
+		if len(rawTag) == 0 || rawTag[0] != '"' {
+			return nil, fmt.Errorf("protocol: %s.%s: want a string, got %s", typ, tag, truncate(rawTag))
+		}
+		tagValue, err := jsontext.AppendUnquote(nil, rawTag)
+		if err != nil {
+			return nil, err
+		}
+		v := pick(string(tagValue))
+		if v == nil {
+			return readUnknown(dec, string(tagValue), tag, rawTag.Clone(), before)
+		}
+		v.setTag(string(tagValue))
+		for _, m := range before {
+			if err := decodeMemberFrom(v, m); err != nil {
+				return nil, fmt.Errorf("protocol: %s.%s: %w", typ, m.name, err)
+			}
+		}
+		for dec.PeekKind() != '}' {
+			name, err := readName(dec)
+			if err != nil {
+				return nil, fmt.Errorf("protocol: %s: %w", typ, err)
+			}
+			if err := v.decodeMember(dec, name); err != nil {
+				return nil, fmt.Errorf("protocol: %s.%s: %w", typ, name, err)
+			}
+		}
+		_, err = dec.ReadToken()
+		return v, err
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("protocol: %s: missing %q member", typ, tag)
+}
+
+// decodeMemberFrom decodes one buffered member into v.
+func decodeMemberFrom(v memberDecoder, m bufferedMember) error {
+	return unmarshalWith(m.value, func(dec *jsontext.Decoder) error {
+		return v.decodeMember(dec, m.name)
+	})
+}
+
+// readUnknown finishes reading an object with an unknown tag, rebuilding it
+// member by member from the raw input so it encodes again unchanged (apart
+// from whitespace between members).
+func readUnknown(dec *jsontext.Decoder, tagValue, tag string, rawTag jsontext.Value, before []bufferedMember) (any, error) {
+	buf := []byte{'{'}
+	appendMember := func(name []byte, value []byte) {
+		if len(buf) > 1 {
+			buf = append(buf, ',')
+		}
+		buf, _ = jsontext.AppendQuote(buf, name)
+		buf = append(buf, ':')
+		buf = append(buf, value...)
+	}
+	for _, m := range before {
+		appendMember(m.name, m.value)
+	}
+	appendMember([]byte(tag), rawTag)
+	for dec.PeekKind() != '}' {
+		name, err := readName(dec)
+		if err != nil {
+			return nil, err
+		}
+		name = slices.Clone(name)
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, err
+		}
+		appendMember(name, v)
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	buf = append(buf, '}')
+	return &Unknown{Tag: tagValue, Raw: jsontext.Value(buf)}, nil
+}
+
+func truncate(raw []byte) string {
+	if len(raw) > 40 {
+		return string(raw[:40]) + "..."
+	}
+	return string(raw)
+}
+
+// Encoding.
+
+func writeName(enc *jsontext.Encoder, name string) error {
+	return enc.WriteToken(jsontext.String(name))
+}
+
+func writeString(enc *jsontext.Encoder, s string) error {
+	return enc.WriteToken(jsontext.String(s))
+}
+
+func writeStringAs[T ~string](enc *jsontext.Encoder, s T) error {
+	return enc.WriteToken(jsontext.String(string(s)))
+}
+
+func writeInt(enc *jsontext.Encoder, n int64) error {
+	return enc.WriteToken(jsontext.Int(n))
+}
+
+func writeIntAs[T ~int64](enc *jsontext.Encoder, n T) error {
+	return enc.WriteToken(jsontext.Int(int64(n)))
+}
+
+func writeUintAs[T ~uint32](enc *jsontext.Encoder, n T) error {
+	return enc.WriteToken(jsontext.Uint(uint64(n)))
+}
+
+func writeFloat(enc *jsontext.Encoder, f float64) error {
+	return enc.WriteToken(jsontext.Float(f))
+}
+
+func writeBool(enc *jsontext.Encoder, b bool) error {
+	return enc.WriteToken(jsontext.Bool(b))
+}
+
+// writeRaw writes a raw value; an empty one is written as null.
+func writeRaw(enc *jsontext.Encoder, v jsontext.Value) error {
+	if len(v) == 0 {
+		return enc.WriteToken(jsontext.Null)
+	}
+	return enc.WriteValue(v)
+}
+
+func writeMarshaler[T marshaler](enc *jsontext.Encoder, v T) error {
+	return v.MarshalJSONTo(enc)
+}
+
+// writeUnion writes a union value; nil is written as null.
+func writeUnion[T marshaler](enc *jsontext.Encoder, v T) error {
+	if any(v) == nil {
+		return enc.WriteToken(jsontext.Null)
+	}
+	return v.MarshalJSONTo(enc)
+}
+
+// writeSlice writes an array; nil is written as [] because slices are only
+// written when present.
+func writeSlice[T any](enc *jsontext.Encoder, s []T, fn func(*jsontext.Encoder, T) error) error {
+	if err := enc.WriteToken(jsontext.BeginArray); err != nil {
+		return err
+	}
+	for _, v := range s {
+		if err := fn(enc, v); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndArray)
+}
+
+// writeMap writes an object with its keys sorted, so output is stable.
+func writeMap[T any](enc *jsontext.Encoder, m map[string]T, fn func(*jsontext.Encoder, T) error) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := writeName(enc, k); err != nil {
+			return err
+		}
+		if err := fn(enc, m[k]); err != nil {
+			return err
+		}
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// Unknown is a union value whose tag this package does not know, for
+// example an action type from a newer protocol version. It keeps the object
+// as it was received and encodes it again unchanged, so a reducer can skip
+// it and a relay can pass it on.
+type Unknown struct {
+	// Tag is the value of the union's tag member ("type", "kind", ...).
+	Tag string
+	// Raw is the whole JSON object.
+	Raw jsontext.Value
+}
+
+// Type reports the tag of an unknown value.
+func (u *Unknown) Type() string { return u.Tag }
+
+// Kind reports the tag of an unknown value.
+func (u *Unknown) Kind() string { return u.Tag }
+
+// Status reports the tag of an unknown value.
+func (u *Unknown) Status() string { return u.Tag }
+
+// State reports the tag of an unknown value.
+func (u *Unknown) State() string { return u.Tag }
+
+// MarshalJSONTo writes the object as received.
+func (u Unknown) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteValue(u.Raw)
+}
+
+// Ptr returns a pointer to v, for filling optional fields.
+func Ptr[T any](v T) *T { return &v }
+
+var _ = strconv.Itoa
+
+// errContextual reports a member whose type is chosen by its context and
+// which the enclosing type's decoder should have handled itself.
+func errContextual(typ, member string) error {
+	return fmt.Errorf("protocol: %s.%s: type depends on context and cannot be decoded alone", typ, member)
+}

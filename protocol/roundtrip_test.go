@@ -1,0 +1,102 @@
+package protocol_test
+
+import (
+	"testing"
+
+	"github.com/ahp-go/ahp/internal/fixture"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// decodeAs decodes a fixture input as the named wire type.
+func decodeAs(typeName string, data []byte) (any, error) {
+	if typeName == "JsonRpcMessage" {
+		var m protocol.JsonRpcMessage
+		err := protocol.Unmarshal(data, &m)
+		return &m, err
+	}
+	return protocol.Decode(typeName, data)
+}
+
+// TestRoundTrip runs every wire round-trip fixture: decode the input as the
+// named type, encode it again and compare with acceptableOutputs[0], by
+// value and key presence (null is not absent here). Group B fixtures carry
+// unknown members that a typed decoder drops; they are judged the same way.
+func TestRoundTrip(t *testing.T) {
+	files := fixture.Files(t, "round-trips")
+	for _, name := range fixture.Sorted(files) {
+		t.Run(name, func(t *testing.T) {
+			var fx fixture.RoundTrip
+			fixture.Load(t, files[name], &fx)
+			if len(fx.AcceptableOutputs) != 1 {
+				t.Fatalf("fixture has %d acceptable outputs, want 1", len(fx.AcceptableOutputs))
+			}
+			v, err := decodeAs(fx.Type, fx.Input)
+			if err != nil {
+				t.Fatalf("decode %s: %v", fx.Type, err)
+			}
+			got, err := protocol.Marshal(v)
+			if err != nil {
+				t.Fatalf("encode %s: %v", fx.Type, err)
+			}
+			diff, err := fixture.Diff(fx.AcceptableOutputs[0], got, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff != "" {
+				t.Errorf("%s\nre-encoded %s differs (-want +got):\n%s", fx.Description, fx.Type, diff)
+			}
+		})
+	}
+}
+
+// reducerStateTypes maps a reducer fixture's reducer name to the wire type
+// of its state.
+var reducerStateTypes = map[string]string{
+	"root":          "RootState",
+	"session":       "SessionState",
+	"chat":          "ChatState",
+	"terminal":      "TerminalState",
+	"changeset":     "ChangesetState",
+	"annotations":   "AnnotationsState",
+	"resourceWatch": "ResourceWatchState",
+}
+
+// TestReducerFixtureStates checks that every reducer fixture's initial and
+// expected states, and its actions, survive decode and re-encode, compared
+// after removing null members.
+func TestReducerFixtureStates(t *testing.T) {
+	files := fixture.Files(t, "reducers")
+	for _, name := range fixture.Sorted(files) {
+		t.Run(name, func(t *testing.T) {
+			var fx fixture.Reducer
+			fixture.Load(t, files[name], &fx)
+			typ, ok := reducerStateTypes[fx.Reducer]
+			if !ok {
+				t.Fatalf("unknown reducer %q", fx.Reducer)
+			}
+			check := func(what, typ string, data []byte) {
+				t.Helper()
+				v, err := protocol.Decode(typ, data)
+				if err != nil {
+					t.Fatalf("%s: decode %s: %v", what, typ, err)
+				}
+				got, err := protocol.Marshal(v)
+				if err != nil {
+					t.Fatalf("%s: encode: %v", what, err)
+				}
+				diff, err := fixture.Diff(data, got, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff != "" {
+					t.Errorf("%s %s changed by a round trip (-want +got):\n%s", what, typ, diff)
+				}
+			}
+			check("initial", typ, fx.Initial)
+			check("expected", typ, fx.Expected)
+			for _, a := range fx.Actions {
+				check("action", "StateAction", a)
+			}
+		})
+	}
+}

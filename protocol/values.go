@@ -1,0 +1,230 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// This file holds the wire types the generator leaves to hand-written code:
+// the schema's undiscriminated unions of primitives, and Snapshot, whose
+// state is chosen by its resource URI.
+
+// StringOrMarkdown is the schema definition StringOrMarkdown: plain text, or
+// text to be rendered as Markdown. On the wire plain text is a bare string
+// and Markdown is {"markdown": "..."}.
+type StringOrMarkdown struct {
+	Text     string
+	Markdown bool
+}
+
+// PlainText returns a StringOrMarkdown holding plain text.
+func PlainText(s string) StringOrMarkdown { return StringOrMarkdown{Text: s} }
+
+// MarkdownText returns a StringOrMarkdown holding Markdown.
+func MarkdownText(s string) StringOrMarkdown { return StringOrMarkdown{Text: s, Markdown: true} }
+
+// String returns the text, Markdown or not.
+func (s StringOrMarkdown) String() string { return s.Text }
+
+// MarshalJSONTo writes a bare string or a {"markdown"} object.
+func (s StringOrMarkdown) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if !s.Markdown {
+		return writeString(enc, s.Text)
+	}
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	if err := writeName(enc, "markdown"); err != nil {
+		return err
+	}
+	if err := writeString(enc, s.Text); err != nil {
+		return err
+	}
+	return enc.WriteToken(jsontext.EndObject)
+}
+
+// UnmarshalJSONFrom reads a bare string or a {"markdown"} object.
+func (s *StringOrMarkdown) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*s = StringOrMarkdown{}
+	if dec.PeekKind() == '"' {
+		t, err := readString(dec)
+		s.Text = t
+		return err
+	}
+	s.Markdown = true
+	return decodeObject(dec, "StringOrMarkdown", memberFunc(func(dec *jsontext.Decoder, name []byte) (err error) {
+		if string(name) == "markdown" {
+			s.Text, err = readString(dec)
+			return err
+		}
+		return dec.SkipValue()
+	}))
+}
+
+// memberFunc adapts a function to memberDecoder.
+type memberFunc func(dec *jsontext.Decoder, name []byte) error
+
+func (f memberFunc) decodeMember(dec *jsontext.Decoder, name []byte) error { return f(dec, name) }
+
+// JsonPrimitive is the schema definition JsonPrimitive: a JSON string,
+// number, boolean or null, kept as its JSON text.
+type JsonPrimitive jsontext.Value
+
+// MarshalJSONTo writes the value; an empty one is null.
+func (p JsonPrimitive) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return writeRaw(enc, jsontext.Value(p))
+}
+
+// UnmarshalJSONFrom reads a primitive and refuses objects and arrays.
+func (p *JsonPrimitive) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch k := dec.PeekKind(); k {
+	case '{', '[':
+		if err := dec.SkipValue(); err != nil {
+			return err
+		}
+		return fmt.Errorf("protocol: JsonPrimitive: want a string, number, boolean or null, got %v", k)
+	}
+	v, err := readRaw(dec)
+	*p = JsonPrimitive(v)
+	return err
+}
+
+// ToolInput is the schema definition ToolInput: tool input given inline as
+// a string, or by reference as a ContentRef. Exactly one is set.
+type ToolInput struct {
+	Inline *string
+	Ref    *ContentRef
+}
+
+// InlineToolInput returns a ToolInput holding s.
+func InlineToolInput(s string) ToolInput { return ToolInput{Inline: &s} }
+
+// MarshalJSONTo writes the string or the reference; an empty ToolInput is
+// written as "".
+func (t ToolInput) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if t.Ref != nil {
+		return t.Ref.MarshalJSONTo(enc)
+	}
+	if t.Inline != nil {
+		return writeString(enc, *t.Inline)
+	}
+	return writeString(enc, "")
+}
+
+// UnmarshalJSONFrom reads a string or a ContentRef object.
+func (t *ToolInput) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*t = ToolInput{}
+	if dec.PeekKind() == '"' {
+		s, err := readString(dec)
+		t.Inline = &s
+		return err
+	}
+	t.Ref = new(ContentRef)
+	return t.Ref.UnmarshalJSONFrom(dec)
+}
+
+// UnmarshalJSONFrom reads a Snapshot, choosing the Go type of its state from
+// the kind of its resource URI. A state with a resource this package does not
+// recognise is kept as *Unknown.
+func (x *Snapshot) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*x = Snapshot{}
+	var pending jsontext.Value
+	err := decodeObject(dec, "Snapshot", memberFunc(func(dec *jsontext.Decoder, name []byte) error {
+		if string(name) != "state" {
+			return x.decodeMember(dec, name)
+		}
+		if x.Resource == "" {
+			raw, err := readRaw(dec)
+			pending = raw
+			return err
+		}
+		st, err := decodeSnapshotState(dec, x.Resource)
+		x.State = st
+		return err
+	}))
+	if err != nil || pending == nil {
+		return err
+	}
+	return unmarshalWith(pending, func(dec *jsontext.Decoder) (err error) {
+		x.State, err = decodeSnapshotState(dec, x.Resource)
+		return err
+	})
+}
+
+// NewSnapshotState returns an empty state value of the Go type that holds
+// the state of the channel at uri, or nil when the channel kind is unknown.
+func NewSnapshotState(uri string) SnapshotState {
+	switch {
+	case uri == "ahp-root://" || strings.HasPrefix(uri, "ahp-root:"):
+		return new(RootState)
+	case strings.HasPrefix(uri, "ahp-session:") && strings.HasSuffix(uri, "/annotations"):
+		return new(AnnotationsState)
+	case strings.HasPrefix(uri, "ahp-session:"):
+		return new(SessionState)
+	case strings.HasPrefix(uri, "ahp-chat:"):
+		return new(ChatState)
+	case strings.HasPrefix(uri, "ahp-terminal:"):
+		return new(TerminalState)
+	case strings.HasPrefix(uri, "ahp-changeset:"):
+		return new(ChangesetState)
+	case strings.HasPrefix(uri, "ahp-resource-watch:"):
+		return new(ResourceWatchState)
+	}
+	return nil
+}
+
+func decodeSnapshotState(dec *jsontext.Decoder, resource string) (SnapshotState, error) {
+	st := NewSnapshotState(resource)
+	if st == nil {
+		raw, err := readRaw(dec)
+		if err != nil {
+			return nil, err
+		}
+		return &RawState{Raw: raw}, nil
+	}
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		return nil, err
+	}
+	return st, st.(unmarshaler).UnmarshalJSONFrom(dec)
+}
+
+// RawState is the state of a snapshot whose channel kind this package does
+// not know; it is kept as received.
+type RawState struct {
+	Raw jsontext.Value
+}
+
+func (*RawState) isSnapshotState() {}
+
+// MarshalJSONTo writes the state as received.
+func (s RawState) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return writeRaw(enc, s.Raw)
+}
+
+// PartialSessionSummary is a SessionSummary with every member optional, as
+// carried by root/sessionSummaryChanged: an absent member is unchanged.
+type PartialSessionSummary = SessionSummaryChangedParamsChanges
+
+// handTypes extends the generated registry of Decode with the hand-written
+// wire types.
+var handTypes = map[string]func(dec *jsontext.Decoder) (any, error){
+	"StringOrMarkdown": func(dec *jsontext.Decoder) (any, error) {
+		v, err := readStruct[StringOrMarkdown](dec)
+		return &v, err
+	},
+	"JsonPrimitive": func(dec *jsontext.Decoder) (any, error) {
+		v, err := readStruct[JsonPrimitive](dec)
+		return &v, err
+	},
+	"ToolInput": func(dec *jsontext.Decoder) (any, error) {
+		v, err := readStruct[ToolInput](dec)
+		return &v, err
+	},
+	"PartialSessionSummary": func(dec *jsontext.Decoder) (any, error) {
+		v, err := readStruct[PartialSessionSummary](dec)
+		return &v, err
+	},
+}
