@@ -145,7 +145,7 @@ type AnnotationsEntryRemovedAction struct {
 // Type reports the "type" member.
 func (*AnnotationsEntryRemovedAction) Type() string { return "annotations/entryRemoved" }
 
-func (*AnnotationsEntryRemovedAction) setTag(string) {}
+func (*AnnotationsEntryRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsEntryRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -203,7 +203,7 @@ type AnnotationsEntrySetAction struct {
 // Type reports the "type" member.
 func (*AnnotationsEntrySetAction) Type() string { return "annotations/entrySet" }
 
-func (*AnnotationsEntrySetAction) setTag(string) {}
+func (*AnnotationsEntrySetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsEntrySetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -260,7 +260,7 @@ type AnnotationsRemovedAction struct {
 // Type reports the "type" member.
 func (*AnnotationsRemovedAction) Type() string { return "annotations/removed" }
 
-func (*AnnotationsRemovedAction) setTag(string) {}
+func (*AnnotationsRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -308,7 +308,7 @@ type AnnotationsSetAction struct {
 // Type reports the "type" member.
 func (*AnnotationsSetAction) Type() string { return "annotations/set" }
 
-func (*AnnotationsSetAction) setTag(string) {}
+func (*AnnotationsSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -360,7 +360,7 @@ type AnnotationsUpdatedAction struct {
 // Type reports the "type" member.
 func (*AnnotationsUpdatedAction) Type() string { return "annotations/updated" }
 
-func (*AnnotationsUpdatedAction) setTag(string) {}
+func (*AnnotationsUpdatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsUpdatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -451,7 +451,7 @@ type ChangesetClearedAction struct {
 // Type reports the "type" member.
 func (*ChangesetClearedAction) Type() string { return "changeset/cleared" }
 
-func (*ChangesetClearedAction) setTag(string) {}
+func (*ChangesetClearedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetClearedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -492,7 +492,7 @@ type ChangesetContentChangedAction struct {
 // Type reports the "type" member.
 func (*ChangesetContentChangedAction) Type() string { return "changeset/contentChanged" }
 
-func (*ChangesetContentChangedAction) setTag(string) {}
+func (*ChangesetContentChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetContentChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -568,7 +568,7 @@ type ChangesetFileRemovedAction struct {
 // Type reports the "type" member.
 func (*ChangesetFileRemovedAction) Type() string { return "changeset/fileRemoved" }
 
-func (*ChangesetFileRemovedAction) setTag(string) {}
+func (*ChangesetFileRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetFileRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -616,7 +616,7 @@ type ChangesetFileSetAction struct {
 // Type reports the "type" member.
 func (*ChangesetFileSetAction) Type() string { return "changeset/fileSet" }
 
-func (*ChangesetFileSetAction) setTag(string) {}
+func (*ChangesetFileSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetFileSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -665,7 +665,7 @@ type ChangesetFilesReviewChangedAction struct {
 // Type reports the "type" member.
 func (*ChangesetFilesReviewChangedAction) Type() string { return "changeset/filesReviewChanged" }
 
-func (*ChangesetFilesReviewChangedAction) setTag(string) {}
+func (*ChangesetFilesReviewChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetFilesReviewChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -726,7 +726,7 @@ func (*ChangesetOperationStatusChangedAction) Type() string {
 	return "changeset/operationStatusChanged"
 }
 
-func (*ChangesetOperationStatusChangedAction) setTag(string) {}
+func (*ChangesetOperationStatusChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationStatusChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -794,7 +794,7 @@ type ChangesetOperationsChangedAction struct {
 // Type reports the "type" member.
 func (*ChangesetOperationsChangedAction) Type() string { return "changeset/operationsChanged" }
 
-func (*ChangesetOperationsChangedAction) setTag(string) {}
+func (*ChangesetOperationsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -849,7 +849,7 @@ type ChangesetStatusChangedAction struct {
 // Type reports the "type" member.
 func (*ChangesetStatusChangedAction) Type() string { return "changeset/statusChanged" }
 
-func (*ChangesetStatusChangedAction) setTag(string) {}
+func (*ChangesetStatusChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetStatusChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -958,8 +958,8 @@ func decodeChatAction(dec *jsontext.Decoder) (ChatAction, error) {
 	return v.(ChatAction), nil
 }
 
-func newChatActionVariant(tag string) unionMember {
-	switch tag {
+func newChatActionVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "chat/turnStarted":
 		return new(ChatTurnStartedAction)
 	case "chat/delta":
@@ -1031,7 +1031,7 @@ type ChatActivityChangedAction struct {
 // Type reports the "type" member.
 func (*ChatActivityChangedAction) Type() string { return "chat/activityChanged" }
 
-func (*ChatActivityChangedAction) setTag(string) {}
+func (*ChatActivityChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatActivityChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1084,7 +1084,7 @@ type ChatDeltaAction struct {
 // Type reports the "type" member.
 func (*ChatDeltaAction) Type() string { return "chat/delta" }
 
-func (*ChatDeltaAction) setTag(string) {}
+func (*ChatDeltaAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatDeltaAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1161,7 +1161,7 @@ type ChatDraftChangedAction struct {
 // Type reports the "type" member.
 func (*ChatDraftChangedAction) Type() string { return "chat/draftChanged" }
 
-func (*ChatDraftChangedAction) setTag(string) {}
+func (*ChatDraftChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatDraftChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1214,7 +1214,7 @@ type ChatErrorAction struct {
 // Type reports the "type" member.
 func (*ChatErrorAction) Type() string { return "chat/error" }
 
-func (*ChatErrorAction) setTag(string) {}
+func (*ChatErrorAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatErrorAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1293,7 +1293,7 @@ type ChatInputAnswerChangedAction struct {
 // Type reports the "type" member.
 func (*ChatInputAnswerChangedAction) Type() string { return "chat/inputAnswerChanged" }
 
-func (*ChatInputAnswerChangedAction) setTag(string) {}
+func (*ChatInputAnswerChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputAnswerChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1363,7 +1363,7 @@ type ChatInputCompletedAction struct {
 // Type reports the "type" member.
 func (*ChatInputCompletedAction) Type() string { return "chat/inputCompleted" }
 
-func (*ChatInputCompletedAction) setTag(string) {}
+func (*ChatInputCompletedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputCompletedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1435,7 +1435,7 @@ type ChatInputRequestedAction struct {
 // Type reports the "type" member.
 func (*ChatInputRequestedAction) Type() string { return "chat/inputRequested" }
 
-func (*ChatInputRequestedAction) setTag(string) {}
+func (*ChatInputRequestedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputRequestedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1484,7 +1484,7 @@ type ChatPendingMessageRemovedAction struct {
 // Type reports the "type" member.
 func (*ChatPendingMessageRemovedAction) Type() string { return "chat/pendingMessageRemoved" }
 
-func (*ChatPendingMessageRemovedAction) setTag(string) {}
+func (*ChatPendingMessageRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatPendingMessageRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1543,7 +1543,7 @@ type ChatPendingMessageSetAction struct {
 // Type reports the "type" member.
 func (*ChatPendingMessageSetAction) Type() string { return "chat/pendingMessageSet" }
 
-func (*ChatPendingMessageSetAction) setTag(string) {}
+func (*ChatPendingMessageSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatPendingMessageSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1609,7 +1609,7 @@ type ChatQueuedMessagesReorderedAction struct {
 // Type reports the "type" member.
 func (*ChatQueuedMessagesReorderedAction) Type() string { return "chat/queuedMessagesReordered" }
 
-func (*ChatQueuedMessagesReorderedAction) setTag(string) {}
+func (*ChatQueuedMessagesReorderedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatQueuedMessagesReorderedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1660,7 +1660,7 @@ type ChatReasoningAction struct {
 // Type reports the "type" member.
 func (*ChatReasoningAction) Type() string { return "chat/reasoning" }
 
-func (*ChatReasoningAction) setTag(string) {}
+func (*ChatReasoningAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatReasoningAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1739,7 +1739,7 @@ type ChatResponsePartAction struct {
 // Type reports the "type" member.
 func (*ChatResponsePartAction) Type() string { return "chat/responsePart" }
 
-func (*ChatResponsePartAction) setTag(string) {}
+func (*ChatResponsePartAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatResponsePartAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1918,7 +1918,7 @@ type ChatToolCallAuthRequiredAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallAuthRequiredAction) Type() string { return "chat/toolCallAuthRequired" }
 
-func (*ChatToolCallAuthRequiredAction) setTag(string) {}
+func (*ChatToolCallAuthRequiredAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallAuthRequiredAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1997,7 +1997,7 @@ type ChatToolCallAuthResolvedAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallAuthResolvedAction) Type() string { return "chat/toolCallAuthResolved" }
 
-func (*ChatToolCallAuthResolvedAction) setTag(string) {}
+func (*ChatToolCallAuthResolvedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallAuthResolvedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2069,7 +2069,7 @@ type ChatToolCallCompleteAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallCompleteAction) Type() string { return "chat/toolCallComplete" }
 
-func (*ChatToolCallCompleteAction) setTag(string) {}
+func (*ChatToolCallCompleteAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallCompleteAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2166,7 +2166,7 @@ type ChatToolCallConfirmedAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallConfirmedAction) Type() string { return "chat/toolCallConfirmed" }
 
-func (*ChatToolCallConfirmedAction) setTag(string) {}
+func (*ChatToolCallConfirmedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallConfirmedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2321,7 +2321,7 @@ type ChatToolCallContentChangedAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallContentChangedAction) Type() string { return "chat/toolCallContentChanged" }
 
-func (*ChatToolCallContentChangedAction) setTag(string) {}
+func (*ChatToolCallContentChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallContentChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2406,7 +2406,7 @@ type ChatToolCallDeltaAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallDeltaAction) Type() string { return "chat/toolCallDelta" }
 
-func (*ChatToolCallDeltaAction) setTag(string) {}
+func (*ChatToolCallDeltaAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallDeltaAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2637,7 +2637,7 @@ type ChatToolCallReadyAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallReadyAction) Type() string { return "chat/toolCallReady" }
 
-func (*ChatToolCallReadyAction) setTag(string) {}
+func (*ChatToolCallReadyAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallReadyAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2854,7 +2854,7 @@ type ChatToolCallResultConfirmedAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallResultConfirmedAction) Type() string { return "chat/toolCallResultConfirmed" }
 
-func (*ChatToolCallResultConfirmedAction) setTag(string) {}
+func (*ChatToolCallResultConfirmedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallResultConfirmedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2937,7 +2937,7 @@ type ChatToolCallStartAction struct {
 // Type reports the "type" member.
 func (*ChatToolCallStartAction) Type() string { return "chat/toolCallStart" }
 
-func (*ChatToolCallStartAction) setTag(string) {}
+func (*ChatToolCallStartAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallStartAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3045,7 +3045,7 @@ type ChatTruncatedAction struct {
 // Type reports the "type" member.
 func (*ChatTruncatedAction) Type() string { return "chat/truncated" }
 
-func (*ChatTruncatedAction) setTag(string) {}
+func (*ChatTruncatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTruncatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3097,7 +3097,7 @@ type ChatTurnCancelledAction struct {
 // Type reports the "type" member.
 func (*ChatTurnCancelledAction) Type() string { return "chat/turnCancelled" }
 
-func (*ChatTurnCancelledAction) setTag(string) {}
+func (*ChatTurnCancelledAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnCancelledAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3167,7 +3167,7 @@ type ChatTurnCompleteAction struct {
 // Type reports the "type" member.
 func (*ChatTurnCompleteAction) Type() string { return "chat/turnComplete" }
 
-func (*ChatTurnCompleteAction) setTag(string) {}
+func (*ChatTurnCompleteAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnCompleteAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3239,7 +3239,7 @@ type ChatTurnStartedAction struct {
 // Type reports the "type" member.
 func (*ChatTurnStartedAction) Type() string { return "chat/turnStarted" }
 
-func (*ChatTurnStartedAction) setTag(string) {}
+func (*ChatTurnStartedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnStartedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3328,7 +3328,7 @@ type ChatTurnsLoadedAction struct {
 // Type reports the "type" member.
 func (*ChatTurnsLoadedAction) Type() string { return "chat/turnsLoaded" }
 
-func (*ChatTurnsLoadedAction) setTag(string) {}
+func (*ChatTurnsLoadedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnsLoadedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3389,7 +3389,7 @@ type ChatUsageAction struct {
 // Type reports the "type" member.
 func (*ChatUsageAction) Type() string { return "chat/usage" }
 
-func (*ChatUsageAction) setTag(string) {}
+func (*ChatUsageAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatUsageAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3457,7 +3457,7 @@ type ChatWorkingDirectoryRemovedAction struct {
 // Type reports the "type" member.
 func (*ChatWorkingDirectoryRemovedAction) Type() string { return "chat/workingDirectoryRemoved" }
 
-func (*ChatWorkingDirectoryRemovedAction) setTag(string) {}
+func (*ChatWorkingDirectoryRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatWorkingDirectoryRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3505,7 +3505,7 @@ type ChatWorkingDirectorySetAction struct {
 // Type reports the "type" member.
 func (*ChatWorkingDirectorySetAction) Type() string { return "chat/workingDirectorySet" }
 
-func (*ChatWorkingDirectorySetAction) setTag(string) {}
+func (*ChatWorkingDirectorySetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatWorkingDirectorySetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3562,7 +3562,7 @@ type ResourceWatchChangedAction struct {
 // Type reports the "type" member.
 func (*ResourceWatchChangedAction) Type() string { return "resourceWatch/changed" }
 
-func (*ResourceWatchChangedAction) setTag(string) {}
+func (*ResourceWatchChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWatchChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3648,7 +3648,7 @@ type RootActiveSessionsChangedAction struct {
 // Type reports the "type" member.
 func (*RootActiveSessionsChangedAction) Type() string { return "root/activeSessionsChanged" }
 
-func (*RootActiveSessionsChangedAction) setTag(string) {}
+func (*RootActiveSessionsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootActiveSessionsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3696,7 +3696,7 @@ type RootAgentsChangedAction struct {
 // Type reports the "type" member.
 func (*RootAgentsChangedAction) Type() string { return "root/agentsChanged" }
 
-func (*RootAgentsChangedAction) setTag(string) {}
+func (*RootAgentsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootAgentsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3745,7 +3745,7 @@ type RootConfigChangedAction struct {
 // Type reports the "type" member.
 func (*RootConfigChangedAction) Type() string { return "root/configChanged" }
 
-func (*RootConfigChangedAction) setTag(string) {}
+func (*RootConfigChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootConfigChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3804,7 +3804,7 @@ type RootTerminalsChangedAction struct {
 // Type reports the "type" member.
 func (*RootTerminalsChangedAction) Type() string { return "root/terminalsChanged" }
 
-func (*RootTerminalsChangedAction) setTag(string) {}
+func (*RootTerminalsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootTerminalsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3854,7 +3854,7 @@ type SessionActiveClientRemovedAction struct {
 // Type reports the "type" member.
 func (*SessionActiveClientRemovedAction) Type() string { return "session/activeClientRemoved" }
 
-func (*SessionActiveClientRemovedAction) setTag(string) {}
+func (*SessionActiveClientRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionActiveClientRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3902,7 +3902,7 @@ type SessionActiveClientSetAction struct {
 // Type reports the "type" member.
 func (*SessionActiveClientSetAction) Type() string { return "session/activeClientSet" }
 
-func (*SessionActiveClientSetAction) setTag(string) {}
+func (*SessionActiveClientSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionActiveClientSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3950,7 +3950,7 @@ type SessionActivityChangedAction struct {
 // Type reports the "type" member.
 func (*SessionActivityChangedAction) Type() string { return "session/activityChanged" }
 
-func (*SessionActivityChangedAction) setTag(string) {}
+func (*SessionActivityChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionActivityChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4000,7 +4000,7 @@ type SessionChangesetsChangedAction struct {
 // Type reports the "type" member.
 func (*SessionChangesetsChangedAction) Type() string { return "session/changesetsChanged" }
 
-func (*SessionChangesetsChangedAction) setTag(string) {}
+func (*SessionChangesetsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChangesetsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4050,7 +4050,7 @@ type SessionChatAddedAction struct {
 // Type reports the "type" member.
 func (*SessionChatAddedAction) Type() string { return "session/chatAdded" }
 
-func (*SessionChatAddedAction) setTag(string) {}
+func (*SessionChatAddedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatAddedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4098,7 +4098,7 @@ type SessionChatRemovedAction struct {
 // Type reports the "type" member.
 func (*SessionChatRemovedAction) Type() string { return "session/chatRemoved" }
 
-func (*SessionChatRemovedAction) setTag(string) {}
+func (*SessionChatRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4147,7 +4147,7 @@ type SessionChatUpdatedAction struct {
 // Type reports the "type" member.
 func (*SessionChatUpdatedAction) Type() string { return "session/chatUpdated" }
 
-func (*SessionChatUpdatedAction) setTag(string) {}
+func (*SessionChatUpdatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatUpdatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4325,7 +4325,7 @@ type SessionConfigChangedAction struct {
 // Type reports the "type" member.
 func (*SessionConfigChangedAction) Type() string { return "session/configChanged" }
 
-func (*SessionConfigChangedAction) setTag(string) {}
+func (*SessionConfigChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4384,7 +4384,7 @@ type SessionCreationFailedAction struct {
 // Type reports the "type" member.
 func (*SessionCreationFailedAction) Type() string { return "session/creationFailed" }
 
-func (*SessionCreationFailedAction) setTag(string) {}
+func (*SessionCreationFailedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCreationFailedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4432,7 +4432,7 @@ type SessionCustomizationRemovedAction struct {
 // Type reports the "type" member.
 func (*SessionCustomizationRemovedAction) Type() string { return "session/customizationRemoved" }
 
-func (*SessionCustomizationRemovedAction) setTag(string) {}
+func (*SessionCustomizationRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4481,7 +4481,7 @@ type SessionCustomizationToggledAction struct {
 // Type reports the "type" member.
 func (*SessionCustomizationToggledAction) Type() string { return "session/customizationToggled" }
 
-func (*SessionCustomizationToggledAction) setTag(string) {}
+func (*SessionCustomizationToggledAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationToggledAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4538,7 +4538,7 @@ type SessionCustomizationUpdatedAction struct {
 // Type reports the "type" member.
 func (*SessionCustomizationUpdatedAction) Type() string { return "session/customizationUpdated" }
 
-func (*SessionCustomizationUpdatedAction) setTag(string) {}
+func (*SessionCustomizationUpdatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationUpdatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4586,7 +4586,7 @@ type SessionCustomizationsChangedAction struct {
 // Type reports the "type" member.
 func (*SessionCustomizationsChangedAction) Type() string { return "session/customizationsChanged" }
 
-func (*SessionCustomizationsChangedAction) setTag(string) {}
+func (*SessionCustomizationsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4636,7 +4636,7 @@ type SessionDefaultChatChangedAction struct {
 // Type reports the "type" member.
 func (*SessionDefaultChatChangedAction) Type() string { return "session/defaultChatChanged" }
 
-func (*SessionDefaultChatChangedAction) setTag(string) {}
+func (*SessionDefaultChatChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionDefaultChatChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4686,7 +4686,7 @@ type SessionInputNeededRemovedAction struct {
 // Type reports the "type" member.
 func (*SessionInputNeededRemovedAction) Type() string { return "session/inputNeededRemoved" }
 
-func (*SessionInputNeededRemovedAction) setTag(string) {}
+func (*SessionInputNeededRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionInputNeededRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4734,7 +4734,7 @@ type SessionInputNeededSetAction struct {
 // Type reports the "type" member.
 func (*SessionInputNeededSetAction) Type() string { return "session/inputNeededSet" }
 
-func (*SessionInputNeededSetAction) setTag(string) {}
+func (*SessionInputNeededSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionInputNeededSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4782,7 +4782,7 @@ type SessionIsArchivedChangedAction struct {
 // Type reports the "type" member.
 func (*SessionIsArchivedChangedAction) Type() string { return "session/isArchivedChanged" }
 
-func (*SessionIsArchivedChangedAction) setTag(string) {}
+func (*SessionIsArchivedChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionIsArchivedChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4830,7 +4830,7 @@ type SessionIsReadChangedAction struct {
 // Type reports the "type" member.
 func (*SessionIsReadChangedAction) Type() string { return "session/isReadChanged" }
 
-func (*SessionIsReadChangedAction) setTag(string) {}
+func (*SessionIsReadChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionIsReadChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4878,7 +4878,7 @@ type SessionMcpServerStartRequestedAction struct {
 // Type reports the "type" member.
 func (*SessionMcpServerStartRequestedAction) Type() string { return "session/mcpServerStartRequested" }
 
-func (*SessionMcpServerStartRequestedAction) setTag(string) {}
+func (*SessionMcpServerStartRequestedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMcpServerStartRequestedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4928,7 +4928,7 @@ type SessionMcpServerStateChangedAction struct {
 // Type reports the "type" member.
 func (*SessionMcpServerStateChangedAction) Type() string { return "session/mcpServerStateChanged" }
 
-func (*SessionMcpServerStateChangedAction) setTag(string) {}
+func (*SessionMcpServerStateChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMcpServerStateChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4996,7 +4996,7 @@ type SessionMcpServerStopRequestedAction struct {
 // Type reports the "type" member.
 func (*SessionMcpServerStopRequestedAction) Type() string { return "session/mcpServerStopRequested" }
 
-func (*SessionMcpServerStopRequestedAction) setTag(string) {}
+func (*SessionMcpServerStopRequestedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMcpServerStopRequestedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5044,7 +5044,7 @@ type SessionMetaChangedAction struct {
 // Type reports the "type" member.
 func (*SessionMetaChangedAction) Type() string { return "session/metaChanged" }
 
-func (*SessionMetaChangedAction) setTag(string) {}
+func (*SessionMetaChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMetaChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5093,7 +5093,7 @@ type SessionReadyAction struct {
 // Type reports the "type" member.
 func (*SessionReadyAction) Type() string { return "session/ready" }
 
-func (*SessionReadyAction) setTag(string) {}
+func (*SessionReadyAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionReadyAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5132,7 +5132,7 @@ type SessionServerToolsChangedAction struct {
 // Type reports the "type" member.
 func (*SessionServerToolsChangedAction) Type() string { return "session/serverToolsChanged" }
 
-func (*SessionServerToolsChangedAction) setTag(string) {}
+func (*SessionServerToolsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionServerToolsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5184,7 +5184,7 @@ type SessionTitleChangedAction struct {
 // Type reports the "type" member.
 func (*SessionTitleChangedAction) Type() string { return "session/titleChanged" }
 
-func (*SessionTitleChangedAction) setTag(string) {}
+func (*SessionTitleChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionTitleChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5232,7 +5232,7 @@ type SessionWorkingDirectoryRemovedAction struct {
 // Type reports the "type" member.
 func (*SessionWorkingDirectoryRemovedAction) Type() string { return "session/workingDirectoryRemoved" }
 
-func (*SessionWorkingDirectoryRemovedAction) setTag(string) {}
+func (*SessionWorkingDirectoryRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionWorkingDirectoryRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5280,7 +5280,7 @@ type SessionWorkingDirectorySetAction struct {
 // Type reports the "type" member.
 func (*SessionWorkingDirectorySetAction) Type() string { return "session/workingDirectorySet" }
 
-func (*SessionWorkingDirectorySetAction) setTag(string) {}
+func (*SessionWorkingDirectorySetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionWorkingDirectorySetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5434,8 +5434,8 @@ func decodeStateAction(dec *jsontext.Decoder) (StateAction, error) {
 	return v.(StateAction), nil
 }
 
-func newStateActionVariant(tag string) unionMember {
-	switch tag {
+func newStateActionVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "root/agentsChanged":
 		return new(RootAgentsChangedAction)
 	case "root/activeSessionsChanged":
@@ -5619,7 +5619,7 @@ type TerminalClaimedAction struct {
 // Type reports the "type" member.
 func (*TerminalClaimedAction) Type() string { return "terminal/claimed" }
 
-func (*TerminalClaimedAction) setTag(string) {}
+func (*TerminalClaimedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalClaimedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5666,7 +5666,7 @@ type TerminalClearedAction struct {
 // Type reports the "type" member.
 func (*TerminalClearedAction) Type() string { return "terminal/cleared" }
 
-func (*TerminalClearedAction) setTag(string) {}
+func (*TerminalClearedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalClearedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5706,7 +5706,7 @@ func (*TerminalCommandDetectionAvailableAction) Type() string {
 	return "terminal/commandDetectionAvailable"
 }
 
-func (*TerminalCommandDetectionAvailableAction) setTag(string) {}
+func (*TerminalCommandDetectionAvailableAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandDetectionAvailableAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5747,7 +5747,7 @@ type TerminalCommandExecutedAction struct {
 // Type reports the "type" member.
 func (*TerminalCommandExecutedAction) Type() string { return "terminal/commandExecuted" }
 
-func (*TerminalCommandExecutedAction) setTag(string) {}
+func (*TerminalCommandExecutedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandExecutedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5815,7 +5815,7 @@ type TerminalCommandFinishedAction struct {
 // Type reports the "type" member.
 func (*TerminalCommandFinishedAction) Type() string { return "terminal/commandFinished" }
 
-func (*TerminalCommandFinishedAction) setTag(string) {}
+func (*TerminalCommandFinishedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandFinishedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5885,7 +5885,7 @@ type TerminalCwdChangedAction struct {
 // Type reports the "type" member.
 func (*TerminalCwdChangedAction) Type() string { return "terminal/cwdChanged" }
 
-func (*TerminalCwdChangedAction) setTag(string) {}
+func (*TerminalCwdChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCwdChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5933,7 +5933,7 @@ type TerminalDataAction struct {
 // Type reports the "type" member.
 func (*TerminalDataAction) Type() string { return "terminal/data" }
 
-func (*TerminalDataAction) setTag(string) {}
+func (*TerminalDataAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalDataAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5981,7 +5981,7 @@ type TerminalExitedAction struct {
 // Type reports the "type" member.
 func (*TerminalExitedAction) Type() string { return "terminal/exited" }
 
-func (*TerminalExitedAction) setTag(string) {}
+func (*TerminalExitedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalExitedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6031,7 +6031,7 @@ type TerminalInputAction struct {
 // Type reports the "type" member.
 func (*TerminalInputAction) Type() string { return "terminal/input" }
 
-func (*TerminalInputAction) setTag(string) {}
+func (*TerminalInputAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalInputAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6080,7 +6080,7 @@ type TerminalResizedAction struct {
 // Type reports the "type" member.
 func (*TerminalResizedAction) Type() string { return "terminal/resized" }
 
-func (*TerminalResizedAction) setTag(string) {}
+func (*TerminalResizedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalResizedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6137,7 +6137,7 @@ type TerminalTitleChangedAction struct {
 // Type reports the "type" member.
 func (*TerminalTitleChangedAction) Type() string { return "terminal/titleChanged" }
 
-func (*TerminalTitleChangedAction) setTag(string) {}
+func (*TerminalTitleChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalTitleChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {

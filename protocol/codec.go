@@ -23,7 +23,7 @@ type memberDecoder interface {
 // unionMember is implemented by every struct that is a union variant.
 type unionMember interface {
 	memberDecoder
-	setTag(tag string)
+	setTag(tag []byte)
 }
 
 // unmarshaler is the method set json.Unmarshal uses on generated types.
@@ -106,6 +106,15 @@ func decodeObject(dec *jsontext.Decoder, typ string, x memberDecoder) error {
 	return err
 }
 
+// unquote returns the content of a JSON string, without copying when it
+// has no escapes.
+func unquote(raw []byte) ([]byte, error) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1], nil
+	}
+	return jsontext.AppendUnquote(nil, raw)
+}
+
 // readName reads an object member name and returns it unquoted. The bytes
 // are only valid until the next read from dec.
 func readName(dec *jsontext.Decoder) ([]byte, error) {
@@ -116,10 +125,7 @@ func readName(dec *jsontext.Decoder) ([]byte, error) {
 	if len(raw) < 2 || raw[0] != '"' {
 		return nil, fmt.Errorf("invalid member name %s", raw)
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return raw[1 : len(raw)-1], nil
-	}
-	return jsontext.AppendUnquote(nil, raw)
+	return unquote(raw)
 }
 
 func readString(dec *jsontext.Decoder) (string, error) {
@@ -322,7 +328,7 @@ type bufferedMember struct {
 // into the variant. Members before the tag are kept raw and replayed into
 // the variant once it is known. An unknown tag yields *Unknown holding the
 // object. null yields nil.
-func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func(string) unionMember) (any, error) {
+func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) unionMember) (any, error) {
 	switch k := dec.PeekKind(); k {
 	case 'n':
 		_, err := dec.ReadToken()
@@ -358,15 +364,15 @@ func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func(string) union
 		if len(rawTag) == 0 || rawTag[0] != '"' {
 			return nil, fmt.Errorf("protocol: %s.%s: want a string, got %s", typ, tag, truncate(rawTag))
 		}
-		tagValue, err := jsontext.AppendUnquote(nil, rawTag)
+		tagValue, err := unquote(rawTag)
 		if err != nil {
 			return nil, err
 		}
-		v := pick(string(tagValue))
+		v := pick(tagValue)
 		if v == nil {
 			return readUnknown(dec, string(tagValue), tag, rawTag.Clone(), before)
 		}
-		v.setTag(string(tagValue))
+		v.setTag(tagValue)
 		for _, m := range before {
 			if err := decodeMemberFrom(v, m); err != nil {
 				return nil, fmt.Errorf("protocol: %s.%s: %w", typ, m.name, err)

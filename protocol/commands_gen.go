@@ -237,8 +237,8 @@ func decodeChangesetOperationTarget(dec *jsontext.Decoder) (ChangesetOperationTa
 	return v.(ChangesetOperationTarget), nil
 }
 
-func newChangesetOperationTargetVariant(tag string) unionMember {
-	switch tag {
+func newChangesetOperationTargetVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "resource":
 		return new(ChangesetOperationTargetResource)
 	case "range":
@@ -258,7 +258,7 @@ type ChangesetOperationTargetRange struct {
 // Kind reports the "kind" member.
 func (*ChangesetOperationTargetRange) Kind() string { return "range" }
 
-func (*ChangesetOperationTargetRange) setTag(string) {}
+func (*ChangesetOperationTargetRange) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationTargetRange) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -336,7 +336,7 @@ type ChangesetOperationTargetResource struct {
 // Kind reports the "kind" member.
 func (*ChangesetOperationTargetResource) Kind() string { return "resource" }
 
-func (*ChangesetOperationTargetResource) setTag(string) {}
+func (*ChangesetOperationTargetResource) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationTargetResource) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -427,8 +427,8 @@ func decodeChatSource(dec *jsontext.Decoder) (ChatSource, error) {
 	return v.(ChatSource), nil
 }
 
-func newChatSourceVariant(tag string) unionMember {
-	switch tag {
+func newChatSourceVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "fork":
 		return new(ForkChatSource)
 	case "sideChat":
@@ -1515,7 +1515,7 @@ type ForkChatSource struct {
 // Kind reports the "kind" member.
 func (*ForkChatSource) Kind() string { return "fork" }
 
-func (*ForkChatSource) setTag(string) {}
+func (*ForkChatSource) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ForkChatSource) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3788,7 +3788,7 @@ type SideChatSource struct {
 // Kind reports the "kind" member.
 func (*SideChatSource) Kind() string { return "sideChat" }
 
-func (*SideChatSource) setTag(string) {}
+func (*SideChatSource) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SideChatSource) MarshalJSONTo(enc *jsontext.Encoder) error {

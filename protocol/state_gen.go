@@ -159,7 +159,7 @@ type AgentCustomization struct {
 // Type reports the "type" member.
 func (*AgentCustomization) Type() string { return "agent" }
 
-func (*AgentCustomization) setTag(string) {}
+func (*AgentCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AgentCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1396,8 +1396,8 @@ func decodeChatInputAnswer(dec *jsontext.Decoder) (ChatInputAnswer, error) {
 	return v.(ChatInputAnswer), nil
 }
 
-func newChatInputAnswerVariant(tag string) unionMember {
-	switch tag {
+func newChatInputAnswerVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "draft", "submitted":
 		return new(ChatInputAnswered)
 	case "skipped":
@@ -1441,8 +1441,8 @@ func decodeChatInputAnswerValue(dec *jsontext.Decoder) (ChatInputAnswerValue, er
 	return v.(ChatInputAnswerValue), nil
 }
 
-func newChatInputAnswerValueVariant(tag string) unionMember {
-	switch tag {
+func newChatInputAnswerValueVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "text":
 		return new(ChatInputTextAnswerValue)
 	case "number":
@@ -1467,7 +1467,7 @@ type ChatInputAnswered struct {
 // State reports the "state" member.
 func (x *ChatInputAnswered) State() string { return string(x.AnswerState) }
 
-func (x *ChatInputAnswered) setTag(tag string) { x.AnswerState = ChatInputAnsweredState(tag) }
+func (x *ChatInputAnswered) setTag(tag []byte) { x.AnswerState = ChatInputAnsweredState(tag) }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputAnswered) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1525,7 +1525,7 @@ type ChatInputBooleanAnswerValue struct {
 // Kind reports the "kind" member.
 func (*ChatInputBooleanAnswerValue) Kind() string { return "boolean" }
 
-func (*ChatInputBooleanAnswerValue) setTag(string) {}
+func (*ChatInputBooleanAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputBooleanAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1577,7 +1577,7 @@ type ChatInputBooleanQuestion struct {
 // Kind reports the "kind" member.
 func (*ChatInputBooleanQuestion) Kind() string { return "boolean" }
 
-func (*ChatInputBooleanQuestion) setTag(string) {}
+func (*ChatInputBooleanQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputBooleanQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1674,7 +1674,7 @@ type ChatInputMultiSelectQuestion struct {
 // Kind reports the "kind" member.
 func (*ChatInputMultiSelectQuestion) Kind() string { return "multi-select" }
 
-func (*ChatInputMultiSelectQuestion) setTag(string) {}
+func (*ChatInputMultiSelectQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputMultiSelectQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1799,7 +1799,7 @@ type ChatInputNumberAnswerValue struct {
 // Kind reports the "kind" member.
 func (*ChatInputNumberAnswerValue) Kind() string { return "number" }
 
-func (*ChatInputNumberAnswerValue) setTag(string) {}
+func (*ChatInputNumberAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputNumberAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -1854,7 +1854,7 @@ type ChatInputNumberQuestion struct {
 // Kind reports the "kind" member.
 func (x *ChatInputNumberQuestion) Kind() string { return string(x.NumberKind) }
 
-func (x *ChatInputNumberQuestion) setTag(tag string) { x.NumberKind = ChatInputNumberQuestionKind(tag) }
+func (x *ChatInputNumberQuestion) setTag(tag []byte) { x.NumberKind = ChatInputNumberQuestionKind(tag) }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputNumberQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2070,8 +2070,8 @@ func decodeChatInputQuestion(dec *jsontext.Decoder) (ChatInputQuestion, error) {
 	return v.(ChatInputQuestion), nil
 }
 
-func newChatInputQuestionVariant(tag string) unionMember {
-	switch tag {
+func newChatInputQuestionVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "text":
 		return new(ChatInputTextQuestion)
 	case "number", "integer":
@@ -2264,7 +2264,7 @@ type ChatInputSelectedAnswerValue struct {
 // Kind reports the "kind" member.
 func (*ChatInputSelectedAnswerValue) Kind() string { return "selected" }
 
-func (*ChatInputSelectedAnswerValue) setTag(string) {}
+func (*ChatInputSelectedAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSelectedAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2324,7 +2324,7 @@ type ChatInputSelectedManyAnswerValue struct {
 // Kind reports the "kind" member.
 func (*ChatInputSelectedManyAnswerValue) Kind() string { return "selected-many" }
 
-func (*ChatInputSelectedManyAnswerValue) setTag(string) {}
+func (*ChatInputSelectedManyAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSelectedManyAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2388,7 +2388,7 @@ type ChatInputSingleSelectQuestion struct {
 // Kind reports the "kind" member.
 func (*ChatInputSingleSelectQuestion) Kind() string { return "single-select" }
 
-func (*ChatInputSingleSelectQuestion) setTag(string) {}
+func (*ChatInputSingleSelectQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSingleSelectQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2491,7 +2491,7 @@ type ChatInputSkipped struct {
 // State reports the "state" member.
 func (*ChatInputSkipped) State() string { return "skipped" }
 
-func (*ChatInputSkipped) setTag(string) {}
+func (*ChatInputSkipped) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSkipped) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2541,7 +2541,7 @@ type ChatInputTextAnswerValue struct {
 // Kind reports the "kind" member.
 func (*ChatInputTextAnswerValue) Kind() string { return "text" }
 
-func (*ChatInputTextAnswerValue) setTag(string) {}
+func (*ChatInputTextAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputTextAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2596,7 +2596,7 @@ type ChatInputTextQuestion struct {
 // Kind reports the "kind" member.
 func (*ChatInputTextQuestion) Kind() string { return "text" }
 
-func (*ChatInputTextQuestion) setTag(string) {}
+func (*ChatInputTextQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputTextQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2754,8 +2754,8 @@ func decodeChatOrigin(dec *jsontext.Decoder) (ChatOrigin, error) {
 	return v.(ChatOrigin), nil
 }
 
-func newChatOriginVariant(tag string) unionMember {
-	switch tag {
+func newChatOriginVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "user":
 		return new(ChatOriginUser)
 	case "fork":
@@ -2778,7 +2778,7 @@ type ChatOriginFork struct {
 // Kind reports the "kind" member.
 func (*ChatOriginFork) Kind() string { return "fork" }
 
-func (*ChatOriginFork) setTag(string) {}
+func (*ChatOriginFork) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginFork) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2837,7 +2837,7 @@ type ChatOriginSideChat struct {
 // Kind reports the "kind" member.
 func (*ChatOriginSideChat) Kind() string { return "sideChat" }
 
-func (*ChatOriginSideChat) setTag(string) {}
+func (*ChatOriginSideChat) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginSideChat) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2906,7 +2906,7 @@ type ChatOriginTool struct {
 // Kind reports the "kind" member.
 func (*ChatOriginTool) Kind() string { return "tool" }
 
-func (*ChatOriginTool) setTag(string) {}
+func (*ChatOriginTool) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginTool) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2962,7 +2962,7 @@ type ChatOriginUser struct {
 // Kind reports the "kind" member.
 func (*ChatOriginUser) Kind() string { return "user" }
 
-func (*ChatOriginUser) setTag(string) {}
+func (*ChatOriginUser) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginUser) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -3339,8 +3339,8 @@ func decodeChildCustomization(dec *jsontext.Decoder) (ChildCustomization, error)
 	return v.(ChildCustomization), nil
 }
 
-func newChildCustomizationVariant(tag string) unionMember {
-	switch tag {
+func newChildCustomizationVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "agent":
 		return new(AgentCustomization)
 	case "skill":
@@ -4202,8 +4202,8 @@ func decodeCustomization(dec *jsontext.Decoder) (Customization, error) {
 	return v.(Customization), nil
 }
 
-func newCustomizationVariant(tag string) unionMember {
-	switch tag {
+func newCustomizationVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "plugin":
 		return new(PluginCustomization)
 	case "directory":
@@ -4313,7 +4313,7 @@ type CustomizationDegradedState struct {
 // Kind reports the "kind" member.
 func (*CustomizationDegradedState) Kind() string { return "degraded" }
 
-func (*CustomizationDegradedState) setTag(string) {}
+func (*CustomizationDegradedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationDegradedState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4361,7 +4361,7 @@ type CustomizationErrorState struct {
 // Kind reports the "kind" member.
 func (*CustomizationErrorState) Kind() string { return "error" }
 
-func (*CustomizationErrorState) setTag(string) {}
+func (*CustomizationErrorState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationErrorState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4434,8 +4434,8 @@ func decodeCustomizationLoadState(dec *jsontext.Decoder) (CustomizationLoadState
 	return v.(CustomizationLoadState), nil
 }
 
-func newCustomizationLoadStateVariant(tag string) unionMember {
-	switch tag {
+func newCustomizationLoadStateVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "loading":
 		return new(CustomizationLoadingState)
 	case "loaded":
@@ -4456,7 +4456,7 @@ type CustomizationLoadedState struct {
 // Kind reports the "kind" member.
 func (*CustomizationLoadedState) Kind() string { return "loaded" }
 
-func (*CustomizationLoadedState) setTag(string) {}
+func (*CustomizationLoadedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationLoadedState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4494,7 +4494,7 @@ type CustomizationLoadingState struct {
 // Kind reports the "kind" member.
 func (*CustomizationLoadingState) Kind() string { return "loading" }
 
-func (*CustomizationLoadingState) setTag(string) {}
+func (*CustomizationLoadingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationLoadingState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4544,7 +4544,7 @@ type DirectoryCustomization struct {
 // Type reports the "type" member.
 func (*DirectoryCustomization) Type() string { return "directory" }
 
-func (*DirectoryCustomization) setTag(string) {}
+func (*DirectoryCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x DirectoryCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -4977,7 +4977,7 @@ type HookCustomization struct {
 // Type reports the "type" member.
 func (*HookCustomization) Type() string { return "hook" }
 
-func (*HookCustomization) setTag(string) {}
+func (*HookCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x HookCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5167,7 +5167,7 @@ type InputRequestResponsePart struct {
 // Kind reports the "kind" member.
 func (*InputRequestResponsePart) Kind() string { return "inputRequest" }
 
-func (*InputRequestResponsePart) setTag(string) {}
+func (*InputRequestResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x InputRequestResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5227,7 +5227,7 @@ type MarkdownResponsePart struct {
 // Kind reports the "kind" member.
 func (*MarkdownResponsePart) Kind() string { return "markdown" }
 
-func (*MarkdownResponsePart) setTag(string) {}
+func (*MarkdownResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MarkdownResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5424,7 +5424,7 @@ type McpServerAuthRequiredState struct {
 // Kind reports the "kind" member.
 func (*McpServerAuthRequiredState) Kind() string { return "authRequired" }
 
-func (*McpServerAuthRequiredState) setTag(string) {}
+func (*McpServerAuthRequiredState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerAuthRequiredState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5523,7 +5523,7 @@ type McpServerCustomization struct {
 // Type reports the "type" member.
 func (*McpServerCustomization) Type() string { return "mcpServer" }
 
-func (*McpServerCustomization) setTag(string) {}
+func (*McpServerCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5696,7 +5696,7 @@ type McpServerErrorState struct {
 // Kind reports the "kind" member.
 func (*McpServerErrorState) Kind() string { return "error" }
 
-func (*McpServerErrorState) setTag(string) {}
+func (*McpServerErrorState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerErrorState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5743,7 +5743,7 @@ type McpServerReadyState struct {
 // Kind reports the "kind" member.
 func (*McpServerReadyState) Kind() string { return "ready" }
 
-func (*McpServerReadyState) setTag(string) {}
+func (*McpServerReadyState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerReadyState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5781,7 +5781,7 @@ type McpServerStartingState struct {
 // Kind reports the "kind" member.
 func (*McpServerStartingState) Kind() string { return "starting" }
 
-func (*McpServerStartingState) setTag(string) {}
+func (*McpServerStartingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerStartingState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -5846,8 +5846,8 @@ func decodeMcpServerState(dec *jsontext.Decoder) (McpServerState, error) {
 	return v.(McpServerState), nil
 }
 
-func newMcpServerStateVariant(tag string) unionMember {
-	switch tag {
+func newMcpServerStateVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "starting":
 		return new(McpServerStartingState)
 	case "ready":
@@ -5870,7 +5870,7 @@ type McpServerStoppedState struct {
 // Kind reports the "kind" member.
 func (*McpServerStoppedState) Kind() string { return "stopped" }
 
-func (*McpServerStoppedState) setTag(string) {}
+func (*McpServerStoppedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerStoppedState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6010,7 +6010,7 @@ type MessageAnnotationsAttachment struct {
 // Type reports the "type" member.
 func (*MessageAnnotationsAttachment) Type() string { return "annotations" }
 
-func (*MessageAnnotationsAttachment) setTag(string) {}
+func (*MessageAnnotationsAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageAnnotationsAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6137,8 +6137,8 @@ func decodeMessageAttachment(dec *jsontext.Decoder) (MessageAttachment, error) {
 	return v.(MessageAttachment), nil
 }
 
-func newMessageAttachmentVariant(tag string) unionMember {
-	switch tag {
+func newMessageAttachmentVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "simple":
 		return new(SimpleMessageAttachment)
 	case "embeddedResource":
@@ -6237,7 +6237,7 @@ type MessageChatAttachment struct {
 // Type reports the "type" member.
 func (*MessageChatAttachment) Type() string { return "chat" }
 
-func (*MessageChatAttachment) setTag(string) {}
+func (*MessageChatAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageChatAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6344,7 +6344,7 @@ type MessageEmbeddedResourceAttachment struct {
 // Type reports the "type" member.
 func (*MessageEmbeddedResourceAttachment) Type() string { return "embeddedResource" }
 
-func (*MessageEmbeddedResourceAttachment) setTag(string) {}
+func (*MessageEmbeddedResourceAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageEmbeddedResourceAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6507,7 +6507,7 @@ type MessageResourceAttachment struct {
 // Type reports the "type" member.
 func (*MessageResourceAttachment) Type() string { return "resource" }
 
-func (*MessageResourceAttachment) setTag(string) {}
+func (*MessageResourceAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageResourceAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -6829,7 +6829,7 @@ type PluginCustomization struct {
 // Type reports the "type" member.
 func (*PluginCustomization) Type() string { return "plugin" }
 
-func (*PluginCustomization) setTag(string) {}
+func (*PluginCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PluginCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -7046,7 +7046,7 @@ type PromptCustomization struct {
 // Type reports the "type" member.
 func (*PromptCustomization) Type() string { return "prompt" }
 
-func (*PromptCustomization) setTag(string) {}
+func (*PromptCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PromptCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -7322,7 +7322,7 @@ type ReasoningResponsePart struct {
 // Kind reports the "kind" member.
 func (*ReasoningResponsePart) Kind() string { return "reasoning" }
 
-func (*ReasoningResponsePart) setTag(string) {}
+func (*ReasoningResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ReasoningResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -7436,7 +7436,7 @@ type ResourceResponsePart struct {
 // Kind reports the "kind" member.
 func (*ResourceResponsePart) Kind() string { return "contentRef" }
 
-func (*ResourceResponsePart) setTag(string) {}
+func (*ResourceResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -7681,8 +7681,8 @@ func decodeResponsePart(dec *jsontext.Decoder) (ResponsePart, error) {
 	return v.(ResponsePart), nil
 }
 
-func newResponsePartVariant(tag string) unionMember {
-	switch tag {
+func newResponsePartVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "markdown":
 		return new(MarkdownResponsePart)
 	case "contentRef":
@@ -7846,7 +7846,7 @@ type RuleCustomization struct {
 // Type reports the "type" member.
 func (*RuleCustomization) Type() string { return "rule" }
 
-func (*RuleCustomization) setTag(string) {}
+func (*RuleCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RuleCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -8067,7 +8067,7 @@ type SessionChatInputRequest struct {
 // Kind reports the "kind" member.
 func (*SessionChatInputRequest) Kind() string { return "chatInput" }
 
-func (*SessionChatInputRequest) setTag(string) {}
+func (*SessionChatInputRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatInputRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -8466,8 +8466,8 @@ func decodeSessionInputRequest(dec *jsontext.Decoder) (SessionInputRequest, erro
 	return v.(SessionInputRequest), nil
 }
 
-func newSessionInputRequestVariant(tag string) unionMember {
-	switch tag {
+func newSessionInputRequestVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "chatInput":
 		return new(SessionChatInputRequest)
 	case "toolConfirmation":
@@ -9199,7 +9199,7 @@ type SessionToolAuthenticationRequest struct {
 // Kind reports the "kind" member.
 func (*SessionToolAuthenticationRequest) Kind() string { return "toolAuthentication" }
 
-func (*SessionToolAuthenticationRequest) setTag(string) {}
+func (*SessionToolAuthenticationRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionToolAuthenticationRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -9278,7 +9278,7 @@ type SessionToolClientExecutionRequest struct {
 // Kind reports the "kind" member.
 func (*SessionToolClientExecutionRequest) Kind() string { return "toolClientExecution" }
 
-func (*SessionToolClientExecutionRequest) setTag(string) {}
+func (*SessionToolClientExecutionRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionToolClientExecutionRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -9365,7 +9365,7 @@ type SessionToolConfirmationRequest struct {
 // Kind reports the "kind" member.
 func (*SessionToolConfirmationRequest) Kind() string { return "toolConfirmation" }
 
-func (*SessionToolConfirmationRequest) setTag(string) {}
+func (*SessionToolConfirmationRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionToolConfirmationRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -9490,7 +9490,7 @@ type SimpleMessageAttachment struct {
 // Type reports the "type" member.
 func (*SimpleMessageAttachment) Type() string { return "simple" }
 
-func (*SimpleMessageAttachment) setTag(string) {}
+func (*SimpleMessageAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SimpleMessageAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -9591,7 +9591,7 @@ type SkillCustomization struct {
 // Type reports the "type" member.
 func (*SkillCustomization) Type() string { return "skill" }
 
-func (*SkillCustomization) setTag(string) {}
+func (*SkillCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SkillCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -9798,7 +9798,7 @@ type SystemNotificationResponsePart struct {
 // Kind reports the "kind" member.
 func (*SystemNotificationResponsePart) Kind() string { return "systemNotification" }
 
-func (*SystemNotificationResponsePart) setTag(string) {}
+func (*SystemNotificationResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SystemNotificationResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -9940,8 +9940,8 @@ func decodeTerminalClaim(dec *jsontext.Decoder) (TerminalClaim, error) {
 	return v.(TerminalClaim), nil
 }
 
-func newTerminalClaimVariant(tag string) unionMember {
-	switch tag {
+func newTerminalClaimVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "client":
 		return new(TerminalClientClaim)
 	case "session":
@@ -9959,7 +9959,7 @@ type TerminalClientClaim struct {
 // Kind reports the "kind" member.
 func (*TerminalClientClaim) Kind() string { return "client" }
 
-func (*TerminalClientClaim) setTag(string) {}
+func (*TerminalClientClaim) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalClientClaim) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -10013,7 +10013,7 @@ type TerminalCommandPart struct {
 // Type reports the "type" member.
 func (*TerminalCommandPart) Type() string { return "command" }
 
-func (*TerminalCommandPart) setTag(string) {}
+func (*TerminalCommandPart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandPart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -10202,8 +10202,8 @@ func decodeTerminalContentPart(dec *jsontext.Decoder) (TerminalContentPart, erro
 	return v.(TerminalContentPart), nil
 }
 
-func newTerminalContentPartVariant(tag string) unionMember {
-	switch tag {
+func newTerminalContentPartVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "unclassified":
 		return new(TerminalUnclassifiedPart)
 	case "command":
@@ -10289,7 +10289,7 @@ type TerminalSessionClaim struct {
 // Kind reports the "kind" member.
 func (*TerminalSessionClaim) Kind() string { return "session" }
 
-func (*TerminalSessionClaim) setTag(string) {}
+func (*TerminalSessionClaim) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalSessionClaim) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -10490,7 +10490,7 @@ type TerminalUnclassifiedPart struct {
 // Type reports the "type" member.
 func (*TerminalUnclassifiedPart) Type() string { return "unclassified" }
 
-func (*TerminalUnclassifiedPart) setTag(string) {}
+func (*TerminalUnclassifiedPart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalUnclassifiedPart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -10755,7 +10755,7 @@ type ToolCallAuthRequiredState struct {
 // Status reports the "status" member.
 func (*ToolCallAuthRequiredState) Status() string { return "auth-required" }
 
-func (*ToolCallAuthRequiredState) setTag(string) {}
+func (*ToolCallAuthRequiredState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallAuthRequiredState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -11027,7 +11027,7 @@ type ToolCallCancelledState struct {
 // Status reports the "status" member.
 func (*ToolCallCancelledState) Status() string { return "cancelled" }
 
-func (*ToolCallCancelledState) setTag(string) {}
+func (*ToolCallCancelledState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallCancelledState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -11188,7 +11188,7 @@ type ToolCallClientContributor struct {
 // Kind reports the "kind" member.
 func (*ToolCallClientContributor) Kind() string { return "client" }
 
-func (*ToolCallClientContributor) setTag(string) {}
+func (*ToolCallClientContributor) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallClientContributor) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -11250,7 +11250,7 @@ type ToolCallCompletedState struct {
 // Status reports the "status" member.
 func (*ToolCallCompletedState) Status() string { return "completed" }
 
-func (*ToolCallCompletedState) setTag(string) {}
+func (*ToolCallCompletedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallCompletedState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -11523,8 +11523,8 @@ func decodeToolCallConfirmationState(dec *jsontext.Decoder) (ToolCallConfirmatio
 	return v.(ToolCallConfirmationState), nil
 }
 
-func newToolCallConfirmationStateVariant(tag string) unionMember {
-	switch tag {
+func newToolCallConfirmationStateVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "pending-confirmation":
 		return new(ToolCallPendingConfirmationState)
 	case "pending-result-confirmation":
@@ -11565,8 +11565,8 @@ func decodeToolCallContributor(dec *jsontext.Decoder) (ToolCallContributor, erro
 	return v.(ToolCallContributor), nil
 }
 
-func newToolCallContributorVariant(tag string) unionMember {
-	switch tag {
+func newToolCallContributorVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "client":
 		return new(ToolCallClientContributor)
 	case "mcp":
@@ -11584,7 +11584,7 @@ type ToolCallMcpContributor struct {
 // Kind reports the "kind" member.
 func (*ToolCallMcpContributor) Kind() string { return "mcp" }
 
-func (*ToolCallMcpContributor) setTag(string) {}
+func (*ToolCallMcpContributor) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallMcpContributor) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -11690,7 +11690,7 @@ type ToolCallPendingConfirmationState struct {
 // Status reports the "status" member.
 func (*ToolCallPendingConfirmationState) Status() string { return "pending-confirmation" }
 
-func (*ToolCallPendingConfirmationState) setTag(string) {}
+func (*ToolCallPendingConfirmationState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallPendingConfirmationState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -11916,7 +11916,7 @@ type ToolCallPendingResultConfirmationState struct {
 // Status reports the "status" member.
 func (*ToolCallPendingResultConfirmationState) Status() string { return "pending-result-confirmation" }
 
-func (*ToolCallPendingResultConfirmationState) setTag(string) {}
+func (*ToolCallPendingResultConfirmationState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallPendingResultConfirmationState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -12202,7 +12202,7 @@ type ToolCallResponsePart struct {
 // Kind reports the "kind" member.
 func (*ToolCallResponsePart) Kind() string { return "toolCall" }
 
-func (*ToolCallResponsePart) setTag(string) {}
+func (*ToolCallResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -12403,8 +12403,8 @@ func decodeToolCallRiskAssessment(dec *jsontext.Decoder) (ToolCallRiskAssessment
 	return v.(ToolCallRiskAssessment), nil
 }
 
-func newToolCallRiskAssessmentVariant(tag string) unionMember {
-	switch tag {
+func newToolCallRiskAssessmentVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "loading":
 		return new(ToolCallRiskAssessmentLoadingState)
 	case "complete":
@@ -12458,7 +12458,7 @@ type ToolCallRiskAssessmentCompleteState struct {
 // Status reports the "status" member.
 func (*ToolCallRiskAssessmentCompleteState) Status() string { return "complete" }
 
-func (*ToolCallRiskAssessmentCompleteState) setTag(string) {}
+func (*ToolCallRiskAssessmentCompleteState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallRiskAssessmentCompleteState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -12532,7 +12532,7 @@ type ToolCallRiskAssessmentLoadingState struct {
 // Status reports the "status" member.
 func (*ToolCallRiskAssessmentLoadingState) Status() string { return "loading" }
 
-func (*ToolCallRiskAssessmentLoadingState) setTag(string) {}
+func (*ToolCallRiskAssessmentLoadingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallRiskAssessmentLoadingState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -12590,7 +12590,7 @@ type ToolCallRunningState struct {
 // Status reports the "status" member.
 func (*ToolCallRunningState) Status() string { return "running" }
 
-func (*ToolCallRunningState) setTag(string) {}
+func (*ToolCallRunningState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallRunningState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -12772,8 +12772,8 @@ func decodeToolCallState(dec *jsontext.Decoder) (ToolCallState, error) {
 	return v.(ToolCallState), nil
 }
 
-func newToolCallStateVariant(tag string) unionMember {
-	switch tag {
+func newToolCallStateVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "streaming":
 		return new(ToolCallStreamingState)
 	case "pending-confirmation":
@@ -12808,7 +12808,7 @@ type ToolCallStreamingState struct {
 // Status reports the "status" member.
 func (*ToolCallStreamingState) Status() string { return "streaming" }
 
-func (*ToolCallStreamingState) setTag(string) {}
+func (*ToolCallStreamingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallStreamingState) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -13174,8 +13174,8 @@ func decodeToolResultContent(dec *jsontext.Decoder) (ToolResultContent, error) {
 	return v.(ToolResultContent), nil
 }
 
-func newToolResultContentVariant(tag string) unionMember {
-	switch tag {
+func newToolResultContentVariant(tag []byte) unionMember {
+	switch string(tag) {
 	case "text":
 		return new(ToolResultTextContent)
 	case "embeddedResource":
@@ -13202,7 +13202,7 @@ type ToolResultEmbeddedResourceContent struct {
 // Type reports the "type" member.
 func (*ToolResultEmbeddedResourceContent) Type() string { return "embeddedResource" }
 
-func (*ToolResultEmbeddedResourceContent) setTag(string) {}
+func (*ToolResultEmbeddedResourceContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultEmbeddedResourceContent) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -13261,7 +13261,7 @@ type ToolResultFileEditContent struct {
 // Type reports the "type" member.
 func (*ToolResultFileEditContent) Type() string { return "fileEdit" }
 
-func (*ToolResultFileEditContent) setTag(string) {}
+func (*ToolResultFileEditContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultFileEditContent) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -13472,7 +13472,7 @@ type ToolResultResourceContent struct {
 // Type reports the "type" member.
 func (*ToolResultResourceContent) Type() string { return "resource" }
 
-func (*ToolResultResourceContent) setTag(string) {}
+func (*ToolResultResourceContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultResourceContent) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -13556,7 +13556,7 @@ type ToolResultSubagentContent struct {
 // Type reports the "type" member.
 func (*ToolResultSubagentContent) Type() string { return "subagent" }
 
-func (*ToolResultSubagentContent) setTag(string) {}
+func (*ToolResultSubagentContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultSubagentContent) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -13638,7 +13638,7 @@ type ToolResultTerminalContent struct {
 // Type reports the "type" member.
 func (*ToolResultTerminalContent) Type() string { return "terminal" }
 
-func (*ToolResultTerminalContent) setTag(string) {}
+func (*ToolResultTerminalContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultTerminalContent) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -13717,7 +13717,7 @@ type ToolResultTextContent struct {
 // Type reports the "type" member.
 func (*ToolResultTextContent) Type() string { return "text" }
 
-func (*ToolResultTextContent) setTag(string) {}
+func (*ToolResultTextContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultTextContent) MarshalJSONTo(enc *jsontext.Encoder) error {

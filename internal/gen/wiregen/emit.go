@@ -120,7 +120,7 @@ func (g *gen) emitUnion(b *bytes.Buffer, t *genType) {
 	fmt.Fprintf(b, "func decode%s(dec *jsontext.Decoder) (%s, error) {\n", t.name, t.name)
 	fmt.Fprintf(b, "\tv, err := decodeUnion(dec, %q, %q, new%sVariant)\n", t.name, t.disc, t.name)
 	fmt.Fprintf(b, "\tif v == nil || err != nil {\n\t\treturn nil, err\n\t}\n\treturn v.(%s), nil\n}\n\n", t.name)
-	fmt.Fprintf(b, "func new%sVariant(tag string) unionMember {\n\tswitch tag {\n", t.name)
+	fmt.Fprintf(b, "func new%sVariant(tag []byte) unionMember {\n\tswitch string(tag) {\n", t.name)
 	for _, v := range t.variants {
 		quoted := make([]string, len(v.tags))
 		for i, tag := range v.tags {
@@ -159,11 +159,11 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		fmt.Fprintf(b, "// %s reports the %q member.\n", gname, t.tagProp)
 		if len(t.tagVals) == 1 {
 			fmt.Fprintf(b, "func (*%s) %s() string { return %q }\n\n", t.name, gname, t.tagVals[0])
-			fmt.Fprintf(b, "func (*%s) setTag(string) {}\n\n", t.name)
+			fmt.Fprintf(b, "func (*%s) setTag([]byte) {}\n\n", t.name)
 		} else {
 			f := t.field(t.tagProp)
 			fmt.Fprintf(b, "func (x *%s) %s() string { return string(x.%s) }\n\n", t.name, gname, f.goName)
-			fmt.Fprintf(b, "func (x *%s) setTag(tag string) { x.%s = %s(tag) }\n\n", t.name, f.goName, f.typ.expr())
+			fmt.Fprintf(b, "func (x *%s) setTag(tag []byte) { x.%s = %s(tag) }\n\n", t.name, f.goName, f.typ.expr())
 		}
 	}
 
