@@ -1,0 +1,271 @@
+package protocol
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// RootURI is the root channel. Connection-level commands (initialize, ping,
+// the resource* family and others) always name it as their channel.
+const RootURI = "ahp-root://"
+
+// Channel URI schemes. Every channel except the root one is addressed as
+// scheme + "/" + id.
+const (
+	rootScheme          = "ahp-root:"
+	sessionScheme       = "ahp-session:"
+	chatScheme          = "ahp-chat:"
+	terminalScheme      = "ahp-terminal:"
+	changesetScheme     = "ahp-changeset:"
+	resourceWatchScheme = "ahp-resource-watch:"
+	telemetryScheme     = "ahp-otlp:"
+)
+
+// Sub-paths that address a channel owned by a session below its URI:
+// ahp-session:/<id>/annotations and ahp-session:/<id>/changeset/<name>.
+const (
+	annotationsSuffix = "annotations"
+	changesetPrefix   = "changeset/"
+)
+
+// maxChannelLen bounds the length of a URI that ParseChannel accepts. Real
+// channel URIs are a scheme and an identifier; anything near this size is
+// garbage or an attack, and refusing it early keeps routing tables small.
+const maxChannelLen = 4096
+
+// ChannelKind says what a channel URI addresses. The values of the kinds that
+// hold state are the reducer names used by the conformance fixtures and
+// returned by ActionScope, so an action's scope can be compared with the kind
+// of the channel it arrived on.
+type ChannelKind string
+
+// The channel kinds.
+const (
+	ChannelRoot          ChannelKind = "root"          // ahp-root://
+	ChannelSession       ChannelKind = "session"       // ahp-session:/<id>
+	ChannelChat          ChannelKind = "chat"          // ahp-chat:/<id>
+	ChannelTerminal      ChannelKind = "terminal"      // ahp-terminal:/<id>
+	ChannelChangeset     ChannelKind = "changeset"     // ahp-changeset:/<id> or ahp-session:/<id>/changeset/<name>
+	ChannelAnnotations   ChannelKind = "annotations"   // ahp-session:/<id>/annotations
+	ChannelResourceWatch ChannelKind = "resourceWatch" // ahp-resource-watch:/<id>
+	ChannelTelemetry     ChannelKind = "otlp"          // ahp-otlp:<host-defined>; stateless
+)
+
+// Errors returned by ParseChannel, always wrapped with the offending URI.
+var (
+	// ErrUnknownChannelScheme means the URI does not use one of the AHP
+	// channel schemes. Such a URI may still be a valid routing target
+	// handled elsewhere (an MCP side channel uses its own scheme).
+	ErrUnknownChannelScheme = errors.New("protocol: not an AHP channel scheme")
+
+	// ErrMalformedChannel means the URI uses an AHP channel scheme but is
+	// not a well-formed channel URI of that scheme.
+	ErrMalformedChannel = errors.New("protocol: malformed channel URI")
+)
+
+// Channel is a parsed channel URI.
+type Channel struct {
+	Kind ChannelKind
+
+	// ID identifies the channel among those of its kind: the session,
+	// chat, terminal, changeset or watch id. It is empty for the root
+	// channel. For an annotations channel it is the owning session's id;
+	// for a changeset below a session URI it is the part after
+	// "/changeset/" (for example "session" or "turn/t1"). For a telemetry
+	// channel it is everything after the scheme, which hosts define freely
+	// and clients must not interpret.
+	ID string
+
+	// Session is the owning session's id for channels addressed below a
+	// session URI (annotations and session changesets), and empty for
+	// every other channel, including ahp-changeset: ones.
+	Session string
+}
+
+// String returns the channel's URI. For any Channel returned by
+// ParseChannel it is the URI that was parsed.
+func (c Channel) String() string {
+	switch c.Kind {
+	case ChannelRoot:
+		return RootURI
+	case ChannelSession:
+		return SessionURI(c.ID)
+	case ChannelChat:
+		return ChatURI(c.ID)
+	case ChannelTerminal:
+		return TerminalURI(c.ID)
+	case ChannelChangeset:
+		if c.Session != "" {
+			return SessionChangesetURI(c.Session, c.ID)
+		}
+		return ChangesetURI(c.ID)
+	case ChannelAnnotations:
+		return AnnotationsURI(c.ID)
+	case ChannelResourceWatch:
+		return ResourceWatchURI(c.ID)
+	case ChannelTelemetry:
+		return telemetryScheme + c.ID
+	}
+	return ""
+}
+
+// SessionURI returns the URI of the session channel with the given id.
+// The builders below do not validate their arguments; ParseChannel accepts
+// what they return whenever the ids are non-empty and use only URI
+// characters (and, for session ids, no "/").
+func SessionURI(id string) string { return sessionScheme + "/" + id }
+
+// ChatURI returns the URI of the chat channel with the given id.
+func ChatURI(id string) string { return chatScheme + "/" + id }
+
+// TerminalURI returns the URI of the terminal channel with the given id.
+func TerminalURI(id string) string { return terminalScheme + "/" + id }
+
+// ChangesetURI returns an ahp-changeset: URI with the given id. Clients
+// normally get changeset URIs by expanding a session's changeset URI
+// templates instead of building them.
+func ChangesetURI(id string) string { return changesetScheme + "/" + id }
+
+// SessionChangesetURI returns the URI of a changeset addressed below its
+// session's URI, such as ahp-session:/<id>/changeset/session.
+func SessionChangesetURI(sessionID, name string) string {
+	return SessionURI(sessionID) + "/" + changesetPrefix + name
+}
+
+// AnnotationsURI returns the URI of the annotations channel of the session
+// with the given id.
+func AnnotationsURI(sessionID string) string {
+	return SessionURI(sessionID) + "/" + annotationsSuffix
+}
+
+// ResourceWatchURI returns the URI of the resource-watch channel with the
+// given id.
+func ResourceWatchURI(id string) string { return resourceWatchScheme + "/" + id }
+
+// ParseChannel parses a channel URI. Scheme matching is exact and
+// case-sensitive. Apart from the root URI, which must match RootURI exactly,
+// a channel URI is a scheme, a "/" and a non-empty id made only of the
+// characters RFC 3986 allows in a URI, without "?" or "#"; telemetry URIs
+// are opaque after their scheme and may carry a query. Below a session URI
+// only "/annotations" and "/changeset/<name>" are recognised, so a session id
+// never contains "/". URIs longer than 4096 bytes are refused.
+//
+// The error wraps ErrUnknownChannelScheme when the URI does not use an AHP
+// channel scheme, and ErrMalformedChannel otherwise.
+func ParseChannel(uri string) (Channel, error) {
+	if len(uri) > maxChannelLen {
+		return Channel{}, channelError(ErrMalformedChannel, uri, "too long")
+	}
+	if uri == RootURI {
+		return Channel{Kind: ChannelRoot}, nil
+	}
+	i := strings.IndexByte(uri, ':')
+	if i < 0 {
+		return Channel{}, channelError(ErrUnknownChannelScheme, uri, "")
+	}
+	scheme, rest := uri[:i+1], uri[i+1:]
+	switch scheme {
+	case rootScheme:
+		return Channel{}, channelError(ErrMalformedChannel, uri, "the root channel is exactly "+RootURI)
+	case telemetryScheme:
+		if rest == "" || !uriChars(rest, true) {
+			return Channel{}, channelError(ErrMalformedChannel, uri, "bad telemetry URI")
+		}
+		return Channel{Kind: ChannelTelemetry, ID: rest}, nil
+	}
+	kind, ok := idSchemes[scheme]
+	if !ok {
+		return Channel{}, channelError(ErrUnknownChannelScheme, uri, "")
+	}
+	id, err := pathID(rest)
+	if err != nil {
+		return Channel{}, channelError(ErrMalformedChannel, uri, err.Error())
+	}
+	if kind == ChannelSession {
+		return parseSessionPath(uri, id)
+	}
+	return Channel{Kind: kind, ID: id}, nil
+}
+
+// idSchemes maps each scheme whose URIs have the form scheme + "/" + id to
+// the kind of channel it addresses.
+var idSchemes = map[string]ChannelKind{
+	sessionScheme:       ChannelSession,
+	chatScheme:          ChannelChat,
+	terminalScheme:      ChannelTerminal,
+	changesetScheme:     ChannelChangeset,
+	resourceWatchScheme: ChannelResourceWatch,
+}
+
+// pathID checks the part of a URI after its scheme, which must be "/"
+// followed by an id, and returns the id.
+func pathID(rest string) (string, error) {
+	id, ok := strings.CutPrefix(rest, "/")
+	switch {
+	case !ok:
+		return "", errors.New(`want "/" after the scheme`)
+	case id == "":
+		return "", errors.New("missing id")
+	case id[0] == '/':
+		return "", errors.New("id starts with /")
+	case !uriChars(id, false):
+		return "", errors.New("id has characters not allowed in a URI")
+	}
+	return id, nil
+}
+
+// parseSessionPath interprets the id part of an ahp-session: URI, which
+// names either a session or a channel owned by the session.
+func parseSessionPath(uri, path string) (Channel, error) {
+	session, sub, nested := strings.Cut(path, "/")
+	if !nested {
+		return Channel{Kind: ChannelSession, ID: session}, nil
+	}
+	if sub == annotationsSuffix {
+		return Channel{Kind: ChannelAnnotations, ID: session, Session: session}, nil
+	}
+	if name, ok := strings.CutPrefix(sub, changesetPrefix); ok && name != "" {
+		return Channel{Kind: ChannelChangeset, ID: name, Session: session}, nil
+	}
+	return Channel{}, channelError(ErrMalformedChannel, uri, "unknown channel below a session")
+}
+
+// uriChars reports whether s holds only characters allowed in a URI by
+// RFC 3986 (unreserved, reserved and "%"). "?" and "#" are allowed only when
+// query is set.
+func uriChars(s string, query bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-._~:/[]@!$&'()*+,;=%", c) >= 0:
+		case c == '?' || c == '#':
+			if !query {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// channelError wraps kind with a shortened copy of uri and an optional
+// reason.
+func channelError(kind error, uri, reason string) error {
+	if reason == "" {
+		return fmt.Errorf("%w: %q", kind, clip(uri))
+	}
+	return fmt.Errorf("%w: %q: %s", kind, clip(uri), reason)
+}
+
+// clip shortens s for use in an error message, so that hostile input does
+// not produce huge errors or logs.
+func clip(s string) string {
+	const max = 64
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
+}
