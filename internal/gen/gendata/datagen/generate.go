@@ -1,0 +1,399 @@
+package datagen
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/template"
+)
+
+// OutputFile is the name of the generated file in the protocol package.
+const OutputFile = "data_gen.go"
+
+// rawJSONType is what a method's constructor allocates when the package
+// declares no Go type of the name methods.json gives.
+const rawJSONType = "jsontext.Value"
+
+// Generate reads the data files from specDir and returns the formatted
+// source of data_gen.go for the Go package in pkgDir.
+//
+// The params and result constructors of the method table allocate the Go
+// type named like the schema type. Generate looks at the type declarations
+// of pkgDir (its non-test files other than data_gen.go) and, for a name that
+// no file declares, allocates a jsontext.Value holding the raw JSON instead,
+// so that the output always compiles. Run it after the wire types have been
+// generated.
+func Generate(specDir, pkgDir string) ([]byte, error) {
+	var ins []input
+	for _, name := range Inputs {
+		in, err := readInput(specDir, name)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, in)
+	}
+	var (
+		methods  methodsDoc
+		versions versionsDoc
+		origin   actionOriginDoc
+	)
+	for i, v := range []any{&methods, &versions, &origin} {
+		if err := decode(ins[i], v); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkVersions(&versions); err != nil {
+		return nil, err
+	}
+	if err := checkActions(&origin, versions.ActionIntroducedIn); err != nil {
+		return nil, err
+	}
+	if err := checkMethods(&methods, versions.NotificationIntroducedIn); err != nil {
+		return nil, err
+	}
+	declared, err := declaredTypes(pkgDir)
+	if err != nil {
+		return nil, err
+	}
+	d := buildData(ins, &versions, &origin, &methods, declared)
+	var buf bytes.Buffer
+	if err := fileTemplate.Execute(&buf, d); err != nil {
+		return nil, err
+	}
+	src, err := format.Source(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("formatting the output: %w", err)
+	}
+	return src, nil
+}
+
+// declaredTypes returns the names of the top-level types declared in the
+// package in dir, ignoring tests and the generator's own output.
+func declaredTypes(dir string) (map[string]bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]bool{}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		base := filepath.Base(path)
+		if base == OutputFile || strings.HasSuffix(base, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range g.Specs {
+				names[spec.(*ast.TypeSpec).Name.Name] = true
+			}
+		}
+	}
+	return names, nil
+}
+
+// The template's data.
+type fileData struct {
+	Inputs            []input
+	ProtocolVersion   string
+	SupportedVersions []string
+	Actions           []actionRow
+	Notifications     []notificationRow
+	Methods           []methodRow
+	NeedsJSONText     bool
+}
+
+type actionRow struct {
+	Type               string
+	Scope              string // ChannelKind constant
+	Origin             string // Side constant
+	ClientDispatchable bool
+	IntroducedIn       version
+}
+
+type notificationRow struct {
+	Method       string
+	IntroducedIn version
+}
+
+type methodRow struct {
+	Name         string
+	FromClient   bool
+	FromServer   bool
+	Notification bool
+	RootChannel  bool
+	Params       string
+	Result       string // "" for notifications and null results
+	ParamsGo     string // Go type NewParams allocates
+	ResultGo     string // Go type NewResult allocates; "" for none
+}
+
+func buildData(ins []input, versions *versionsDoc, origin *actionOriginDoc, methods *methodsDoc, declared map[string]bool) *fileData {
+	d := &fileData{
+		Inputs:            ins,
+		ProtocolVersion:   versions.ProtocolVersion,
+		SupportedVersions: versions.SupportedVersions,
+	}
+	for _, a := range origin.Actions {
+		v, _ := parseVersion(versions.ActionIntroducedIn[a.Type]) // checked
+		d.Actions = append(d.Actions, actionRow{
+			Type:               a.Type,
+			Scope:              scopeKinds[a.Scope],
+			Origin:             originSides[a.Origin],
+			ClientDispatchable: a.ClientDispatchable,
+			IntroducedIn:       v,
+		})
+	}
+	for name, s := range versions.NotificationIntroducedIn {
+		v, _ := parseVersion(s) // checked
+		d.Notifications = append(d.Notifications, notificationRow{Method: name, IntroducedIn: v})
+	}
+	slices.SortFunc(d.Notifications, func(a, b notificationRow) int { return strings.Compare(a.Method, b.Method) })
+	goType := func(name string) string {
+		if declared[name] {
+			return name
+		}
+		d.NeedsJSONText = true
+		return rawJSONType
+	}
+	for _, m := range methods.Methods {
+		root, _ := rootOnly(m.ParamsChannel) // checked
+		row := methodRow{
+			Name:         m.Method,
+			FromClient:   m.ClientToServer,
+			FromServer:   m.ServerToClient,
+			Notification: m.Kind == "notification",
+			RootChannel:  root,
+			Params:       m.Params,
+			ParamsGo:     goType(m.Params),
+		}
+		if !row.Notification && m.Result != "null" {
+			row.Result = m.Result
+			row.ResultGo = goType(m.Result)
+		}
+		d.Methods = append(d.Methods, row)
+	}
+	return d
+}
+
+var fileTemplate = template.Must(template.New("data_gen.go").Parse(fileText))
+
+// fileText is the template of data_gen.go. The header must stay on one line
+// so that Go tools recognise the file as generated.
+const fileText = `// Code generated by gendata from
+{{- range $i, $in := .Inputs}}{{if $i}},{{end}} {{$in.Name}} (sha256 {{$in.SHA256}}){{end}}. DO NOT EDIT.
+
+package protocol
+{{if .NeedsJSONText}}
+import "github.com/go-json-experiment/json/jsontext"
+{{end}}
+// ProtocolVersion is the newest protocol version this package implements,
+// the one clients prefer and hosts pick when offered.
+const ProtocolVersion = "{{.ProtocolVersion}}"
+
+// supportedVersions lists every protocol version this package implements,
+// newest first.
+var supportedVersions = [...]string{
+{{- range .SupportedVersions}}
+	"{{.}}",
+{{- end}}
+}
+
+// Side names one end of a connection.
+type Side string
+
+// The two sides of a connection.
+const (
+	ClientSide Side = "client"
+	ServerSide Side = "server"
+)
+
+// ActionInfo describes one action type.
+type ActionInfo struct {
+	// Type is the action's wire type, such as "chat/delta".
+	Type string
+	// Scope is the kind of channel the action travels on; it also names
+	// the reducer that applies it.
+	Scope ChannelKind
+	// Origin is the side that produces the action.
+	Origin Side
+	// ClientDispatchable reports whether a client may send the action
+	// with dispatchAction.
+	ClientDispatchable bool
+	// IntroducedIn is the protocol version that added the action type.
+	IntroducedIn Version
+}
+
+// actionTable lists every action type, in the spec's order.
+var actionTable = [...]ActionInfo{
+{{- range .Actions}}
+	{Type: "{{.Type}}", Scope: {{.Scope}}, Origin: {{.Origin}},
+	{{- if .ClientDispatchable}} ClientDispatchable: true,{{end}} IntroducedIn: Version{ {{- index .IntroducedIn 0}}, {{index .IntroducedIn 1}}, {{index .IntroducedIn 2 -}} }},
+{{- end}}
+}
+
+// notificationIntroducedIn maps each server notification, except "action",
+// to the protocol version that added it.
+var notificationIntroducedIn = map[string]Version{
+{{- range .Notifications}}
+	"{{.Method}}": { {{- index .IntroducedIn 0}}, {{index .IntroducedIn 1}}, {{index .IntroducedIn 2 -}} },
+{{- end}}
+}
+
+// Method describes one JSON-RPC method of the protocol.
+type Method struct {
+	// Name is the JSON-RPC method name.
+	Name string
+	// FromClient and FromServer report which sides may send the method.
+	// Requests the server sends are the same methods, with the same params
+	// and results, as requests clients send.
+	FromClient, FromServer bool
+	// Notification reports that the method is sent without an id and never
+	// answered; otherwise it is a request.
+	Notification bool
+	// RootChannel reports that params.channel must be RootURI; otherwise
+	// it names whichever channel the message is about.
+	RootChannel bool
+	// Params is the schema name of the params type.
+	Params string
+	// Result is the schema name of the result type. It is empty for
+	// notifications and for requests whose success result is null.
+	Result string
+	// NewParams returns a pointer to a new value of the params type.
+	NewParams func() any
+	// NewResult returns a pointer to a new value of the result type. It is
+	// nil when Result is empty.
+	NewResult func() any
+}
+
+// methodTable lists every method, in the spec's order. A constructor
+// returns a *jsontext.Value (raw JSON) where the package declares no Go
+// type named like the schema type.
+var methodTable = [...]Method{
+{{- range .Methods}}
+	{
+		Name: "{{.Name}}",
+		{{- if .FromClient}} FromClient: true,{{end}}
+		{{- if .FromServer}} FromServer: true,{{end}}
+		{{- if .Notification}} Notification: true,{{end}}
+		{{- if .RootChannel}} RootChannel: true,{{end}}
+		Params: "{{.Params}}",
+		{{- if .Result}} Result: "{{.Result}}",{{end}}
+		NewParams: func() any { return new({{.ParamsGo}}) },
+		{{- if .ResultGo}}
+		NewResult: func() any { return new({{.ResultGo}}) },
+		{{- end}}
+	},
+{{- end}}
+}
+
+var (
+	actionIndex = indexBy(actionTable[:], func(a *ActionInfo) string { return a.Type })
+	methodIndex = indexBy(methodTable[:], func(m *Method) string { return m.Name })
+)
+
+func indexBy[T any](table []T, key func(*T) string) map[string]*T {
+	m := make(map[string]*T, len(table))
+	for i := range table {
+		m[key(&table[i])] = &table[i]
+	}
+	return m
+}
+
+// Actions returns a description of every action type, in the spec's order.
+// The caller owns the returned slice.
+func Actions() []ActionInfo {
+	return append([]ActionInfo(nil), actionTable[:]...)
+}
+
+// LookupAction returns the description of the action type, and whether the
+// type is known.
+func LookupAction(actionType string) (ActionInfo, bool) {
+	if a, ok := actionIndex[actionType]; ok {
+		return *a, true
+	}
+	return ActionInfo{}, false
+}
+
+// ClientDispatchable reports whether a client may dispatch actions of the
+// given type. Unknown types are not dispatchable.
+func ClientDispatchable(actionType string) bool {
+	a, ok := actionIndex[actionType]
+	return ok && a.ClientDispatchable
+}
+
+// ActionScope returns the kind of channel that actions of the given type
+// travel on, which is also the name of the reducer that applies them. It
+// returns "" for an unknown type.
+func ActionScope(actionType string) ChannelKind {
+	if a, ok := actionIndex[actionType]; ok {
+		return a.Scope
+	}
+	return ""
+}
+
+// ActionKnownToVersion reports whether a peer speaking the given protocol
+// version knows the action type, that is whether the version is not older
+// than the one that introduced the type. A host sends a connection only the
+// actions known to its negotiated version. An action type this package does
+// not know is known to no version, and neither is anything when version is
+// not a valid protocol version.
+func ActionKnownToVersion(actionType, version string) bool {
+	a, ok := actionIndex[actionType]
+	if !ok {
+		return false
+	}
+	v, err := ParseVersion(version)
+	return err == nil && a.IntroducedIn.Compare(v) <= 0
+}
+
+// NotificationKnownToVersion reports whether a peer speaking the given
+// protocol version knows the server notification method. The "action"
+// notification exists in every version: gate the action it carries with
+// ActionKnownToVersion instead. Any other method that is not a server
+// notification of this package is known to no version, and neither is
+// anything when version is not a valid protocol version.
+func NotificationKnownToVersion(method, version string) bool {
+	v, err := ParseVersion(version)
+	if err != nil {
+		return false
+	}
+	if method == "action" {
+		return true
+	}
+	intro, ok := notificationIntroducedIn[method]
+	return ok && intro.Compare(v) <= 0
+}
+
+// Methods returns a description of every JSON-RPC method, in the spec's
+// order. The caller owns the returned slice.
+func Methods() []Method {
+	return append([]Method(nil), methodTable[:]...)
+}
+
+// LookupMethod returns the description of the named JSON-RPC method, and
+// whether the method exists.
+func LookupMethod(name string) (Method, bool) {
+	if m, ok := methodIndex[name]; ok {
+		return *m, true
+	}
+	return Method{}, false
+}
+`
