@@ -187,6 +187,7 @@ var methodTable = [...]Method{
 		NewParams: func() any { return new(PingParams) },
 	},
 	{
+		// The package declares no type ReconnectResult: its value stays raw JSON.
 		Name: "reconnect", FromClient: true, RootChannel: true,
 		Params: "ReconnectParams", Result: "ReconnectResult",
 		NewParams: func() any { return new(ReconnectParams) },

@@ -140,9 +140,10 @@ type methodRow struct {
 	Notification bool
 	RootChannel  bool
 	Params       string
-	Result       string // "" for notifications and null results
-	ParamsGo     string // Go type NewParams allocates
-	ResultGo     string // Go type NewResult allocates; "" for none
+	Result       string   // "" for notifications and null results
+	ParamsGo     string   // Go type NewParams allocates
+	ResultGo     string   // Go type NewResult allocates; "" for none
+	Undeclared   []string // schema names without a Go type, kept as raw JSON
 }
 
 func buildData(ins []input, versions *versionsDoc, origin *actionOriginDoc, methods *methodsDoc, declared map[string]bool) *fileData {
@@ -166,13 +167,6 @@ func buildData(ins []input, versions *versionsDoc, origin *actionOriginDoc, meth
 		d.Notifications = append(d.Notifications, notificationRow{Method: name, IntroducedIn: v})
 	}
 	slices.SortFunc(d.Notifications, func(a, b notificationRow) int { return strings.Compare(a.Method, b.Method) })
-	goType := func(name string) string {
-		if declared[name] {
-			return name
-		}
-		d.NeedsJSONText = true
-		return rawJSONType
-	}
 	for _, m := range methods.Methods {
 		root, _ := rootOnly(m.ParamsChannel) // checked
 		row := methodRow{
@@ -182,11 +176,21 @@ func buildData(ins []input, versions *versionsDoc, origin *actionOriginDoc, meth
 			Notification: m.Kind == "notification",
 			RootChannel:  root,
 			Params:       m.Params,
-			ParamsGo:     goType(m.Params),
 		}
 		if !row.Notification && m.Result != "null" {
 			row.Result = m.Result
-			row.ResultGo = goType(m.Result)
+		}
+		goType := func(name string) string {
+			if declared[name] {
+				return name
+			}
+			d.NeedsJSONText = true
+			row.Undeclared = append(row.Undeclared, name)
+			return rawJSONType
+		}
+		row.ParamsGo = goType(row.Params)
+		if row.Result != "" {
+			row.ResultGo = goType(row.Result)
 		}
 		d.Methods = append(d.Methods, row)
 	}
@@ -289,6 +293,9 @@ type Method struct {
 var methodTable = [...]Method{
 {{- range .Methods}}
 	{
+		{{- range .Undeclared}}
+		// The package declares no type {{.}}: its value stays raw JSON.
+		{{- end}}
 		Name: "{{.Name}}",
 		{{- if .FromClient}} FromClient: true,{{end}}
 		{{- if .FromServer}} FromServer: true,{{end}}
