@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -126,4 +127,12 @@ func FuzzTimeRoundTrip(f *testing.F) {
 			t.Fatalf("ParseTime(FormatTime(%d ms)) = %v, %v (via %q)", ms, out, err, s)
 		}
 	})
+}
+
+func ExampleFormatTime() {
+	fmt.Println(FormatTime(time.UnixMilli(9999)))
+	fmt.Println(FormatTime(time.Date(2024, 8, 4, 14, 0, 0, 123456789, time.FixedZone("CEST", 2*3600))))
+	// Output:
+	// 1970-01-01T00:00:09.999Z
+	// 2024-08-04T12:00:00.123Z
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -152,4 +153,27 @@ func FuzzParseChannel(f *testing.F) {
 			t.Fatalf("ParseChannel(%q).String() = %q", uri, got)
 		}
 	})
+}
+
+func ExampleParseChannel() {
+	for _, uri := range []string{
+		"ahp-root://",
+		"ahp-chat:/c1",
+		"ahp-session:/s1/annotations",
+		"ahp-session:/s1/changeset/turn/t1",
+		"mcp://server",
+	} {
+		c, err := ParseChannel(uri)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Printf("%s: kind=%s id=%q session=%q\n", uri, c.Kind, c.ID, c.Session)
+	}
+	// Output:
+	// ahp-root://: kind=root id="" session=""
+	// ahp-chat:/c1: kind=chat id="c1" session=""
+	// ahp-session:/s1/annotations: kind=annotations id="s1" session="s1"
+	// ahp-session:/s1/changeset/turn/t1: kind=changeset id="turn/t1" session="s1"
+	// protocol: not an AHP channel scheme: "mcp://server"
 }

@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,4 +242,21 @@ func TestCompareVersionsSamples(t *testing.T) {
 			t.Errorf("CompareVersions(0.8.0, %q) error = %v, want ErrInvalidVersion", in, err)
 		}
 	}
+}
+
+func ExampleNegotiate() {
+	// A client newer than this package offers its own version first and
+	// older ones as fallbacks.
+	v, err := protocol.Negotiate([]string{"0.9.0", "0.8.0", "0.7.0"})
+	fmt.Println(v, err)
+
+	// A client that only speaks an old version is refused.
+	_, err = protocol.Negotiate([]string{"0.3.0"})
+	var unsupported *protocol.UnsupportedVersionError
+	if errors.As(err, &unsupported) {
+		fmt.Println("refused; supported:", unsupported.Supported)
+	}
+	// Output:
+	// 0.8.0 <nil>
+	// refused; supported: [0.8.0 0.7.0 0.6.0 0.5.2 0.5.1]
 }
