@@ -10,8 +10,9 @@ import (
 // the resource* family and others) always name it as their channel.
 const RootURI = "ahp-root://"
 
-// Channel URI schemes. Every channel except the root one is addressed as
-// scheme + "/" + id.
+// Channel URI schemes. Apart from the root channel, which has one fixed URI,
+// and telemetry channels, whose URIs hosts choose freely, a channel is
+// addressed as scheme + "/" + id.
 const (
 	rootScheme          = "ahp-root:"
 	sessionScheme       = "ahp-session:"
