@@ -25,15 +25,11 @@ func (r Reducer) Annotations(s *protocol.AnnotationsState, a protocol.StateActio
 	case *protocol.AnnotationsSetAction:
 		return annotationsSet(s, a)
 	case *protocol.AnnotationsUpdatedAction:
-		return annotationsUpdate(s, a.AnnotationID, func(an *protocol.Annotation) {
-			annotationsApplyUpdate(an, a)
-		})
+		return annotationsUpdated(s, a)
 	case *protocol.AnnotationsRemovedAction:
 		return annotationsRemoved(s, a)
 	case *protocol.AnnotationsEntrySetAction:
-		return annotationsUpdate(s, a.AnnotationID, func(an *protocol.Annotation) {
-			an.Entries = annotationsUpsertEntry(an.Entries, a.Entry)
-		})
+		return annotationsEntrySet(s, a)
 	case *protocol.AnnotationsEntryRemovedAction:
 		return annotationsEntryRemoved(s, a)
 	}
@@ -45,37 +41,34 @@ func annotationsIndex(list []protocol.Annotation, id string) int {
 	return slices.IndexFunc(list, func(an protocol.Annotation) bool { return an.ID == id })
 }
 
+// annotationsReplace returns a copy of s in which an takes the place of
+// the annotation at index i.
+func annotationsReplace(s *protocol.AnnotationsState, i int, an protocol.Annotation) *protocol.AnnotationsState {
+	next := *s
+	next.Annotations = slices.Clone(s.Annotations)
+	next.Annotations[i] = an
+	return &next
+}
+
 // annotationsSet replaces the annotation with the same id, entries and all,
 // or appends it.
 func annotationsSet(s *protocol.AnnotationsState, a *protocol.AnnotationsSetAction) *protocol.AnnotationsState {
-	next := *s
 	if i := annotationsIndex(s.Annotations, a.Annotation.ID); i >= 0 {
-		next.Annotations = slices.Clone(s.Annotations)
-		next.Annotations[i] = a.Annotation
-	} else {
-		next.Annotations = append(slices.Clip(s.Annotations), a.Annotation)
+		return annotationsReplace(s, i, a.Annotation)
 	}
+	next := *s
+	next.Annotations = append(slices.Clip(s.Annotations), a.Annotation)
 	return &next
 }
 
-// annotationsUpdate applies change to a copy of the annotation with id and
-// returns the state holding that copy, or s when there is no such
-// annotation. change may replace the copy's fields but must not write into
-// the slices, maps or pointees it shares with s.
-func annotationsUpdate(s *protocol.AnnotationsState, id string, change func(*protocol.Annotation)) *protocol.AnnotationsState {
-	i := annotationsIndex(s.Annotations, id)
+// annotationsUpdated writes the fields the action carries. Entries, id and
+// _meta are never touched, and a range can be moved but not removed.
+func annotationsUpdated(s *protocol.AnnotationsState, a *protocol.AnnotationsUpdatedAction) *protocol.AnnotationsState {
+	i := annotationsIndex(s.Annotations, a.AnnotationID)
 	if i < 0 {
 		return s
 	}
-	next := *s
-	next.Annotations = slices.Clone(s.Annotations)
-	change(&next.Annotations[i])
-	return &next
-}
-
-// annotationsApplyUpdate writes the fields the action carries. Entries, id
-// and _meta are never touched, and a range can be moved but not removed.
-func annotationsApplyUpdate(an *protocol.Annotation, a *protocol.AnnotationsUpdatedAction) {
+	an := s.Annotations[i]
 	if a.TurnID != nil {
 		an.TurnID = *a.TurnID
 	}
@@ -88,6 +81,7 @@ func annotationsApplyUpdate(an *protocol.Annotation, a *protocol.AnnotationsUpda
 	if a.Resolved != nil {
 		an.Resolved = *a.Resolved
 	}
+	return annotationsReplace(s, i, an)
 }
 
 // annotationsRemoved drops the annotation with the given id and all its
@@ -107,16 +101,21 @@ func annotationsEntryIndex(entries []protocol.AnnotationEntry, id string) int {
 	return slices.IndexFunc(entries, func(e protocol.AnnotationEntry) bool { return e.ID == id })
 }
 
-// annotationsUpsertEntry returns a new slice in which e replaces the entry
-// with the same id, or follows the existing entries.
-func annotationsUpsertEntry(entries []protocol.AnnotationEntry, e protocol.AnnotationEntry) []protocol.AnnotationEntry {
-	i := annotationsEntryIndex(entries, e.ID)
+// annotationsEntrySet replaces the entry with the same id in the named
+// annotation, or appends it there.
+func annotationsEntrySet(s *protocol.AnnotationsState, a *protocol.AnnotationsEntrySetAction) *protocol.AnnotationsState {
+	i := annotationsIndex(s.Annotations, a.AnnotationID)
 	if i < 0 {
-		return append(slices.Clip(entries), e)
+		return s
 	}
-	entries = slices.Clone(entries)
-	entries[i] = e
-	return entries
+	an := s.Annotations[i]
+	if j := annotationsEntryIndex(an.Entries, a.Entry.ID); j >= 0 {
+		an.Entries = slices.Clone(an.Entries)
+		an.Entries[j] = a.Entry
+	} else {
+		an.Entries = append(slices.Clip(an.Entries), a.Entry)
+	}
+	return annotationsReplace(s, i, an)
 }
 
 // annotationsEntryRemoved drops one entry from one annotation. The state is
@@ -126,12 +125,11 @@ func annotationsEntryRemoved(s *protocol.AnnotationsState, a *protocol.Annotatio
 	if i < 0 {
 		return s
 	}
-	entries := s.Annotations[i].Entries
-	j := annotationsEntryIndex(entries, a.EntryID)
+	an := s.Annotations[i]
+	j := annotationsEntryIndex(an.Entries, a.EntryID)
 	if j < 0 {
 		return s
 	}
-	return annotationsUpdate(s, a.AnnotationID, func(an *protocol.Annotation) {
-		an.Entries = append(entries[:j:j], entries[j+1:]...)
-	})
+	an.Entries = append(an.Entries[:j:j], an.Entries[j+1:]...)
+	return annotationsReplace(s, i, an)
 }

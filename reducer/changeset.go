@@ -93,9 +93,13 @@ func changesetFileRemoved(s *protocol.ChangesetState, a *protocol.ChangesetFileR
 // changeset holds, touching nothing else of those files. Unknown ids are
 // ignored.
 func changesetFilesReviewChanged(s *protocol.ChangesetState, a *protocol.ChangesetFilesReviewChangedAction) *protocol.ChangesetState {
+	ids := make(map[string]bool, len(a.Files))
+	for _, id := range a.Files {
+		ids[id] = true
+	}
 	var files []protocol.ChangesetFile
 	for i, f := range s.Files {
-		if !slices.Contains(a.Files, f.ID) {
+		if !ids[f.ID] {
 			continue
 		}
 		if files == nil {

@@ -68,26 +68,31 @@ func (r Reducer) Terminal(s *protocol.TerminalState, a protocol.StateAction) *pr
 // starts a new unclassified part, even for empty data, as the reference
 // reducer does.
 func terminalData(s *protocol.TerminalState, a *protocol.TerminalDataAction) *protocol.TerminalState {
-	n := len(s.Content)
-	var tail protocol.TerminalContentPart
-	switch p := terminalTail(s.Content).(type) {
+	next := *s
+	if tail := terminalGrow(terminalTail(s.Content), a.Data); tail != nil {
+		next.Content = slices.Clone(s.Content)
+		next.Content[len(next.Content)-1] = tail
+	} else {
+		next.Content = terminalAppendPart(s.Content, &protocol.TerminalUnclassifiedPart{Value: protocol.TextOf(a.Data)})
+	}
+	return &next
+}
+
+// terminalGrow returns a copy of p with data appended to its output, or
+// nil when p takes no more output: it is nil, a finished command, or a
+// part of a kind this package does not know.
+func terminalGrow(p protocol.TerminalContentPart, data string) protocol.TerminalContentPart {
+	switch p := p.(type) {
 	case *protocol.TerminalUnclassifiedPart:
-		tail = &protocol.TerminalUnclassifiedPart{Value: p.Value.Append(a.Data)}
+		return &protocol.TerminalUnclassifiedPart{Value: p.Value.Append(data)}
 	case *protocol.TerminalCommandPart:
 		if !p.IsComplete {
 			cmd := *p
-			cmd.Output = p.Output.Append(a.Data)
-			tail = &cmd
+			cmd.Output = p.Output.Append(data)
+			return &cmd
 		}
 	}
-	next := *s
-	if tail == nil {
-		next.Content = terminalAppendPart(s.Content, &protocol.TerminalUnclassifiedPart{Value: protocol.TextOf(a.Data)})
-		return &next
-	}
-	next.Content = slices.Clone(s.Content)
-	next.Content[n-1] = tail
-	return &next
+	return nil
 }
 
 // terminalTail returns the last part of content, or nil when it is empty.
