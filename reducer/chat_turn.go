@@ -1,0 +1,221 @@
+package reducer
+
+import (
+	"slices"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// This file holds the turn lifecycle of the chat reducer: starting and
+// ending turns, streaming into the active turn, and the history of
+// completed turns.
+
+// chatTurnStarted makes the action's turn the active turn. The chat is in
+// progress and unread from then on. A turn started from a pending message
+// (queuedMessageId) removes that message, whether it was queued or the
+// steering message.
+func (r Reducer) chatTurnStarted(s *protocol.ChatState, a *protocol.ChatTurnStartedAction) *protocol.ChatState {
+	ns := *s
+	ns.ActiveTurn = &protocol.ActiveTurn{
+		ID:            a.TurnID,
+		StartedAt:     a.StartedAt,
+		Message:       a.Message,
+		ResponseParts: []protocol.ResponsePart{},
+	}
+	ns.Status = chatWithActivity(s.Status, chatActivity(&ns)) &^ protocol.SessionStatusIsRead
+	ns.ModifiedAt = r.now()
+	if id := a.QueuedMessageID; id != nil {
+		if ns.SteeringMessage != nil && ns.SteeringMessage.ID == *id {
+			ns.SteeringMessage = nil
+		}
+		ns.QueuedMessages = chatWithoutQueued(ns.QueuedMessages, *id)
+	}
+	return &ns
+}
+
+// chatDelta appends streamed text to a markdown part of the active turn.
+func chatDelta(s *protocol.ChatState, a *protocol.ChatDeltaAction) *protocol.ChatState {
+	t, i, p := chatFindPart(s, a.TurnID, a.PartID)
+	md, ok := p.(*protocol.MarkdownResponsePart)
+	if !ok {
+		return s
+	}
+	return chatWithActiveTurn(s, chatTurnWithPart(t, i, &protocol.MarkdownResponsePart{
+		ID:      md.ID,
+		Content: md.Content.Append(a.Content),
+	}))
+}
+
+// chatReasoning appends streamed text to a reasoning part of the active
+// turn.
+func chatReasoning(s *protocol.ChatState, a *protocol.ChatReasoningAction) *protocol.ChatState {
+	t, i, p := chatFindPart(s, a.TurnID, a.PartID)
+	rp, ok := p.(*protocol.ReasoningResponsePart)
+	if !ok {
+		return s
+	}
+	return chatWithActiveTurn(s, chatTurnWithPart(t, i, &protocol.ReasoningResponsePart{
+		ID:      rp.ID,
+		Content: rp.Content.Append(a.Content),
+	}))
+}
+
+// chatFindPart returns the active turn when its id is turnID, with the
+// index and value of its first response part whose id is partID. A tool
+// call part's id is its tool call id; parts without an id never match. The
+// part is nil when there is no such turn or part.
+func chatFindPart(s *protocol.ChatState, turnID, partID string) (*protocol.ActiveTurn, int, protocol.ResponsePart) {
+	t := chatActiveTurn(s, turnID)
+	if t == nil {
+		return nil, -1, nil
+	}
+	for i, p := range t.ResponseParts {
+		if id, ok := chatPartID(p); ok && id == partID {
+			return t, i, p
+		}
+	}
+	return nil, -1, nil
+}
+
+// chatPartID returns the id a chat/delta or chat/reasoning action would use
+// to address p, and whether p has one.
+func chatPartID(p protocol.ResponsePart) (string, bool) {
+	switch p := p.(type) {
+	case *protocol.MarkdownResponsePart:
+		return p.ID, true
+	case *protocol.ReasoningResponsePart:
+		return p.ID, true
+	case *protocol.ToolCallResponsePart:
+		if b, ok := toolCallBaseOf(p.ToolCall); ok {
+			return b.ToolCallID, true
+		}
+	}
+	return "", false
+}
+
+// chatResponsePart adds a part after the active turn's response parts. Like
+// the reference reducer it leaves the status alone, even for a part that
+// would block the turn: input requests and tool calls have their own
+// actions.
+func chatResponsePart(s *protocol.ChatState, a *protocol.ChatResponsePartAction) *protocol.ChatState {
+	t := chatActiveTurn(s, a.TurnID)
+	if t == nil {
+		return s
+	}
+	return chatWithActiveTurn(s, chatTurnWithAddedPart(t, a.Part))
+}
+
+// chatUsage replaces the token usage of the active turn.
+func chatUsage(s *protocol.ChatState, a *protocol.ChatUsageAction) *protocol.ChatState {
+	t := chatActiveTurn(s, a.TurnID)
+	if t == nil {
+		return s
+	}
+	nt := *t
+	nt.Usage = protocol.Ptr(a.Usage)
+	return chatWithActiveTurn(s, &nt)
+}
+
+// chatEndTurn moves the active turn into the history with the given final
+// state, when turnID names it. Tool calls still in progress are cancelled
+// as skipped. The chat becomes idle, or takes the Error activity when the
+// turn failed (errInfo set).
+func (r Reducer) chatEndTurn(s *protocol.ChatState, turnID string, duration float64, state protocol.TurnState, errInfo *protocol.ErrorInfo) *protocol.ChatState {
+	t := chatActiveTurn(s, turnID)
+	if t == nil {
+		return s
+	}
+	// The producer supplies the duration; a negative one (or NaN) means
+	// nothing and is recorded as zero.
+	if !(duration >= 0) {
+		duration = 0
+	}
+	turn := protocol.Turn{
+		ID:            t.ID,
+		StartedAt:     protocol.Ptr(t.StartedAt),
+		Duration:      protocol.Ptr(duration),
+		Message:       t.Message,
+		ResponseParts: chatSkipUnfinishedToolCalls(t.ResponseParts),
+		Usage:         t.Usage,
+		State:         state,
+		Error:         errInfo,
+	}
+	ns := *s
+	ns.Turns = chatAppend(s.Turns, turn)
+	ns.ActiveTurn = nil
+	ns.ModifiedAt = r.now()
+	activity := chatActivity(&ns)
+	if errInfo != nil {
+		activity = protocol.SessionStatusError
+	}
+	ns.Status = chatWithActivity(s.Status, activity)
+	return &ns
+}
+
+// chatSkipUnfinishedToolCalls returns parts with every tool call that
+// has not completed or been cancelled replaced by a cancelled one (reason
+// skipped). It returns parts itself when there are none.
+func chatSkipUnfinishedToolCalls(parts []protocol.ResponsePart) []protocol.ResponsePart {
+	var out []protocol.ResponsePart
+	for i, p := range parts {
+		tp, ok := p.(*protocol.ToolCallResponsePart)
+		if !ok {
+			continue
+		}
+		skipped := toolCallSkipped(tp.ToolCall)
+		if skipped == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(parts)
+		}
+		out[i] = &protocol.ToolCallResponsePart{ToolCall: skipped}
+	}
+	if out == nil {
+		return parts
+	}
+	return out
+}
+
+// chatTruncated drops completed turns after the action's turn, or all of
+// them (and the cursor to older ones) without a turn id, and drops the
+// active turn with them. An unknown turn id changes nothing.
+func (r Reducer) chatTruncated(s *protocol.ChatState, a *protocol.ChatTruncatedAction) *protocol.ChatState {
+	ns := *s
+	if a.TurnID == nil {
+		ns.Turns = []protocol.Turn{}
+		ns.TurnsNextCursor = nil
+	} else {
+		i := slices.IndexFunc(s.Turns, func(t protocol.Turn) bool { return t.ID == *a.TurnID })
+		if i < 0 {
+			return s
+		}
+		// Limit the capacity so that a later append cannot write over
+		// the turns this state still shares with s.
+		ns.Turns = s.Turns[: i+1 : i+1]
+	}
+	ns.ActiveTurn = nil
+	ns.ModifiedAt = r.now()
+	ns.Status = chatWithActivity(s.Status, chatActivity(&ns))
+	return &ns
+}
+
+// chatTurnsLoaded puts a page of older turns before the loaded ones,
+// skipping any turn already loaded, and replaces the cursor to the next
+// page (clearing it when the action has none).
+func chatTurnsLoaded(s *protocol.ChatState, a *protocol.ChatTurnsLoadedAction) *protocol.ChatState {
+	loaded := make(map[string]bool, len(s.Turns))
+	for _, t := range s.Turns {
+		loaded[t.ID] = true
+	}
+	turns := make([]protocol.Turn, 0, len(a.Turns)+len(s.Turns))
+	for _, t := range a.Turns {
+		if !loaded[t.ID] {
+			turns = append(turns, t)
+		}
+	}
+	ns := *s
+	ns.Turns = append(turns, s.Turns...)
+	ns.TurnsNextCursor = a.TurnsNextCursor
+	return &ns
+}
