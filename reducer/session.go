@@ -1,6 +1,7 @@
 package reducer
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/ahp-go/ahp/protocol"
@@ -191,6 +192,7 @@ func sessionDefaultChatChanged(s *protocol.SessionState, a *protocol.SessionDefa
 	return &next
 }
 
+// sessionTitleChanged renames the session.
 func sessionTitleChanged(s *protocol.SessionState, a *protocol.SessionTitleChangedAction) *protocol.SessionState {
 	next := *s
 	next.Title = a.Title
@@ -253,13 +255,9 @@ func sessionConfigChanged(s *protocol.SessionState, a *protocol.SessionConfigCha
 func sessionMergeConfigValues[M ~map[K]V, K comparable, V any](values, changes M, replace bool) M {
 	out := make(M, len(values)+len(changes))
 	if !replace {
-		for k, v := range values {
-			out[k] = v
-		}
+		maps.Copy(out, values)
 	}
-	for k, v := range changes {
-		out[k] = v
-	}
+	maps.Copy(out, changes)
 	return out
 }
 
