@@ -127,7 +127,7 @@ func chatWorkingDirectoryRemoved(s *protocol.ChatState, a *protocol.ChatWorkingD
 	return &ns
 }
 
-// Status.
+// Status
 
 // chatActivityBits covers the activity bits of a SessionStatus (Idle,
 // Error, InProgress, InputNeeded), of which exactly one value is set; the
@@ -173,19 +173,7 @@ func chatPartBlocks(p protocol.ResponsePart) bool {
 	return false
 }
 
-// chatWithDerivedStatus returns s with its activity recomputed from its
-// contents. It returns s itself when the status does not change.
-func chatWithDerivedStatus(s *protocol.ChatState) *protocol.ChatState {
-	status := chatWithActivity(s.Status, chatActivity(s))
-	if status == s.Status {
-		return s
-	}
-	ns := *s
-	ns.Status = status
-	return &ns
-}
-
-// Active turn.
+// Active turn
 
 // chatActiveTurn returns the active turn of s if its id is turnID, or nil.
 func chatActiveTurn(s *protocol.ChatState, turnID string) *protocol.ActiveTurn {
@@ -202,8 +190,8 @@ func chatWithActiveTurn(s *protocol.ChatState, t *protocol.ActiveTurn) *protocol
 	return &ns
 }
 
-// chatTurnWithPart returns a copy of t whose i-th response part is p. It copies
-// the list of parts but none of the parts.
+// chatTurnWithPart returns a copy of t whose i-th response part is p. It
+// copies the list of parts but none of the parts.
 func chatTurnWithPart(t *protocol.ActiveTurn, i int, p protocol.ResponsePart) *protocol.ActiveTurn {
 	nt := *t
 	nt.ResponseParts = slices.Clone(t.ResponseParts)
@@ -211,7 +199,8 @@ func chatTurnWithPart(t *protocol.ActiveTurn, i int, p protocol.ResponsePart) *p
 	return &nt
 }
 
-// chatTurnWithAddedPart returns a copy of t with p added after its response parts.
+// chatTurnWithAddedPart returns a copy of t with p added after its
+// response parts.
 func chatTurnWithAddedPart(t *protocol.ActiveTurn, p protocol.ResponsePart) *protocol.ActiveTurn {
 	nt := *t
 	nt.ResponseParts = chatAppend(t.ResponseParts, p)
