@@ -37,8 +37,12 @@ type marshaler interface {
 }
 
 // Unmarshal decodes one JSON value into v, which is usually a pointer to a
-// generated type. Trailing data is an error.
+// generated type. It also fills pointers to union interfaces (such as
+// *StateAction), which json.Unmarshal cannot. Trailing data is an error.
 func Unmarshal(data []byte, v any) error {
+	if ok, err := unmarshalUnion(data, v); ok {
+		return err
+	}
 	return json.Unmarshal(data, v)
 }
 

@@ -2284,10 +2284,16 @@ func (x *ReconnectParams) decodeMember(dec *jsontext.Decoder, name []byte) (err 
 }
 
 // ReconnectReplayResult is the wire form of the schema definition ReconnectReplayResult.
+// It is a variant of ReconnectResult.
 type ReconnectReplayResult struct {
 	Actions []ActionEnvelope `json:"actions"`
 	Missing []URI            `json:"missing"`
 }
+
+// Type reports the "type" member.
+func (*ReconnectReplayResult) Type() string { return "replay" }
+
+func (*ReconnectReplayResult) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ReconnectReplayResult) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -2339,10 +2345,58 @@ func (x *ReconnectReplayResult) decodeMember(dec *jsontext.Decoder, name []byte)
 	return dec.SkipValue()
 }
 
+// ReconnectResult is the union of schema definition ReconnectResult, told apart by the "type" member.
+// Its values are pointers to ReconnectReplayResult, ReconnectSnapshotResult,
+// or *Unknown for a "type" this package does not know.
+type ReconnectResult interface {
+	isReconnectResult()
+	// Type reports the "type" member.
+	Type() string
+	MarshalJSONTo(*jsontext.Encoder) error
+}
+
+func (*ReconnectReplayResult) isReconnectResult()   {}
+func (*ReconnectSnapshotResult) isReconnectResult() {}
+func (*Unknown) isReconnectResult()                 {}
+
+// UnmarshalReconnectResult decodes one ReconnectResult from JSON.
+func UnmarshalReconnectResult(data []byte) (ReconnectResult, error) {
+	var v ReconnectResult
+	err := unmarshalWith(data, func(dec *jsontext.Decoder) (err error) {
+		v, err = decodeReconnectResult(dec)
+		return err
+	})
+	return v, err
+}
+
+func decodeReconnectResult(dec *jsontext.Decoder) (ReconnectResult, error) {
+	v, err := decodeUnion(dec, "ReconnectResult", "type", newReconnectResultVariant)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return v.(ReconnectResult), nil
+}
+
+func newReconnectResultVariant(tag []byte) unionMember {
+	switch string(tag) {
+	case "replay":
+		return new(ReconnectReplayResult)
+	case "snapshot":
+		return new(ReconnectSnapshotResult)
+	}
+	return nil
+}
+
 // ReconnectSnapshotResult is the wire form of the schema definition ReconnectSnapshotResult.
+// It is a variant of ReconnectResult.
 type ReconnectSnapshotResult struct {
 	Snapshots []Snapshot `json:"snapshots"`
 }
+
+// Type reports the "type" member.
+func (*ReconnectSnapshotResult) Type() string { return "snapshot" }
+
+func (*ReconnectSnapshotResult) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ReconnectSnapshotResult) MarshalJSONTo(enc *jsontext.Encoder) error {

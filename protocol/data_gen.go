@@ -2,8 +2,6 @@
 
 package protocol
 
-import "github.com/go-json-experiment/json/jsontext"
-
 // ProtocolVersion is the newest protocol version this package implements,
 // the one clients prefer and hosts pick when offered.
 const ProtocolVersion = "0.8.0"
@@ -187,11 +185,10 @@ var methodTable = [...]Method{
 		NewParams: func() any { return new(PingParams) },
 	},
 	{
-		// The package declares no type ReconnectResult: its value stays raw JSON.
 		Name: "reconnect", FromClient: true, RootChannel: true,
 		Params: "ReconnectParams", Result: "ReconnectResult",
 		NewParams: func() any { return new(ReconnectParams) },
-		NewResult: func() any { return new(jsontext.Value) },
+		NewResult: func() any { return new(ReconnectResult) },
 	},
 	{
 		Name: "subscribe", FromClient: true,

@@ -592,6 +592,7 @@ var wireTypes = map[string]func(dec *jsontext.Decoder) (any, error){
 		v, err := readStruct[ReconnectReplayResult](dec)
 		return &v, err
 	},
+	"ReconnectResult": func(dec *jsontext.Decoder) (any, error) { return decodeReconnectResult(dec) },
 	"ReconnectSnapshotResult": func(dec *jsontext.Decoder) (any, error) {
 		v, err := readStruct[ReconnectSnapshotResult](dec)
 		return &v, err
@@ -1152,4 +1153,104 @@ var wireTypes = map[string]func(dec *jsontext.Decoder) (any, error){
 		return &v, err
 	},
 	"UsageInfo": func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[UsageInfo](dec); return &v, err },
+}
+
+// unmarshalUnion decodes data into v when v points to a union interface,
+// which the JSON library cannot fill by itself.
+func unmarshalUnion(data []byte, v any) (bool, error) {
+	switch p := v.(type) {
+	case *ChangesetOperationTarget:
+		u, err := UnmarshalChangesetOperationTarget(data)
+		*p = u
+		return true, err
+	case *ChatAction:
+		u, err := UnmarshalChatAction(data)
+		*p = u
+		return true, err
+	case *ChatInputAnswer:
+		u, err := UnmarshalChatInputAnswer(data)
+		*p = u
+		return true, err
+	case *ChatInputAnswerValue:
+		u, err := UnmarshalChatInputAnswerValue(data)
+		*p = u
+		return true, err
+	case *ChatInputQuestion:
+		u, err := UnmarshalChatInputQuestion(data)
+		*p = u
+		return true, err
+	case *ChatOrigin:
+		u, err := UnmarshalChatOrigin(data)
+		*p = u
+		return true, err
+	case *ChatSource:
+		u, err := UnmarshalChatSource(data)
+		*p = u
+		return true, err
+	case *ChildCustomization:
+		u, err := UnmarshalChildCustomization(data)
+		*p = u
+		return true, err
+	case *Customization:
+		u, err := UnmarshalCustomization(data)
+		*p = u
+		return true, err
+	case *CustomizationLoadState:
+		u, err := UnmarshalCustomizationLoadState(data)
+		*p = u
+		return true, err
+	case *McpServerState:
+		u, err := UnmarshalMcpServerState(data)
+		*p = u
+		return true, err
+	case *MessageAttachment:
+		u, err := UnmarshalMessageAttachment(data)
+		*p = u
+		return true, err
+	case *ReconnectResult:
+		u, err := UnmarshalReconnectResult(data)
+		*p = u
+		return true, err
+	case *ResponsePart:
+		u, err := UnmarshalResponsePart(data)
+		*p = u
+		return true, err
+	case *SessionInputRequest:
+		u, err := UnmarshalSessionInputRequest(data)
+		*p = u
+		return true, err
+	case *StateAction:
+		u, err := UnmarshalStateAction(data)
+		*p = u
+		return true, err
+	case *TerminalClaim:
+		u, err := UnmarshalTerminalClaim(data)
+		*p = u
+		return true, err
+	case *TerminalContentPart:
+		u, err := UnmarshalTerminalContentPart(data)
+		*p = u
+		return true, err
+	case *ToolCallConfirmationState:
+		u, err := UnmarshalToolCallConfirmationState(data)
+		*p = u
+		return true, err
+	case *ToolCallContributor:
+		u, err := UnmarshalToolCallContributor(data)
+		*p = u
+		return true, err
+	case *ToolCallRiskAssessment:
+		u, err := UnmarshalToolCallRiskAssessment(data)
+		*p = u
+		return true, err
+	case *ToolCallState:
+		u, err := UnmarshalToolCallState(data)
+		*p = u
+		return true, err
+	case *ToolResultContent:
+		u, err := UnmarshalToolResultContent(data)
+		*p = u
+		return true, err
+	}
+	return false, nil
 }

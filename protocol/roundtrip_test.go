@@ -100,3 +100,20 @@ func TestReducerFixtureStates(t *testing.T) {
 		})
 	}
 }
+
+func TestUnmarshalIntoUnionPointer(t *testing.T) {
+	var a protocol.StateAction
+	if err := protocol.Unmarshal([]byte(`{"type":"chat/delta","turnId":"t","partId":"p","content":"x"}`), &a); err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := a.(*protocol.ChatDeltaAction); !ok || d.Content != "x" {
+		t.Fatalf("got %#v", a)
+	}
+	var r protocol.ReconnectResult
+	if err := protocol.Unmarshal([]byte(`{"type":"replay","actions":[],"missing":[]}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.(*protocol.ReconnectReplayResult); !ok {
+		t.Fatalf("got %T", r)
+	}
+}

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -156,20 +155,24 @@ func (x *Snapshot) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // NewSnapshotState returns an empty state value of the Go type that holds
 // the state of the channel at uri, or nil when the channel kind is unknown.
 func NewSnapshotState(uri string) SnapshotState {
-	switch {
-	case uri == "ahp-root://" || strings.HasPrefix(uri, "ahp-root:"):
+	ch, err := ParseChannel(uri)
+	if err != nil {
+		return nil
+	}
+	switch ch.Kind {
+	case ChannelRoot:
 		return new(RootState)
-	case strings.HasPrefix(uri, "ahp-session:") && strings.HasSuffix(uri, "/annotations"):
-		return new(AnnotationsState)
-	case strings.HasPrefix(uri, "ahp-session:"):
+	case ChannelSession:
 		return new(SessionState)
-	case strings.HasPrefix(uri, "ahp-chat:"):
+	case ChannelChat:
 		return new(ChatState)
-	case strings.HasPrefix(uri, "ahp-terminal:"):
+	case ChannelTerminal:
 		return new(TerminalState)
-	case strings.HasPrefix(uri, "ahp-changeset:"):
+	case ChannelChangeset:
 		return new(ChangesetState)
-	case strings.HasPrefix(uri, "ahp-resource-watch:"):
+	case ChannelAnnotations:
+		return new(AnnotationsState)
+	case ChannelResourceWatch:
 		return new(ResourceWatchState)
 	}
 	return nil

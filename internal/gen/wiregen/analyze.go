@@ -186,7 +186,27 @@ func (g *gen) add(t *genType) {
 	g.types[t.name] = t
 }
 
+// syntheticUnions are unions the method table names but the schema does
+// not define; each is built from its variants, which the schema does define.
+var syntheticUnions = map[string]struct {
+	file     string
+	variants []string
+}{
+	"ReconnectResult": {"commands.schema.json", []string{"ReconnectReplayResult", "ReconnectSnapshotResult"}},
+}
+
 func (g *gen) analyze() error {
+	for name, u := range syntheticUnions {
+		if _, ok := g.spec.defs[name]; ok {
+			return fmt.Errorf("%s is now defined by the schema; remove it from syntheticUnions", name)
+		}
+		var alts []any
+		for _, v := range u.variants {
+			alts = append(alts, node{"$ref": "#/$defs/" + v})
+		}
+		g.spec.defs[name] = node{"oneOf": alts}
+		g.spec.home[name] = u.file
+	}
 	for _, name := range g.spec.names() {
 		if handWritten[name] {
 			continue

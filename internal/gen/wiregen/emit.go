@@ -356,7 +356,16 @@ func (g *gen) emitRegistry() ([]byte, error) {
 		}
 		fmt.Fprintf(&b, "\t%q: %s,\n", n, fn)
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+	b.WriteString("// unmarshalUnion decodes data into v when v points to a union interface,\n// which the JSON library cannot fill by itself.\nfunc unmarshalUnion(data []byte, v any) (bool, error) {\n\tswitch p := v.(type) {\n")
+	for _, n := range names {
+		t := g.types[n]
+		if t.kind != kUnion || t.external {
+			continue
+		}
+		fmt.Fprintf(&b, "\tcase *%s:\n\t\tu, err := Unmarshal%s(data)\n\t\t*p = u\n\t\treturn true, err\n", n, n)
+	}
+	b.WriteString("\t}\n\treturn false, nil\n}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("wiregen: format registry: %w", err)
