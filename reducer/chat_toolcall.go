@@ -401,7 +401,7 @@ func toolCallSkipped(tc protocol.ToolCallState) protocol.ToolCallState {
 	return n
 }
 
-// Shared fields.
+// Shared fields
 
 // chatToolBase holds the fields every tool call state has. Its methods
 // start a tool call in each status from them.
