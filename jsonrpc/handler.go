@@ -1,0 +1,86 @@
+package jsonrpc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// A Handler serves the requests and notifications that arrive on a [Conn].
+//
+// Handle is called on the connection's handler goroutine, one message at a
+// time, in arrival order. For a request, the result is encoded as the
+// response's result, or err becomes its error (see the package
+// documentation for how errors map to codes). For a notification, both are
+// discarded; errors are logged.
+//
+// To respond later without holding up the queue, return an [Async] as the
+// result. ctx is cancelled when the connection ends.
+type Handler interface {
+	Handle(ctx context.Context, req *Request) (result any, err error)
+}
+
+// HandlerFunc adapts a function to the [Handler] interface.
+type HandlerFunc func(ctx context.Context, req *Request) (result any, err error)
+
+// Handle calls f(ctx, req).
+func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { return f(ctx, req) }
+
+// Async, returned as a handler's result with a nil error, finishes the
+// request on a goroutine of its own so that the connection moves on to the
+// next queued message at once. The function's return values are then used
+// as the handler's would have been. ctx is cancelled when the connection
+// ends, and the connection's Done channel waits for the function to return.
+//
+// Messages after the one being finished this way may be handled, and
+// answered, before it.
+type Async func(ctx context.Context) (result any, err error)
+
+// A Request is an incoming request or notification as a [Handler] sees it.
+type Request struct {
+	ID     protocol.ID    // zero for a notification
+	Method string         // the method name
+	Params jsontext.Value // the encoded params, nil when absent
+
+	conn *Conn
+}
+
+// IsNotification reports whether req expects no response.
+func (req *Request) IsNotification() bool { return !req.ID.IsValid() }
+
+// Conn returns the connection req arrived on, from which a handler can call
+// or notify the peer.
+func (req *Request) Conn() *Conn { return req.conn }
+
+// UnmarshalParams decodes the params into v. Absent params leave v
+// unchanged. A failure is returned as an invalid-params error, ready to be
+// returned by the handler.
+func (req *Request) UnmarshalParams(v any) error {
+	if len(req.Params) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(req.Params, v); err != nil {
+		return &protocol.Error{
+			Code:    protocol.CodeInvalidParams,
+			Message: fmt.Sprintf("invalid params for %s: %v", req.Method, err),
+		}
+	}
+	return nil
+}
+
+// Errors a handler can return, possibly wrapped, to answer with the matching
+// code. Because [protocol.Error] values match on code under [errors.Is],
+// they also test errors received from the peer.
+var (
+	ErrMethodNotFound = &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "method not found"}
+	ErrInvalidParams  = &protocol.Error{Code: protocol.CodeInvalidParams, Message: "invalid params"}
+)
+
+// notFound is the handler of a Conn created without one.
+func notFound(_ context.Context, req *Request) (any, error) {
+	return nil, fmt.Errorf("%w: %s", ErrMethodNotFound, req.Method)
+}
