@@ -42,10 +42,11 @@ type Transport interface {
 // connecting peers within one process.
 //
 // Each direction buffers without bound, so Write never blocks and two peers
-// writing to each other at once cannot deadlock; the reader's pace is the
-// only limit. Written data is copied. Closing either end closes the pipe:
-// the closed end's Read and both ends' Write fail with io.ErrClosedPipe,
-// while the other end reads what was already sent and then io.EOF.
+// writing to each other at once cannot deadlock; a reader that falls behind
+// costs memory instead. Written data is copied. Closing either end closes
+// the pipe: the closed end's Read and both ends' Write fail with
+// io.ErrClosedPipe, while the other end reads what was already sent and
+// then io.EOF.
 //
 // Write and Close are safe for concurrent use; Read, as the Transport
 // contract allows, must be called from one goroutine at a time per end.
