@@ -525,6 +525,9 @@ func (c *Conn) serve(req *Request) {
 
 // finish answers req with the outcome of its handler.
 func (c *Conn) finish(req *Request, result any, err error) {
+	if !req.replied.CompareAndSwap(false, true) {
+		return // the handler already replied with Request.Reply
+	}
 	if req.IsNotification() {
 		switch {
 		case err == nil:

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -46,7 +47,22 @@ type Request struct {
 	Method string         // the method name
 	Params jsontext.Value // the encoded params, nil when absent
 
-	conn *Conn
+	conn    *Conn
+	replied atomic.Bool
+}
+
+// Reply answers the request now, from within the handler, instead of when
+// the handler returns; the handler's own return values are then ignored.
+// It lets a handler order its response among other messages it queues on
+// the same transport (a host answering subscribe before any action that
+// follows the snapshot, say). Replying to a notification does nothing;
+// replying twice sends only the first answer.
+func (req *Request) Reply(result any, err error) error {
+	if req.IsNotification() || req.conn == nil {
+		return nil
+	}
+	req.conn.finish(req, result, err)
+	return nil
 }
 
 // IsNotification reports whether req expects no response.

@@ -208,3 +208,12 @@ func (e *UnsupportedVersionError) Error() string {
 	return fmt.Sprintf("protocol: no supported protocol version offered (offered [%s]; supported %s)",
 		strings.Join(shown, ", "), strings.Join(e.Supported, ", "))
 }
+
+// RPCError returns the UnsupportedProtocolVersion (-32005) JSON-RPC error
+// for e, whose data lists the supported versions.
+func (e *UnsupportedVersionError) RPCError() *Error {
+	data, _ := Marshal(struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}{e.Supported})
+	return &Error{Code: int64(AhpErrorCodeUnsupportedProtocolVersion), Message: e.Error(), Data: data}
+}

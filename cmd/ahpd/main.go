@@ -1,19 +1,233 @@
-// Command ahpd is the AHP host daemon.
+// Command ahpd is the AHP host daemon: it serves Agent Host Protocol
+// clients over WebSocket, with the built-in echo agent.
 //
-// The host engine is not built yet: for now ahpd prints its version and the
-// protocol versions it speaks, then exits.
+// Usage:
+//
+//	ahpd [flags]
+//
+// On start it prints one line with the ws:// URL to connect to. Flags may
+// also come from a JSON config file (--config); flags given on the command
+// line win. Run `ahpd -h` for the list.
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/echo"
+	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 )
 
 // version is the ahpd release, set at build time with -ldflags.
 var version = "devel"
 
+// config holds every setting; the JSON names are those of the config file.
+type config struct {
+	Listen        string   `json:"listen"`
+	Token         string   `json:"token"`
+	ReplaySize    int      `json:"replaySize"`
+	ReplayBytes   int      `json:"replayBytes"`
+	LogLevel      string   `json:"logLevel"`
+	AllowOrigins  []string `json:"allowOrigins"`
+	AnyOrigin     bool     `json:"insecureAnyOrigin"`
+	MaxMessage    int64    `json:"maxMessageBytes"`
+	ShowVersion   bool     `json:"-"`
+	CheckOnly     bool     `json:"-"`
+	ConfigFile    string   `json:"-"`
+	ShutdownGrace string   `json:"shutdownGrace"`
+}
+
 func main() {
-	fmt.Printf("ahpd %s (AHP %s; accepts %s)\n", version, protocol.ProtocolVersion, strings.Join(protocol.SupportedVersions(), ", "))
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "ahpd:", err)
+		os.Exit(1)
+	}
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+// parseConfig reads flags, the environment and the optional config file.
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	cfg := &config{Listen: "127.0.0.1:7247", LogLevel: "info", ReplaySize: host.DefaultReplayEntries, ReplayBytes: host.DefaultReplayBytes, ShutdownGrace: "5s"}
+	fs := flag.NewFlagSet("ahpd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.ConfigFile, "config", "", "JSON config file (keys: listen, token, replaySize, replayBytes, logLevel, allowOrigins, insecureAnyOrigin, maxMessageBytes, shutdownGrace)")
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on; port 0 picks a free port")
+	fs.StringVar(&cfg.Token, "token", "", "bearer token clients must present (default $AHPD_TOKEN)")
+	fs.IntVar(&cfg.ReplaySize, "replay-size", cfg.ReplaySize, "actions kept for reconnecting clients")
+	fs.IntVar(&cfg.ReplayBytes, "replay-bytes", cfg.ReplayBytes, "bytes of actions kept for reconnecting clients")
+	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
+	var origins stringList
+	fs.Var(&origins, "allow-origin", "browser origin pattern allowed to connect (repeatable)")
+	fs.BoolVar(&cfg.AnyOrigin, "insecure-any-origin", false, "accept browser connections from any origin")
+	fs.Int64Var(&cfg.MaxMessage, "max-message-bytes", host.DefaultMaxMessageBytes, "largest incoming message")
+	fs.StringVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long to wait for clients on shutdown")
+	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&cfg.CheckOnly, "check", false, "check the configuration and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if cfg.ConfigFile != "" {
+		fileCfg := *cfg
+		data, err := os.ReadFile(cfg.ConfigFile)
+		if err != nil {
+			return nil, err
+		}
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&fileCfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.ConfigFile, err)
+		}
+		// Flags set on the command line win over the file.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		merged := fileCfg
+		restore := map[string]func(){
+			"listen":              func() { merged.Listen = cfg.Listen },
+			"token":               func() { merged.Token = cfg.Token },
+			"replay-size":         func() { merged.ReplaySize = cfg.ReplaySize },
+			"replay-bytes":        func() { merged.ReplayBytes = cfg.ReplayBytes },
+			"log-level":           func() { merged.LogLevel = cfg.LogLevel },
+			"insecure-any-origin": func() { merged.AnyOrigin = cfg.AnyOrigin },
+			"max-message-bytes":   func() { merged.MaxMessage = cfg.MaxMessage },
+			"shutdown-grace":      func() { merged.ShutdownGrace = cfg.ShutdownGrace },
+		}
+		for name, f := range restore {
+			if set[name] {
+				f()
+			}
+		}
+		*cfg = merged
+	}
+	cfg.AllowOrigins = append(cfg.AllowOrigins, origins...)
+	if cfg.Token == "" {
+		cfg.Token = os.Getenv("AHPD_TOKEN")
+	}
+	return cfg, cfg.validate()
+}
+
+func (c *config) validate() error {
+	host, _, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", c.Listen, err)
+	}
+	if !isLoopback(host) && c.Token == "" {
+		return fmt.Errorf("--listen %s is reachable beyond this machine: set --token (or AHPD_TOKEN) to require one", c.Listen)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	if _, err := time.ParseDuration(c.ShutdownGrace); err != nil {
+		return fmt.Errorf("--shutdown-grace: %w", err)
+	}
+	if c.ReplaySize < 0 || c.ReplayBytes < 0 || c.MaxMessage < 0 {
+		return errors.New("sizes must not be negative")
+	}
+	return nil
+}
+
+// isLoopback reports whether a listen host only accepts local connections.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return l, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// run starts the host and serves until ctx ends or a signal arrives.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if cfg.ShowVersion {
+		fmt.Fprintf(stdout, "ahpd %s (AHP %s; accepts %s)\n", version, protocol.ProtocolVersion, strings.Join(protocol.SupportedVersions(), ", "))
+		return nil
+	}
+	if cfg.CheckOnly {
+		fmt.Fprintln(stdout, "configuration ok")
+		return nil
+	}
+	level, _ := parseLevel(cfg.LogLevel)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	agents := []agent.Backend{echo.New(nil)}
+	h, err := host.New(&host.Options{
+		Agents:          agents,
+		ServerInfo:      protocol.Implementation{Name: "ahpd", Version: protocol.Ptr(version)},
+		ReplayEntries:   cfg.ReplaySize,
+		ReplayBytes:     cfg.ReplayBytes,
+		MaxMessageBytes: cfg.MaxMessage,
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		h.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler: h.WebSocketHandler(&host.WebSocketOptions{
+			Token:                   cfg.Token,
+			OriginPatterns:          cfg.AllowOrigins,
+			InsecureSkipOriginCheck: cfg.AnyOrigin,
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(stdout, "ahpd listening on ws://%s/\n", ln.Addr())
+	log.Info("ahpd started", "version", version, "protocol", protocol.ProtocolVersion, "addr", ln.Addr().String(), "token", cfg.Token != "")
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-serveErr:
+		h.Close()
+		return err
+	}
+	grace, _ := time.ParseDuration(cfg.ShutdownGrace)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	srv.Shutdown(shutdownCtx)
+	return h.Close()
 }

@@ -1,0 +1,83 @@
+package host
+
+import (
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// commitLocked is the one path every change takes: reduce, sequence, record
+// in the replay log, encode once, queue to every subscriber that knows the
+// action, then derive what follows from it (catalog and summary updates,
+// agent events). It never blocks.
+func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protocol.ActionOrigin) {
+	prev := ch.state
+	next := h.red.Apply(prev, a)
+	h.seq++
+	env := protocol.ActionEnvelope{Channel: ch.uri, Action: a, ServerSeq: h.seq, Origin: origin}
+	msg, body, err := encodeAction(&env)
+	if err != nil {
+		// Wire types always encode; this would be a bug. The state still
+		// moves on so host and agents stay consistent.
+		h.log.Error("encoding an action failed", "channel", ch.uri, "type", a.Type(), "err", err)
+	} else {
+		typ := a.Type()
+		h.replay.add(replayEntry{seq: h.seq, channel: ch.uri, actionType: typ, envelope: body})
+		for c := range ch.subs {
+			if c.knowsLocked(typ) {
+				c.sendLocked(msg)
+			}
+		}
+	}
+	ch.state = next
+	if ch.session != nil {
+		h.afterCommitLocked(ch, prev, a, origin)
+	}
+}
+
+// afterCommitLocked keeps derived state in step after a change on a session
+// or chat channel.
+func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a protocol.StateAction, origin *protocol.ActionOrigin) {
+	s := ch.session
+	switch ch.kind {
+	case protocol.ChannelChat:
+		chat := ch.state.(*protocol.ChatState)
+		h.syncChatSummaryLocked(s, chat)
+		h.syncInputNeededLocked(s, chat)
+		if origin != nil || isHostTurnStart(a) {
+			s.deliver(agent.Event{Channel: ch.uri, Action: a, Origin: origin, Chat: chat})
+		}
+		h.consumeQueuedLocked(ch, chat)
+	case protocol.ChannelSession:
+		if origin != nil {
+			s.deliver(agent.Event{Channel: ch.uri, Action: a, Origin: origin})
+		}
+	}
+	h.syncSessionSummaryLocked(s)
+}
+
+// isHostTurnStart reports a turn the host itself started (from a queued
+// message or a createChat initial message), which the agent must run.
+func isHostTurnStart(a protocol.StateAction) bool {
+	_, ok := a.(*protocol.ChatTurnStartedAction)
+	return ok
+}
+
+// broadcastLocked sends a protocol notification to the subscribers of a
+// channel whose negotiated version knows it. Notifications are not
+// sequenced or replayed.
+func (h *Host) broadcastLocked(channel, method string, params any) {
+	ch, ok := h.channels[channel]
+	if !ok || len(ch.subs) == 0 {
+		return
+	}
+	msg, err := encodeNotification(method, params)
+	if err != nil {
+		h.log.Error("encoding a notification failed", "method", method, "err", err)
+		return
+	}
+	for c := range ch.subs {
+		if protocol.NotificationKnownToVersion(method, c.version) {
+			c.sendLocked(msg)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package host
+
+import (
+	"slices"
+
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/reducer"
+)
+
+// chatSummary is the catalog entry of a chat: the summary fields ChatState
+// carries inline.
+func chatSummary(c *protocol.ChatState) protocol.ChatSummary {
+	return protocol.ChatSummary{
+		Resource:           c.Resource,
+		Title:              c.Title,
+		Status:             c.Status,
+		Activity:           c.Activity,
+		ModifiedAt:         c.ModifiedAt,
+		Origin:             c.Origin,
+		Interactivity:      c.Interactivity,
+		WorkingDirectories: c.WorkingDirectories,
+	}
+}
+
+// syncChatSummaryLocked keeps the session's chat catalog consistent with
+// the chat's own state, as the chat channel page asks producers to do:
+// changed fields go out as session/chatUpdated. A field that was cleared
+// cannot be expressed as a change, so then the whole entry is replaced
+// with session/chatAdded (an upsert).
+func (h *Host) syncChatSummaryLocked(s *session, chat *protocol.ChatState) {
+	sch := h.channels[s.uri]
+	if sch == nil {
+		return
+	}
+	st := sch.state.(*protocol.SessionState)
+	i := slices.IndexFunc(st.Chats, func(c protocol.ChatSummary) bool { return c.Resource == chat.Resource })
+	if i < 0 {
+		return
+	}
+	old, cur := st.Chats[i], chatSummary(chat)
+	var ch protocol.SessionChatUpdatedActionChanges
+	changed, cleared := false, false
+	if old.Title != cur.Title {
+		ch.Title, changed = &cur.Title, true
+	}
+	if old.Status != cur.Status {
+		ch.Status, changed = &cur.Status, true
+	}
+	if old.ModifiedAt != cur.ModifiedAt {
+		ch.ModifiedAt, changed = &cur.ModifiedAt, true
+	}
+	if !equalPtr(old.Activity, cur.Activity) {
+		if cur.Activity == nil {
+			cleared = true
+		}
+		ch.Activity, changed = cur.Activity, true
+	}
+	if !slices.Equal(old.WorkingDirectories, cur.WorkingDirectories) {
+		if cur.WorkingDirectories == nil {
+			cleared = true
+		}
+		ch.WorkingDirectories, changed = cur.WorkingDirectories, true
+	}
+	if !equalPtr(old.Interactivity, cur.Interactivity) {
+		if cur.Interactivity == nil {
+			cleared = true
+		}
+		ch.Interactivity, changed = cur.Interactivity, true
+	}
+	switch {
+	case cleared:
+		h.commitLocked(sch, &protocol.SessionChatAddedAction{Summary: cur}, nil)
+	case changed:
+		h.commitLocked(sch, &protocol.SessionChatUpdatedAction{Chat: chat.Resource, Changes: ch}, nil)
+	}
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// syncInputNeededLocked mirrors the chat's outstanding input requests and
+// tool confirmations into the session's inputNeeded list, so clients
+// watching only the session see what blocks it.
+func (h *Host) syncInputNeededLocked(s *session, chat *protocol.ChatState) {
+	sch := h.channels[s.uri]
+	if sch == nil {
+		return
+	}
+	st := sch.state.(*protocol.SessionState)
+	want := inputRequests(chat)
+	prefix := chat.Resource + "#"
+	// Remove entries of this chat that are no longer outstanding.
+	for _, r := range st.InputNeeded {
+		id := inputRequestID(r)
+		if len(id) > len(prefix) && id[:len(prefix)] == prefix {
+			if _, still := want[id]; !still {
+				h.commitLocked(sch, &protocol.SessionInputNeededRemovedAction{ID: id}, nil)
+			}
+		}
+	}
+	// Add new ones, in the chat's order.
+	for _, id := range sortedKeys(want) {
+		st := h.channels[s.uri].state.(*protocol.SessionState)
+		if !slices.ContainsFunc(st.InputNeeded, func(r protocol.SessionInputRequest) bool { return inputRequestID(r) == id }) {
+			h.commitLocked(sch, &protocol.SessionInputNeededSetAction{Request: want[id]}, nil)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func inputRequestID(r protocol.SessionInputRequest) string {
+	switch r := r.(type) {
+	case *protocol.SessionChatInputRequest:
+		return r.ID
+	case *protocol.SessionToolConfirmationRequest:
+		return r.ID
+	case *protocol.SessionToolClientExecutionRequest:
+		return r.ID
+	case *protocol.SessionToolAuthenticationRequest:
+		return r.ID
+	}
+	return ""
+}
+
+// inputRequests lists what the chat's active turn waits on, keyed by the
+// session-level id "<chat>#<request or tool call id>".
+func inputRequests(chat *protocol.ChatState) map[string]protocol.SessionInputRequest {
+	out := map[string]protocol.SessionInputRequest{}
+	t := chat.ActiveTurn
+	if t == nil {
+		return out
+	}
+	for _, part := range t.ResponseParts {
+		switch p := part.(type) {
+		case *protocol.InputRequestResponsePart:
+			if p.Response == nil {
+				id := chat.Resource + "#" + p.Request.ID
+				out[id] = &protocol.SessionChatInputRequest{ID: id, Chat: chat.Resource, Request: p.Request}
+			}
+		case *protocol.ToolCallResponsePart:
+			switch tc := p.ToolCall.(type) {
+			case *protocol.ToolCallPendingConfirmationState:
+				id := chat.Resource + "#" + tc.ToolCallID
+				out[id] = &protocol.SessionToolConfirmationRequest{ID: id, Chat: chat.Resource, TurnID: t.ID, ToolCall: tc}
+			case *protocol.ToolCallPendingResultConfirmationState:
+				id := chat.Resource + "#" + tc.ToolCallID
+				out[id] = &protocol.SessionToolConfirmationRequest{ID: id, Chat: chat.Resource, TurnID: t.ID, ToolCall: tc}
+			}
+		}
+	}
+	return out
+}
+
+// consumeQueuedLocked starts the next queued message when the chat is idle,
+// as the chat channel page describes: remove it from the queue, then start
+// a turn carrying it.
+func (h *Host) consumeQueuedLocked(ch *channel, chat *protocol.ChatState) {
+	if chat.ActiveTurn != nil || len(chat.QueuedMessages) == 0 {
+		return
+	}
+	next := chat.QueuedMessages[0]
+	h.commitLocked(ch, &protocol.ChatPendingMessageRemovedAction{Kind: protocol.PendingMessageKindQueued, ID: next.ID}, nil)
+	h.commitLocked(ch, &protocol.ChatTurnStartedAction{
+		TurnID:          h.opts.NewID(),
+		StartedAt:       h.now(),
+		Message:         next.Message,
+		QueuedMessageID: &next.ID,
+	}, nil)
+}
+
+// summaryLocked computes the session's catalog entry from its state and
+// its chats, by the aggregation rules of the session channel page.
+func (h *Host) summaryLocked(s *session) protocol.SessionSummary {
+	st := h.channels[s.uri].state.(*protocol.SessionState)
+	modified := s.modifiedAt
+	if m, ok := reducer.SummaryModifiedAt(st.Chats); ok && m > modified {
+		modified = m
+	}
+	return protocol.SessionSummary{
+		Resource:           s.uri,
+		Provider:           st.Provider,
+		Title:              st.Title,
+		Status:             reducer.SummaryStatus(st),
+		Activity:           reducer.SummaryActivity(st),
+		Project:            st.Project,
+		WorkingDirectories: st.WorkingDirectories,
+		Annotations:        st.Annotations,
+		CreatedAt:          s.createdAt,
+		ModifiedAt:         modified,
+	}
+}
+
+// syncSessionSummaryLocked announces changes of a session's catalog entry
+// with root/sessionSummaryChanged.
+func (h *Host) syncSessionSummaryLocked(s *session) {
+	if _, ok := h.channels[s.uri]; !ok {
+		return
+	}
+	old, cur := s.summary, h.summaryLocked(s)
+	var ch protocol.PartialSessionSummary
+	changed := false
+	if old.Title != cur.Title {
+		ch.Title, changed = &cur.Title, true
+	}
+	if old.Status != cur.Status {
+		ch.Status, changed = &cur.Status, true
+	}
+	if !equalPtr(old.Activity, cur.Activity) {
+		ch.Activity, changed = cur.Activity, true
+	}
+	if old.ModifiedAt != cur.ModifiedAt {
+		ch.ModifiedAt, changed = &cur.ModifiedAt, true
+	}
+	if !slices.Equal(old.WorkingDirectories, cur.WorkingDirectories) {
+		ch.WorkingDirectories, changed = cur.WorkingDirectories, true
+	}
+	if !changed {
+		return
+	}
+	s.summary = cur
+	h.broadcastLocked(protocol.RootURI, "root/sessionSummaryChanged", &protocol.SessionSummaryChangedParams{
+		Channel: protocol.RootURI,
+		Session: s.uri,
+		Changes: ch,
+	})
+}

@@ -1,0 +1,94 @@
+package host
+
+import (
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// Messages are encoded once and the same bytes are queued to every
+// recipient.
+
+const actionPrefix = `{"jsonrpc":"2.0","method":"action","params":`
+
+// encodeAction returns the "action" notification for env and the slice of
+// it that holds the envelope alone.
+func encodeAction(env *protocol.ActionEnvelope) (msg []byte, envelope jsontext.Value, err error) {
+	body, err := protocol.Marshal(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	msg = make([]byte, 0, len(actionPrefix)+len(body)+1)
+	msg = append(msg, actionPrefix...)
+	msg = append(msg, body...)
+	msg = append(msg, '}')
+	return msg, msg[len(actionPrefix) : len(msg)-1], nil
+}
+
+// encodeNotification returns a JSON-RPC notification.
+func encodeNotification(method string, params any) ([]byte, error) {
+	body, err := protocol.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	msg := make([]byte, 0, len(body)+len(method)+40)
+	msg = append(msg, `{"jsonrpc":"2.0","method":`...)
+	msg, _ = jsontext.AppendQuote(msg, method)
+	msg = append(msg, `,"params":`...)
+	msg = append(msg, body...)
+	msg = append(msg, '}')
+	return msg, nil
+}
+
+// privateEnvelope encodes an action envelope meant for one connection only
+// (a rejection echo, or a page of older turns). It carries the current
+// serverSeq and does not advance it.
+func (h *Host) privateEnvelope(channel string, action protocol.StateAction, origin *protocol.ActionOrigin, rejection string) []byte {
+	env := protocol.ActionEnvelope{Channel: channel, Action: action, ServerSeq: h.seq, Origin: origin}
+	if rejection != "" {
+		env.RejectionReason = &rejection
+	}
+	msg, _, err := encodeAction(&env)
+	if err != nil {
+		h.log.Error("encoding an action failed", "channel", channel, "err", err)
+		return nil
+	}
+	return msg
+}
+
+// rawEnvelope is an already encoded ActionEnvelope.
+type rawEnvelope jsontext.Value
+
+func (r rawEnvelope) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return enc.WriteValue(jsontext.Value(r))
+}
+
+// replayResult is the replay form of the reconnect result, built from the
+// envelopes kept in the replay log without decoding them.
+type replayResult struct {
+	Actions []rawEnvelope `json:"actions"`
+	Missing []string      `json:"missing"`
+}
+
+func (r *replayResult) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+		return err
+	}
+	enc.WriteToken(jsontext.String("type"))
+	enc.WriteToken(jsontext.String("replay"))
+	enc.WriteToken(jsontext.String("actions"))
+	enc.WriteToken(jsontext.BeginArray)
+	for _, a := range r.Actions {
+		if err := a.MarshalJSONTo(enc); err != nil {
+			return err
+		}
+	}
+	enc.WriteToken(jsontext.EndArray)
+	enc.WriteToken(jsontext.String("missing"))
+	enc.WriteToken(jsontext.BeginArray)
+	for _, m := range r.Missing {
+		enc.WriteToken(jsontext.String(m))
+	}
+	enc.WriteToken(jsontext.EndArray)
+	return enc.WriteToken(jsontext.EndObject)
+}

@@ -1,0 +1,84 @@
+package host
+
+import (
+	"cmp"
+	"encoding/base64"
+	"slices"
+	"strings"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// listSessions returns the session catalog, most recently modified first,
+// page by page. The cursor names the last entry of the previous page by
+// its modification time and URI, so paging stays stable while sessions
+// come and go.
+func (h *Host) listSessions(p *protocol.ListSessionsParams) (*protocol.ListSessionsResult, error) {
+	limit := DefaultListLimit
+	if p.Limit != nil {
+		if *p.Limit <= 0 {
+			return nil, rpcError(protocol.CodeInvalidParams, "listSessions: limit must be positive")
+		}
+		limit = int(min(*p.Limit, int64(DefaultListLimit)))
+	}
+	var after *sessionKey
+	if p.Cursor != nil {
+		k, ok := decodeSessionCursor(*p.Cursor)
+		if !ok {
+			return nil, rpcError(protocol.CodeInvalidParams, "listSessions: unknown cursor")
+		}
+		after = &k
+	}
+	h.mu.Lock()
+	items := make([]protocol.SessionSummary, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		items = append(items, s.summary)
+	}
+	h.mu.Unlock()
+	slices.SortFunc(items, func(a, b protocol.SessionSummary) int {
+		return compareKeys(keyOf(a), keyOf(b))
+	})
+	if after != nil {
+		i, _ := slices.BinarySearchFunc(items, *after, func(s protocol.SessionSummary, k sessionKey) int {
+			return compareKeys(keyOf(s), k)
+		})
+		for i < len(items) && compareKeys(keyOf(items[i]), *after) <= 0 {
+			i++
+		}
+		items = items[i:]
+	}
+	res := &protocol.ListSessionsResult{Items: items}
+	if len(items) > limit {
+		res.Items = items[:limit]
+		res.NextCursor = protocol.Ptr(encodeSessionCursor(keyOf(items[limit-1])))
+	}
+	return res, nil
+}
+
+// sessionKey orders the catalog: newest modification first, then URI.
+type sessionKey struct{ modifiedAt, uri string }
+
+func keyOf(s protocol.SessionSummary) sessionKey { return sessionKey{s.ModifiedAt, s.Resource} }
+
+func compareKeys(a, b sessionKey) int {
+	if c := cmp.Compare(b.modifiedAt, a.modifiedAt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.uri, b.uri)
+}
+
+func encodeSessionCursor(k sessionKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(k.modifiedAt + "\n" + k.uri))
+}
+
+func decodeSessionCursor(c string) (sessionKey, bool) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return sessionKey{}, false
+	}
+	m, u, ok := strings.Cut(string(raw), "\n")
+	if !ok || u == "" {
+		return sessionKey{}, false
+	}
+	return sessionKey{m, u}, true
+}

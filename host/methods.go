@@ -1,0 +1,290 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+
+	"github.com/ahp-go/ahp/jsonrpc"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// Handle serves one client request or notification. The JSON-RPC peer calls
+// it in arrival order on one goroutine per connection.
+func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, err error) {
+	defer func() {
+		// A bug must not take the host down with it: answer and log.
+		if p := recover(); p != nil {
+			c.h.log.Error("panic while handling a request", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			result, err = nil, rpcError(protocol.CodeInternalError, "%s: internal error", req.Method)
+		}
+	}()
+	switch req.Method {
+	case "ping":
+		return nil, nil
+	case "initialize":
+		return nil, c.initialize(req)
+	case "reconnect":
+		return nil, c.reconnect(req)
+	}
+	c.h.mu.Lock()
+	ready := c.initialized
+	c.h.mu.Unlock()
+	if !ready {
+		if req.IsNotification() {
+			c.h.log.Debug("notification before initialize ignored", "method", req.Method)
+			return nil, nil
+		}
+		return nil, rpcError(protocol.CodeInvalidRequest, "%s: the connection is not initialized; send initialize first", req.Method)
+	}
+	switch req.Method {
+	case "subscribe":
+		return nil, c.subscribe(req)
+	case "unsubscribe":
+		return nil, c.unsubscribe(req)
+	case "dispatchAction":
+		return nil, c.dispatchAction(req)
+	case "listSessions":
+		return decodeAnd(req, c.h.listSessions)
+	case "createSession":
+		return decodeAnd(req, c.createSession)
+	case "disposeSession":
+		return decodeAnd(req, c.h.disposeSession)
+	case "createChat":
+		return decodeAnd(req, c.createChat)
+	case "disposeChat":
+		return decodeAnd(req, c.h.disposeChat)
+	case "fetchTurns":
+		return nil, c.fetchTurns(req)
+	case "completions":
+		return &protocol.CompletionsResult{Items: []protocol.CompletionItem{}}, nil
+	case "authenticate":
+		return &protocol.AuthenticateResult{}, nil
+	}
+	if m, ok := protocol.LookupMethod(req.Method); ok && m.FromClient {
+		return nil, rpcError(protocol.CodeMethodNotFound, "%s is not supported by this host", req.Method)
+	}
+	return nil, rpcError(protocol.CodeMethodNotFound, "unknown method %q", req.Method)
+}
+
+// decodeAnd decodes the request's params as P and calls f.
+func decodeAnd[P any, R any](req *jsonrpc.Request, f func(*P) (R, error)) (any, error) {
+	p := new(P)
+	if err := decodeParams(req, p); err != nil {
+		return nil, err
+	}
+	return f(p)
+}
+
+// decodeParams decodes params strictly into p, answering bad params with
+// -32602.
+func decodeParams(req *jsonrpc.Request, p any) error {
+	if len(req.Params) == 0 {
+		return rpcError(protocol.CodeInvalidParams, "%s: params are required", req.Method)
+	}
+	if err := protocol.Unmarshal(req.Params, p); err != nil {
+		return rpcError(protocol.CodeInvalidParams, "%s: %v", req.Method, err)
+	}
+	return nil
+}
+
+// initialize negotiates the protocol version, subscribes to the initial
+// channels and answers with their snapshots. The answer is queued while the
+// host is locked, so no action on those channels can overtake it.
+func (c *conn) initialize(req *jsonrpc.Request) error {
+	var p protocol.InitializeParams
+	if err := decodeParams(req, &p); err != nil {
+		return err
+	}
+	version, err := protocol.Negotiate(p.ProtocolVersions)
+	if err != nil {
+		var uv *protocol.UnsupportedVersionError
+		if errors.As(err, &uv) {
+			// versioning.md: answer -32005, then close the connection.
+			req.Reply(nil, uv.RPCError())
+			go c.closeWith(errUnsupportedVersion)
+			return nil
+		}
+		return rpcError(protocol.CodeInvalidParams, "initialize: %v", err)
+	}
+	if p.ClientID == "" {
+		return rpcError(protocol.CodeInvalidParams, "initialize: clientId is required")
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.initialized {
+		return rpcError(protocol.CodeInvalidRequest, "initialize: the connection is already initialized")
+	}
+	c.setIdentityLocked(p.ClientID, version)
+	res := &protocol.InitializeResult{
+		ProtocolVersion: version,
+		ServerSeq:       h.seq,
+		ServerInfo:      &h.opts.ServerInfo,
+		Snapshots:       []protocol.Snapshot{},
+	}
+	if h.opts.DefaultDirectory != "" {
+		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
+	}
+	for _, uri := range p.InitialSubscriptions {
+		if snap, ok := c.subscribeLocked(uri, nil); ok {
+			res.Snapshots = append(res.Snapshots, snap)
+		}
+	}
+	return req.Reply(res, nil)
+}
+
+func (c *conn) setIdentityLocked(clientID, version string) {
+	c.initialized = true
+	c.clientID = clientID
+	c.version = version
+	clear(c.known)
+	c.h.versions[clientID] = version
+}
+
+// subscribeLocked adds a subscription and returns the channel's snapshot.
+// Unknown channels give false.
+func (c *conn) subscribeLocked(uri string, view *protocol.SubscribeView) (protocol.Snapshot, bool) {
+	h := c.h
+	ch, ok := h.channels[uri]
+	if !ok {
+		return protocol.Snapshot{}, false
+	}
+	sub := &subscription{ch: ch}
+	ch.subs[c] = sub
+	c.subs[uri] = sub
+	state := ch.state
+	if cs, ok := state.(*protocol.ChatState); ok && view != nil && view.Turns != nil {
+		state = tailView(cs, int(*view.Turns))
+	}
+	return protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq}, true
+}
+
+func (c *conn) subscribe(req *jsonrpc.Request) error {
+	var p protocol.SubscribeParams
+	if err := decodeParams(req, &p); err != nil {
+		return err
+	}
+	if _, err := protocol.ParseChannel(p.Channel); err != nil {
+		return rpcError(protocol.CodeInvalidParams, "subscribe: %v", err)
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	snap, ok := c.subscribeLocked(p.Channel, p.View)
+	if !ok {
+		return rpcError(int64(protocol.AhpErrorCodeNotFound), "subscribe: no channel %s", p.Channel)
+	}
+	return req.Reply(&protocol.SubscribeResult{Snapshot: &snap}, nil)
+}
+
+func (c *conn) unsubscribe(req *jsonrpc.Request) error {
+	var p protocol.UnsubscribeParams
+	if err := decodeParams(req, &p); err != nil {
+		return err
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sub, ok := c.subs[p.Channel]; ok {
+		delete(sub.ch.subs, c)
+		delete(c.subs, p.Channel)
+	}
+	return nil
+}
+
+// reconnect resumes a client's subscriptions after a lost connection: a
+// replay of what it missed when the replay log still holds it, fresh
+// snapshots otherwise. Channels that no longer exist are listed as missing.
+func (c *conn) reconnect(req *jsonrpc.Request) error {
+	var p protocol.ReconnectParams
+	if err := decodeParams(req, &p); err != nil {
+		return err
+	}
+	if p.ClientID == "" {
+		return rpcError(protocol.CodeInvalidParams, "reconnect: clientId is required")
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	version := c.version
+	if !c.initialized {
+		// A reconnect opens the new connection with the version the client
+		// negotiated before; a client the host does not remember gets the
+		// newest version.
+		version = h.versions[p.ClientID]
+		if version == "" {
+			version = protocol.ProtocolVersion
+		}
+	}
+	c.setIdentityLocked(p.ClientID, version)
+	wanted := map[string]bool{}
+	missing := []string{}
+	for _, uri := range p.Subscriptions {
+		ch, ok := h.channels[uri]
+		if !ok {
+			missing = append(missing, uri)
+			continue
+		}
+		wanted[uri] = true
+		sub := &subscription{ch: ch}
+		ch.subs[c] = sub
+		c.subs[uri] = sub
+	}
+	if p.LastSeenServerSeq <= h.seq {
+		if entries, ok := h.replay.since(p.LastSeenServerSeq, wanted); ok {
+			actions := make([]rawEnvelope, 0, len(entries))
+			for _, e := range entries {
+				if c.knowsLocked(e.actionType) {
+					actions = append(actions, rawEnvelope(e.envelope))
+				}
+			}
+			return req.Reply(&replayResult{Actions: actions, Missing: missing}, nil)
+		}
+	}
+	res := &protocol.ReconnectSnapshotResult{Snapshots: []protocol.Snapshot{}}
+	for _, uri := range p.Subscriptions {
+		if ch, ok := h.channels[uri]; ok {
+			res.Snapshots = append(res.Snapshots, protocol.Snapshot{Resource: uri, State: ch.state, FromSeq: h.seq})
+		}
+	}
+	return req.Reply(res, nil)
+}
+
+// dispatchAction validates and applies a client action. Accepted actions
+// are echoed to every subscriber with the client's origin; rejected ones
+// are echoed to the sender alone with a rejection reason.
+func (c *conn) dispatchAction(req *jsonrpc.Request) error {
+	var p protocol.DispatchActionParams
+	if err := decodeParams(req, &p); err != nil {
+		c.h.log.Debug("dispatchAction with bad params dropped", "client", c.clientID, "err", err)
+		return err
+	}
+	c.h.dispatchClient(c, &p)
+	return nil
+}
+
+func (c *conn) fetchTurns(req *jsonrpc.Request) error {
+	var p protocol.FetchTurnsParams
+	if err := decodeParams(req, &p); err != nil {
+		return err
+	}
+	h := c.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch, ok := h.channels[p.Channel]
+	if !ok || ch.kind != protocol.ChannelChat {
+		return rpcError(int64(protocol.AhpErrorCodeNotFound), "fetchTurns: no chat %s", p.Channel)
+	}
+	action, err := turnsPage(ch.state.(*protocol.ChatState), p.Cursor)
+	if err != nil {
+		return rpcError(protocol.CodeInvalidParams, "fetchTurns: %v", err)
+	}
+	if err := req.Reply(&protocol.FetchTurnsResult{}, nil); err != nil {
+		return err
+	}
+	// The page goes to this client alone, after the reply: other clients
+	// and the host's own state already hold these turns.
+	c.sendLocked(h.privateEnvelope(ch.uri, action, nil, ""))
+	return nil
+}

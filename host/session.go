@@ -1,0 +1,361 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// openTimeout bounds how long an agent may take to open a session.
+const openTimeout = 2 * time.Minute
+
+// session is the host's bookkeeping for one session: its catalog entry,
+// its channels and its agent.
+type session struct {
+	uri       string
+	backend   agent.Backend
+	createdAt string
+	// modifiedAt is the last change to session-level state; the summary
+	// takes the latest of it and every chat's modifiedAt.
+	modifiedAt string
+	summary    protocol.SessionSummary // as last announced on the root channel
+	chats      map[string]*channel
+
+	mb *mailbox // events for the agent, delivered in order
+}
+
+// deliver queues an event for the session's agent.
+func (s *session) deliver(ev agent.Event) { s.mb.push(ev) }
+
+// stop ends the agent side of the session.
+func (s *session) stop() { s.mb.stop() }
+
+// mailbox delivers events to an agent session in order on one goroutine.
+// Events that arrive before the agent has opened wait for it. Pushing never
+// blocks.
+type mailbox struct {
+	mu      sync.Mutex
+	queue   []agent.Event
+	agent   agent.Session // nil until open
+	stopped bool
+	wake    chan struct{}
+}
+
+func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
+
+func (m *mailbox) push(ev agent.Event) {
+	m.mu.Lock()
+	if !m.stopped {
+		m.queue = append(m.queue, ev)
+	}
+	m.mu.Unlock()
+	m.signal()
+}
+
+func (m *mailbox) signal() {
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// setAgent hands the opened agent session to the mailbox. It reports false
+// when the session was stopped meanwhile (the caller closes the agent).
+func (m *mailbox) setAgent(a agent.Session) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return false
+	}
+	m.agent = a
+	m.signal()
+	return true
+}
+
+func (m *mailbox) stop() {
+	m.mu.Lock()
+	m.stopped = true
+	m.queue = nil
+	m.mu.Unlock()
+	m.signal()
+}
+
+// run delivers events until stopped, then closes the agent session.
+func (m *mailbox) run(ctx context.Context) {
+	for {
+		select {
+		case <-m.wake:
+		case <-ctx.Done():
+			m.stop()
+		}
+		m.mu.Lock()
+		if m.stopped {
+			a := m.agent
+			m.agent = nil
+			m.mu.Unlock()
+			if a != nil {
+				a.Close()
+			}
+			return
+		}
+		a := m.agent
+		var batch []agent.Event
+		if a != nil {
+			batch, m.queue = m.queue, nil
+		}
+		m.mu.Unlock()
+		for _, ev := range batch {
+			a.Handle(ev)
+		}
+	}
+}
+
+// agentHost is the agent.Host given to one session's agent.
+type agentHost struct {
+	h *Host
+	s *session
+}
+
+func (ah agentHost) Dispatch(channel string, a protocol.StateAction) error {
+	return ah.h.dispatchServer(ah.s, channel, a)
+}
+
+func (ah agentHost) ChatState(chat string) *protocol.ChatState {
+	h := ah.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := ah.s.chats[chat]; ok {
+		return ch.state.(*protocol.ChatState)
+	}
+	return nil
+}
+
+// dispatchServer applies a server action from an agent.
+func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return errHostShutdown
+	}
+	if h.sessions[s.uri] != s {
+		return fmt.Errorf("host: session %s is gone", s.uri)
+	}
+	ch, ok := h.channels[channel]
+	if !ok || ch.session != s {
+		return fmt.Errorf("host: %s is not a channel of session %s", channel, s.uri)
+	}
+	if scope := protocol.ActionScope(a.Type()); scope != "" && scope != ch.kind {
+		return fmt.Errorf("host: %s action on a %s channel", a.Type(), ch.kind)
+	}
+	h.commitLocked(ch, a, nil)
+	return nil
+}
+
+// createSession creates a session with its default chat, announces it, and
+// opens the agent in the background.
+func (c *conn) createSession(p *protocol.CreateSessionParams) (any, error) {
+	h := c.h
+	parsed, err := protocol.ParseChannel(p.Channel)
+	if err != nil || parsed.Kind != protocol.ChannelSession {
+		return nil, rpcError(protocol.CodeInvalidParams, "createSession: channel must be a session URI (ahp-session:/<id>), got %q", p.Channel)
+	}
+	var backend agent.Backend
+	if p.Provider != nil && *p.Provider != "" {
+		backend = h.agents[*p.Provider]
+		if backend == nil {
+			return nil, rpcError(int64(protocol.AhpErrorCodeProviderNotFound), "createSession: no agent provider %q", *p.Provider)
+		}
+	} else if len(h.opts.Agents) > 0 {
+		backend = h.opts.Agents[0]
+	} else {
+		return nil, rpcError(int64(protocol.AhpErrorCodeProviderNotFound), "createSession: the host has no agents")
+	}
+	provider := backend.Info().Provider
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, taken := h.channels[p.Channel]; taken {
+		return nil, rpcError(int64(protocol.AhpErrorCodeSessionAlreadyExists), "createSession: %s already exists", p.Channel)
+	}
+	now := h.now()
+	chatURI := protocol.ChatURI(h.opts.NewID())
+	chat := &protocol.ChatState{
+		Resource:   chatURI,
+		Title:      "Chat",
+		Status:     protocol.SessionStatusIdle,
+		ModifiedAt: now,
+		Origin:     &protocol.ChatOriginUser{},
+		Turns:      []protocol.Turn{},
+	}
+	state := &protocol.SessionState{
+		Provider:           provider,
+		Title:              "New Session",
+		Status:             protocol.SessionStatusIdle,
+		WorkingDirectories: p.WorkingDirectories,
+		Lifecycle:          protocol.SessionLifecycleCreating,
+		ActiveClients:      []protocol.SessionActiveClient{},
+		Chats:              []protocol.ChatSummary{chatSummary(chat)},
+		DefaultChat:        &chatURI,
+	}
+	if p.ActiveClient != nil {
+		state.ActiveClients = append(state.ActiveClients, *p.ActiveClient)
+	}
+	s := &session{uri: p.Channel, backend: backend, createdAt: now, modifiedAt: now, chats: map[string]*channel{}, mb: newMailbox()}
+	h.sessions[s.uri] = s
+	h.channels[s.uri] = &channel{uri: s.uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, session: s}
+	s.chats[chatURI] = &channel{uri: chatURI, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
+	h.channels[chatURI] = s.chats[chatURI]
+	s.summary = h.summaryLocked(s)
+
+	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
+	h.broadcastLocked(protocol.RootURI, "root/sessionAdded", &protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: s.summary})
+
+	req := agent.OpenRequest{Session: s.uri, Chat: chatURI, Params: p}
+	if len(p.WorkingDirectories) > 0 {
+		req.WorkingDirectory = p.WorkingDirectories[0]
+	}
+	h.goFunc(func() { s.mb.run(h.ctx) })
+	h.goFunc(func() { h.openAgent(s, req) })
+	return nil, nil
+}
+
+// openAgent opens the agent session and moves the session to ready, or to
+// creationFailed with the agent's error.
+func (h *Host) openAgent(s *session, req agent.OpenRequest) {
+	ctx, cancel := context.WithTimeout(h.ctx, openTimeout)
+	defer cancel()
+	a, err := s.backend.Open(ctx, req, agentHost{h: h, s: s})
+	if err == nil && !s.mb.setAgent(a) {
+		a.Close()
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch, ok := h.channels[s.uri]
+	if !ok || ch.session != s {
+		return
+	}
+	if err != nil {
+		h.log.Warn("agent failed to open a session", "session", s.uri, "provider", s.backend.Info().Provider, "err", err)
+		h.commitLocked(ch, &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{ErrorType: "agentError", Message: err.Error()}}, nil)
+		return
+	}
+	h.commitLocked(ch, &protocol.SessionReadyAction{}, nil)
+}
+
+// disposeSession removes a session and its chats, ends their
+// subscriptions and closes the agent session.
+func (h *Host) disposeSession(p *protocol.DisposeSessionParams) (any, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[p.Channel]
+	if !ok {
+		return nil, rpcError(int64(protocol.AhpErrorCodeSessionNotFound), "disposeSession: no session %s", p.Channel)
+	}
+	for uri := range s.chats {
+		h.dropChannelLocked(uri)
+	}
+	h.dropChannelLocked(s.uri)
+	delete(h.sessions, s.uri)
+	s.stop()
+	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
+	h.broadcastLocked(protocol.RootURI, "root/sessionRemoved", &protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: s.uri})
+	return nil, nil
+}
+
+// dropChannelLocked removes a channel and every subscription to it.
+func (h *Host) dropChannelLocked(uri string) {
+	ch, ok := h.channels[uri]
+	if !ok {
+		return
+	}
+	for c := range ch.subs {
+		delete(c.subs, uri)
+	}
+	delete(h.channels, uri)
+}
+
+// createChat adds a chat to a session, optionally starting its first turn.
+func (c *conn) createChat(p *protocol.CreateChatParams) (any, error) {
+	h := c.h
+	parsed, err := protocol.ParseChannel(p.Chat)
+	if err != nil || parsed.Kind != protocol.ChannelChat {
+		return nil, rpcError(protocol.CodeInvalidParams, "createChat: chat must be a chat URI (ahp-chat:/<id>), got %q", p.Chat)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[p.Channel]
+	if !ok {
+		return nil, rpcError(int64(protocol.AhpErrorCodeSessionNotFound), "createChat: no session %s", p.Channel)
+	}
+	if _, taken := h.channels[p.Chat]; taken {
+		return nil, rpcError(int64(protocol.AhpErrorCodeAlreadyExists), "createChat: %s already exists", p.Chat)
+	}
+	if p.Source != nil {
+		return nil, rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.backend.Info().Provider)
+	}
+	chat := &protocol.ChatState{
+		Resource:           p.Chat,
+		Title:              "Chat",
+		Status:             protocol.SessionStatusIdle,
+		ModifiedAt:         h.now(),
+		Origin:             &protocol.ChatOriginUser{},
+		WorkingDirectories: p.WorkingDirectories,
+		Turns:              []protocol.Turn{},
+	}
+	ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
+	h.channels[p.Chat] = ch
+	s.chats[p.Chat] = ch
+	h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
+	if p.InitialMessage != nil {
+		h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: h.opts.NewID(), StartedAt: h.now(), Message: *p.InitialMessage}, nil)
+	}
+	return nil, nil
+}
+
+// disposeChat removes one chat from its session.
+func (h *Host) disposeChat(p *protocol.DisposeChatParams) (any, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch, ok := h.channels[p.Channel]
+	if !ok || ch.kind != protocol.ChannelChat {
+		return nil, rpcError(int64(protocol.AhpErrorCodeNotFound), "disposeChat: no chat %s", p.Channel)
+	}
+	s := ch.session
+	h.dropChannelLocked(ch.uri)
+	delete(s.chats, ch.uri)
+	h.commitLocked(h.channels[s.uri], &protocol.SessionChatRemovedAction{Chat: ch.uri}, nil)
+	return nil, nil
+}
+
+// endRunningTurnsLocked fails every active turn with message, as the
+// lifecycle page asks for turns interrupted by the host going away.
+func (h *Host) endRunningTurnsLocked(message string) {
+	for _, s := range h.sessions {
+		for _, ch := range s.chats {
+			chat := ch.state.(*protocol.ChatState)
+			if chat.ActiveTurn == nil {
+				continue
+			}
+			h.commitLocked(ch, &protocol.ChatErrorAction{
+				TurnID:   chat.ActiveTurn.ID,
+				Duration: turnDuration(chat.ActiveTurn.StartedAt, h.opts.Now()),
+				Error:    protocol.ErrorInfo{ErrorType: "hostShutdown", Message: message},
+			}, nil)
+		}
+	}
+}
+
+// turnDuration returns the milliseconds since startedAt, or 0 when it does
+// not parse.
+func turnDuration(startedAt string, now time.Time) float64 {
+	t, err := protocol.ParseTime(startedAt)
+	if err != nil {
+		return 0
+	}
+	return float64(now.Sub(t).Milliseconds())
+}

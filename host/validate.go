@@ -1,0 +1,241 @@
+package host
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// dispatchClient validates a client action and commits it, or echoes it
+// back to the sender with a rejection reason. An action on a channel the
+// host does not know is dropped silently, as the session and chat channel
+// pages require.
+func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.gone {
+		return
+	}
+	ch, ok := h.channels[p.Channel]
+	if !ok {
+		h.log.Debug("action on an unknown channel ignored", "client", c.clientID, "channel", p.Channel)
+		return
+	}
+	origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
+	if p.Action == nil {
+		c.sendLocked(h.privateEnvelope(p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
+		return
+	}
+	if reason := h.validateLocked(c, ch, p.Action); reason != "" {
+		h.log.Debug("client action rejected", "client", c.clientID, "channel", p.Channel, "type", p.Action.Type(), "reason", reason)
+		c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, reason))
+		return
+	}
+	if ch.kind == protocol.ChannelSession && ch.session != nil {
+		ch.session.modifiedAt = h.now()
+	}
+	h.commitLocked(ch, p.Action, origin)
+}
+
+// validateLocked returns why a client action must be rejected, or "".
+func (h *Host) validateLocked(c *conn, ch *channel, a protocol.StateAction) string {
+	typ := a.Type()
+	if _, unknown := a.(*protocol.Unknown); unknown {
+		return fmt.Sprintf("unknown action type %q", typ)
+	}
+	if !protocol.ClientDispatchable(typ) {
+		return fmt.Sprintf("%s may only be dispatched by the host", typ)
+	}
+	if scope := protocol.ActionScope(typ); scope != ch.kind {
+		return fmt.Sprintf("%s is a %s action, not valid on %s", typ, scope, ch.uri)
+	}
+	switch ch.kind {
+	case protocol.ChannelSession:
+		return validateSessionAction(ch.state.(*protocol.SessionState), a)
+	case protocol.ChannelChat:
+		sess := h.channels[ch.session.uri].state.(*protocol.SessionState)
+		return validateChatAction(sess, ch.state.(*protocol.ChatState), a)
+	}
+	return ""
+}
+
+// validateSessionAction applies the rules of the session channel page.
+func validateSessionAction(s *protocol.SessionState, a protocol.StateAction) string {
+	switch a := a.(type) {
+	case *protocol.SessionDefaultChatChangedAction:
+		if a.DefaultChat != nil && !slices.ContainsFunc(s.Chats, func(c protocol.ChatSummary) bool { return c.Resource == *a.DefaultChat }) {
+			return fmt.Sprintf("default chat %s is not in the session's chat catalog", *a.DefaultChat)
+		}
+	}
+	return ""
+}
+
+// validateChatAction applies the rules of the chat channel page.
+func validateChatAction(sess *protocol.SessionState, c *protocol.ChatState, a protocol.StateAction) string {
+	switch a := a.(type) {
+	case *protocol.ChatTurnStartedAction:
+		if sess.Lifecycle == protocol.SessionLifecycleCreationFailed {
+			return "the session failed to start; create a new one"
+		}
+		if c.ActiveTurn != nil {
+			return fmt.Sprintf("turn %s is already running; queue the message or cancel the turn", c.ActiveTurn.ID)
+		}
+		if a.TurnID == "" {
+			return "turnId is required"
+		}
+		if slices.ContainsFunc(c.Turns, func(t protocol.Turn) bool { return t.ID == a.TurnID }) {
+			return fmt.Sprintf("turn %s already exists", a.TurnID)
+		}
+	case *protocol.ChatTurnCancelledAction:
+		if c.ActiveTurn == nil {
+			return "no turn is running"
+		}
+		if a.TurnID != c.ActiveTurn.ID {
+			return fmt.Sprintf("turn %s is not the running turn", a.TurnID)
+		}
+	case *protocol.ChatToolCallConfirmedAction:
+		tc := findToolCall(c, a.TurnID, a.ToolCallID)
+		if _, ok := tc.(*protocol.ToolCallPendingConfirmationState); !ok {
+			return fmt.Sprintf("tool call %s is not waiting for confirmation", a.ToolCallID)
+		}
+	case *protocol.ChatToolCallResultConfirmedAction:
+		tc := findToolCall(c, a.TurnID, a.ToolCallID)
+		if _, ok := tc.(*protocol.ToolCallPendingResultConfirmationState); !ok {
+			return fmt.Sprintf("tool call %s is not waiting for result confirmation", a.ToolCallID)
+		}
+	case *protocol.ChatInputAnswerChangedAction:
+		req := findInputRequest(c, a.RequestID)
+		if req == nil {
+			return fmt.Sprintf("no open input request %s", a.RequestID)
+		}
+		if reason := validateAnswer(a.Answer); reason != "" {
+			return reason
+		}
+	case *protocol.ChatInputCompletedAction:
+		req := findInputRequest(c, a.RequestID)
+		if req == nil {
+			return fmt.Sprintf("no open input request %s", a.RequestID)
+		}
+		if a.Response == protocol.ChatInputResponseKindAccept {
+			if q := missingRequiredAnswer(req, a.Answers); q != "" {
+				return fmt.Sprintf("question %s needs a submitted answer", q)
+			}
+		}
+	case *protocol.ChatPendingMessageRemovedAction:
+		if !hasPendingMessage(c, a.Kind, a.ID) {
+			return fmt.Sprintf("no %s message %s", a.Kind, a.ID)
+		}
+	}
+	return ""
+}
+
+// findToolCall returns the state of a tool call of the active turn.
+func findToolCall(c *protocol.ChatState, turnID, toolCallID string) protocol.ToolCallState {
+	if c.ActiveTurn == nil || c.ActiveTurn.ID != turnID {
+		return nil
+	}
+	for _, part := range c.ActiveTurn.ResponseParts {
+		if p, ok := part.(*protocol.ToolCallResponsePart); ok && toolCallIDOf(p.ToolCall) == toolCallID {
+			return p.ToolCall
+		}
+	}
+	return nil
+}
+
+func toolCallIDOf(tc protocol.ToolCallState) string {
+	switch tc := tc.(type) {
+	case *protocol.ToolCallStreamingState:
+		return tc.ToolCallID
+	case *protocol.ToolCallPendingConfirmationState:
+		return tc.ToolCallID
+	case *protocol.ToolCallRunningState:
+		return tc.ToolCallID
+	case *protocol.ToolCallAuthRequiredState:
+		return tc.ToolCallID
+	case *protocol.ToolCallPendingResultConfirmationState:
+		return tc.ToolCallID
+	case *protocol.ToolCallCompletedState:
+		return tc.ToolCallID
+	case *protocol.ToolCallCancelledState:
+		return tc.ToolCallID
+	}
+	return ""
+}
+
+// findInputRequest returns the open input request with the id.
+func findInputRequest(c *protocol.ChatState, id string) *protocol.ChatInputRequest {
+	if c.ActiveTurn == nil {
+		return nil
+	}
+	for _, part := range c.ActiveTurn.ResponseParts {
+		if p, ok := part.(*protocol.InputRequestResponsePart); ok && p.Request.ID == id && p.Response == nil {
+			return &p.Request
+		}
+	}
+	return nil
+}
+
+// validateAnswer checks that an answer that needs a value carries one of
+// the matching kind.
+func validateAnswer(ans protocol.ChatInputAnswer) string {
+	a, ok := ans.(*protocol.ChatInputAnswered)
+	if !ok {
+		return ""
+	}
+	if a.Value == nil {
+		return fmt.Sprintf("an answer in state %q needs a value", a.AnswerState)
+	}
+	if _, unknown := a.Value.(*protocol.Unknown); unknown {
+		return fmt.Sprintf("unknown answer value kind %q", a.Value.Kind())
+	}
+	return ""
+}
+
+// missingRequiredAnswer returns the first required question that has no
+// answer with a value, looking at the completing action's answers first and
+// then at the drafts already on the request.
+func missingRequiredAnswer(req *protocol.ChatInputRequest, answers map[string]protocol.ChatInputAnswer) string {
+	for _, q := range req.Questions {
+		id, required := questionRequirement(q)
+		if !required {
+			continue
+		}
+		ans, ok := answers[id]
+		if !ok {
+			ans = req.Answers[id]
+		}
+		if a, ok := ans.(*protocol.ChatInputAnswered); !ok || a.Value == nil {
+			return id
+		}
+	}
+	return ""
+}
+
+// questionRequirement returns a question's id and whether it must be
+// answered.
+func questionRequirement(q protocol.ChatInputQuestion) (string, bool) {
+	switch q := q.(type) {
+	case *protocol.ChatInputTextQuestion:
+		return q.ID, q.Required != nil && *q.Required
+	case *protocol.ChatInputNumberQuestion:
+		return q.ID, q.Required != nil && *q.Required
+	case *protocol.ChatInputBooleanQuestion:
+		return q.ID, q.Required != nil && *q.Required
+	case *protocol.ChatInputSingleSelectQuestion:
+		return q.ID, q.Required != nil && *q.Required
+	case *protocol.ChatInputMultiSelectQuestion:
+		return q.ID, q.Required != nil && *q.Required
+	}
+	return "", false
+}
+
+func hasPendingMessage(c *protocol.ChatState, kind protocol.PendingMessageKind, id string) bool {
+	switch kind {
+	case protocol.PendingMessageKindSteering:
+		return c.SteeringMessage != nil && c.SteeringMessage.ID == id
+	case protocol.PendingMessageKindQueued:
+		return slices.ContainsFunc(c.QueuedMessages, func(m protocol.PendingMessage) bool { return m.ID == id })
+	}
+	return false
+}
