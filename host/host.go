@@ -184,9 +184,11 @@ func (h *Host) Close() error {
 	}
 	h.mu.Unlock()
 
+	var wg sync.WaitGroup
 	for _, c := range conns {
-		c.closeWith(errHostShutdown)
+		wg.Go(func() { c.closeWith(errHostShutdown) })
 	}
+	wg.Wait()
 	for _, s := range sessions {
 		s.stop()
 	}

@@ -26,8 +26,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ahp-go/ahp/agent"
-	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -36,6 +34,8 @@ import (
 var version = "devel"
 
 // config holds every setting; the JSON names are those of the config file.
+// Settings of the store and of the agent backends live in their own
+// structs (store.go, agents.go), embedded here.
 type config struct {
 	Listen        string   `json:"listen"`
 	Token         string   `json:"token"`
@@ -45,10 +45,13 @@ type config struct {
 	AllowOrigins  []string `json:"allowOrigins"`
 	AnyOrigin     bool     `json:"insecureAnyOrigin"`
 	MaxMessage    int64    `json:"maxMessageBytes"`
-	ShowVersion   bool     `json:"-"`
-	CheckOnly     bool     `json:"-"`
-	ConfigFile    string   `json:"-"`
 	ShutdownGrace string   `json:"shutdownGrace"`
+	storeConfig
+	agentConfig
+
+	ShowVersion bool   `json:"-"`
+	CheckOnly   bool   `json:"-"`
+	ConfigFile  string `json:"-"`
 }
 
 func main() {
@@ -64,67 +67,78 @@ type stringList []string
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
-// parseConfig reads flags, the environment and the optional config file.
+// parseConfig builds the configuration: defaults, then the config file when
+// --config names one, then the environment, then the command-line flags,
+// each overriding the one before.
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
-	cfg := &config{Listen: "127.0.0.1:7247", LogLevel: "info", ReplaySize: host.DefaultReplayEntries, ReplayBytes: host.DefaultReplayBytes, ShutdownGrace: "5s"}
+	cfg := &config{
+		Listen:        "127.0.0.1:7247",
+		LogLevel:      "info",
+		ReplaySize:    host.DefaultReplayEntries,
+		ReplayBytes:   host.DefaultReplayBytes,
+		MaxMessage:    host.DefaultMaxMessageBytes,
+		ShutdownGrace: "5s",
+	}
+	cfg.storeConfig.defaults()
+	cfg.agentConfig.defaults()
+	if file := configFileArg(args); file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	if tok := os.Getenv("AHPD_TOKEN"); tok != "" {
+		cfg.Token = tok
+	}
 	fs := flag.NewFlagSet("ahpd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.ConfigFile, "config", "", "JSON config file (keys: listen, token, replaySize, replayBytes, logLevel, allowOrigins, insecureAnyOrigin, maxMessageBytes, shutdownGrace)")
+	fs.StringVar(&cfg.ConfigFile, "config", "", "JSON config file; its keys are the flag names in camelCase (see README)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on; port 0 picks a free port")
-	fs.StringVar(&cfg.Token, "token", "", "bearer token clients must present (default $AHPD_TOKEN)")
+	fs.StringVar(&cfg.Token, "token", cfg.Token, "bearer token clients must present (default $AHPD_TOKEN)")
 	fs.IntVar(&cfg.ReplaySize, "replay-size", cfg.ReplaySize, "actions kept for reconnecting clients")
 	fs.IntVar(&cfg.ReplayBytes, "replay-bytes", cfg.ReplayBytes, "bytes of actions kept for reconnecting clients")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
-	var origins stringList
+	origins := stringList(cfg.AllowOrigins)
 	fs.Var(&origins, "allow-origin", "browser origin pattern allowed to connect (repeatable)")
-	fs.BoolVar(&cfg.AnyOrigin, "insecure-any-origin", false, "accept browser connections from any origin")
-	fs.Int64Var(&cfg.MaxMessage, "max-message-bytes", host.DefaultMaxMessageBytes, "largest incoming message")
+	fs.BoolVar(&cfg.AnyOrigin, "insecure-any-origin", cfg.AnyOrigin, "accept browser connections from any origin")
+	fs.Int64Var(&cfg.MaxMessage, "max-message-bytes", cfg.MaxMessage, "largest incoming message")
 	fs.StringVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long to wait for clients on shutdown")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&cfg.CheckOnly, "check", false, "check the configuration and exit")
+	cfg.storeConfig.register(fs)
+	cfg.agentConfig.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if cfg.ConfigFile != "" {
-		fileCfg := *cfg
-		data, err := os.ReadFile(cfg.ConfigFile)
-		if err != nil {
-			return nil, err
+	cfg.AllowOrigins = origins
+	return cfg, cfg.validate()
+}
+
+// configFileArg finds the value of --config before the flags are parsed,
+// so that flags can override the file.
+func configFileArg(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
 		}
-		dec := json.NewDecoder(strings.NewReader(string(data)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&fileCfg); err != nil {
-			return nil, fmt.Errorf("%s: %w", cfg.ConfigFile, err)
-		}
-		// Flags set on the command line win over the file.
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		merged := fileCfg
-		restore := map[string]func(){
-			"listen":              func() { merged.Listen = cfg.Listen },
-			"token":               func() { merged.Token = cfg.Token },
-			"replay-size":         func() { merged.ReplaySize = cfg.ReplaySize },
-			"replay-bytes":        func() { merged.ReplayBytes = cfg.ReplayBytes },
-			"log-level":           func() { merged.LogLevel = cfg.LogLevel },
-			"insecure-any-origin": func() { merged.AnyOrigin = cfg.AnyOrigin },
-			"max-message-bytes":   func() { merged.MaxMessage = cfg.MaxMessage },
-			"shutdown-grace":      func() { merged.ShutdownGrace = cfg.ShutdownGrace },
-		}
-		for name, f := range restore {
-			if set[name] {
-				f()
+		for _, p := range []string{"-config", "--config"} {
+			if a == p && i+1 < len(args) {
+				return args[i+1]
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v
 			}
 		}
-		*cfg = merged
 	}
-	cfg.AllowOrigins = append(cfg.AllowOrigins, origins...)
-	if cfg.Token == "" {
-		cfg.Token = os.Getenv("AHPD_TOKEN")
-	}
-	return cfg, cfg.validate()
+	return ""
 }
 
 func (c *config) validate() error {
@@ -144,7 +158,10 @@ func (c *config) validate() error {
 	if c.ReplaySize < 0 || c.ReplayBytes < 0 || c.MaxMessage < 0 {
 		return errors.New("sizes must not be negative")
 	}
-	return nil
+	if err := c.storeConfig.validate(); err != nil {
+		return err
+	}
+	return c.agentConfig.validate()
 }
 
 // isLoopback reports whether a listen host only accepts local connections.
@@ -184,7 +201,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	level, _ := parseLevel(cfg.LogLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	agents := []agent.Backend{echo.New(nil)}
+	agents, err := cfg.agentConfig.backends(log)
+	if err != nil {
+		return err
+	}
 	h, err := host.New(&host.Options{
 		Agents:          agents,
 		ServerInfo:      protocol.Implementation{Name: "ahpd", Version: protocol.Ptr(version)},

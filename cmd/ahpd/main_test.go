@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ahpd.json")
+	os.WriteFile(file, []byte(`{"listen":"127.0.0.1:9000","logLevel":"debug","replaySize":5}`), 0o600)
+	cfg, err := parseConfig([]string{"--config", file, "--listen", "127.0.0.1:9001"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != "127.0.0.1:9001" || cfg.LogLevel != "debug" || cfg.ReplaySize != 5 {
+		t.Fatalf("flags must win over the file, the file over defaults: %+v", cfg)
+	}
+	if _, err := parseConfig([]string{"--config", file + ".missing"}, io.Discard); err == nil {
+		t.Fatal("a missing config file was accepted")
+	}
+	os.WriteFile(file, []byte(`{"lisen":"x"}`), 0o600)
+	if _, err := parseConfig([]string{"--config", file}, io.Discard); err == nil {
+		t.Fatal("an unknown config key was accepted")
+	}
+}
+
+func TestRefusesPublicListenWithoutToken(t *testing.T) {
+	t.Setenv("AHPD_TOKEN", "")
+	for _, tc := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"--listen", "127.0.0.1:0"}, true},
+		{[]string{"--listen", "localhost:0"}, true},
+		{[]string{"--listen", "[::1]:0"}, true},
+		{[]string{"--listen", "0.0.0.0:7247"}, false},
+		{[]string{"--listen", ":7247"}, false},
+		{[]string{"--listen", "0.0.0.0:7247", "--token", "s3cret"}, true},
+		{[]string{"--log-level", "loud"}, false},
+		{[]string{"extra"}, false},
+	} {
+		_, err := parseConfig(tc.args, io.Discard)
+		if (err == nil) != tc.ok {
+			t.Errorf("%v: err = %v", tc.args, err)
+		}
+	}
+	t.Setenv("AHPD_TOKEN", "from-env")
+	if cfg, err := parseConfig([]string{"--listen", "0.0.0.0:0"}, io.Discard); err != nil || cfg.Token != "from-env" {
+		t.Fatalf("AHPD_TOKEN not used: %v", err)
+	}
+}
+
+// TestRunPrintsURLAndServes starts ahpd on a free port, reads the URL from
+// its first line of output, connects, and shuts it down.
+func TestRunPrintsURLAndServes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--token", "tok", "--log-level", "error"}, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "ahpd listening on ")
+	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
+		t.Fatalf("first line %q", line)
+	}
+	dialCtx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer dcancel()
+	if _, _, err := websocket.Dial(dialCtx, url, nil); err == nil {
+		t.Fatal("connected without the token")
+	}
+	ws, _, err := websocket.Dial(dialCtx, url, &websocket.DialOptions{HTTPHeader: map[string][]string{"Authorization": {"Bearer tok"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.Write(dialCtx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if _, msg, err := ws.Read(dialCtx); err != nil || !strings.Contains(string(msg), `"result":null`) {
+		t.Fatalf("ping: %s %v", msg, err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ahpd did not stop")
+	}
+	ws.CloseNow()
+}
