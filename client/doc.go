@@ -1,0 +1,86 @@
+// Package client is the Go client of the Agent Host Protocol: it connects
+// to a host, mirrors the channels it subscribes to, dispatches actions with
+// write-ahead reconciliation, and reconnects on its own after a connection
+// loss.
+//
+// Quick start, against `go run ./cmd/ahpd`:
+//
+//	ctx := context.Background()
+//	c, err := client.Dial(ctx, "ws://127.0.0.1:7247/", nil)
+//	if err != nil { ... }
+//	defer c.Close()
+//	if _, err := c.Initialize(ctx, nil); err != nil { ... }
+//
+//	session := protocol.SessionURI(client.NewID())
+//	if err := c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: session}); err != nil { ... }
+//	ss, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: session})
+//	if err != nil { ... }
+//	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{
+//		Channel: *ss.State().(*protocol.SessionState).DefaultChat,
+//	})
+//	if err != nil { ... }
+//	chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{
+//		TurnID: client.NewID(), StartedAt: protocol.FormatTime(time.Now()),
+//		Message: protocol.Message{Text: "hello", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}},
+//	})
+//	for {
+//		ev, err := chat.Next(ctx)
+//		if err != nil { ... }
+//		state := chat.State().(*protocol.ChatState) // the reply, so far
+//		...
+//	}
+//
+// # Commands
+//
+// Every command a client sends is a method of [Client] of the form
+// Method(ctx, *Params) (*Result, error): [Client.CreateSession],
+// [Client.ListSessions], [Client.FetchTurns] and so on. [Client.Initialize]
+// offers every protocol version this module supports. A failure the host
+// reports is an [*Error] carrying the JSON-RPC code and the AHP error
+// data; errors.Is matches it against sentinels such as
+// [ErrSessionNotFound].
+//
+// # Mirrors and write-ahead reconciliation
+//
+// A [Subscription] mirrors its channel as the guide's reconciliation page
+// describes. The client keeps, per channel, a confirmed state (the
+// snapshot plus every envelope the host sequenced since) and the list of
+// its own actions the host has not echoed yet. [Client.Dispatch] applies
+// an action locally at once, so [Subscription.State] (the optimistic state:
+// confirmed plus pending) shows it immediately. When the host echoes the
+// action, it leaves the pending list and joins the confirmed state; when
+// another client's or the host's action arrives, it is applied to the
+// confirmed state and the pending actions are replayed on top; when the
+// host rejects the action, it is dropped, which reverts its effect, and
+// its [Receipt] reports a [*RejectedError]. The same reducers (package
+// reducer) run on host and client, so a mirror with no pending actions
+// equals the host's state.
+//
+// Subscriptions stream what arrives on their channel ([Subscription.Next])
+// and call watchers with the new optimistic state after every change
+// ([Subscription.Watch]).
+//
+// # Reconnection
+//
+// Once initialized, a client that loses its connection reconnects with
+// exponential backoff and full jitter. It sends reconnect with the last
+// serverSeq it saw and its subscriptions, and catches up from the replay
+// or the fresh snapshots the host answers with; channels the host no
+// longer has end with [ErrChannelGone]. Pending actions are cleared, as
+// the protocol requires (their receipts report [ErrNotConfirmed]), and the
+// session list is fetched again. [Options].OnConnection hears about each
+// step. Errors that retrying cannot fix (a refused token, an unsupported
+// protocol version) stop the client; [Client.Err] says why.
+//
+// # Requests from the host
+//
+// A host may send the resource* requests and createResourceWatch to a
+// client. They go to [Options].Handler; without one the client answers
+// each with a method-not-found error, so the host never waits.
+//
+// # Concurrency
+//
+// A Client and its Subscriptions are safe for concurrent use. Each
+// blocking method takes a context that bounds it. Close waits for every
+// goroutine the client started.
+package client

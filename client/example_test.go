@@ -1,0 +1,75 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"net/http/httptest"
+	"time"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/echo"
+	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// Example runs a host in the process, sends a prompt to its echo agent and
+// prints the reply once the turn is over.
+func Example() {
+	h, _ := host.New(&host.Options{Agents: []agent.Backend{echo.New(nil)}})
+	defer h.Close()
+	srv := httptest.NewServer(h.WebSocketHandler(nil))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, "ws"+srv.URL[len("http"):], nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, nil); err != nil {
+		log.Fatal(err)
+	}
+
+	// Create a session and follow its default chat.
+	uri := protocol.SessionURI(client.NewID())
+	if err := c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: uri}); err != nil {
+		log.Fatal(err)
+	}
+	session, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
+	if err != nil {
+		log.Fatal(err)
+	}
+	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: *session.State().(*protocol.SessionState).DefaultChat})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Start a turn. The mirror shows it at once, before the host echoes it.
+	turn := client.NewID()
+	if _, err := chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{
+		TurnID:    turn,
+		StartedAt: protocol.FormatTime(time.Now()),
+		Message:   protocol.Message{Text: "hello world", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}},
+	}); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("running:", chat.State().(*protocol.ChatState).ActiveTurn.ID == turn)
+
+	// Follow the chat until the turn is over.
+	for {
+		if _, err := chat.Next(ctx); err != nil {
+			log.Fatal(err)
+		}
+		st := chat.State().(*protocol.ChatState)
+		if st.ActiveTurn == nil && len(st.Turns) == 1 {
+			fmt.Println(st.Turns[0].State, st.Turns[0].ResponseParts[0].(*protocol.MarkdownResponsePart).Content)
+			return
+		}
+	}
+	// Output:
+	// running: true
+	// complete You said: hello world
+}
