@@ -49,6 +49,14 @@ type ConnOptions struct {
 	// Logger receives protocol errors and connection events. Nil discards
 	// them.
 	Logger *slog.Logger
+
+	// ParamsDecoder, when set, names the methods whose params are decoded
+	// while the message is read, in one pass: for an incoming request or
+	// notification it returns a new pointer to decode the params into (a
+	// type with an UnmarshalJSONFrom method), or nil. The handler finds the
+	// result in Request.Decoded. A client sets it for "action"
+	// notifications.
+	ParamsDecoder func(method string) any
 }
 
 // A Conn is one end of a JSON-RPC 2.0 connection. It sends calls and
@@ -69,6 +77,8 @@ type Conn struct {
 	log      *slog.Logger
 	maxSize  int64
 	maxQueue int
+
+	paramsFor func(method string) any // from ConnOptions.ParamsDecoder
 
 	// ctx ends as soon as the connection does; handlers run under it.
 	ctx    context.Context
@@ -127,19 +137,20 @@ func NewConn(t Transport, h Handler, opts *ConnOptions) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	ioCtx, ioCancel := context.WithCancel(context.Background())
 	c := &Conn{
-		t:        t,
-		handler:  h,
-		log:      o.Logger,
-		maxSize:  o.MaxMessageSize,
-		maxQueue: o.MaxQueue,
-		ctx:      ctx,
-		cancel:   cancel,
-		ioCtx:    ioCtx,
-		ioCancel: ioCancel,
-		writes:   make(chan *outgoing),
-		pending:  make(map[protocol.ID]chan *protocol.Response),
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
+		t:         t,
+		handler:   h,
+		log:       o.Logger,
+		maxSize:   o.MaxMessageSize,
+		maxQueue:  o.MaxQueue,
+		paramsFor: o.ParamsDecoder,
+		ctx:       ctx,
+		cancel:    cancel,
+		ioCtx:     ioCtx,
+		ioCancel:  ioCancel,
+		writes:    make(chan *outgoing),
+		pending:   make(map[protocol.ID]chan *protocol.Response),
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
 	}
 	c.wg.Add(3)
 	go c.readLoop()
@@ -394,7 +405,7 @@ func (c *Conn) readLoop() {
 // receive routes one incoming message: responses to their callers,
 // everything else to the handler queue.
 func (c *Conn) receive(data []byte) {
-	msg, err := protocol.DecodeMessage(data)
+	msg, decoded, err := protocol.DecodeMessageWith(data, c.paramsFor)
 	if err != nil {
 		var rpcErr *protocol.Error
 		if !errors.As(err, &rpcErr) {
@@ -413,10 +424,10 @@ func (c *Conn) receive(data []byte) {
 		c.deliver(msg.Response)
 	case msg.Request != nil:
 		r := msg.Request
-		c.enqueue(queued{req: &Request{ID: r.ID, Method: r.Method, Params: r.Params, conn: c}})
+		c.enqueue(queued{req: &Request{ID: r.ID, Method: r.Method, Params: r.Params, Decoded: decoded, conn: c}})
 	case msg.Notification != nil:
 		n := msg.Notification
-		c.enqueue(queued{req: &Request{Method: n.Method, Params: n.Params, conn: c}})
+		c.enqueue(queued{req: &Request{Method: n.Method, Params: n.Params, Decoded: decoded, conn: c}})
 	}
 }
 

@@ -46,6 +46,9 @@ type Request struct {
 	ID     protocol.ID    // zero for a notification
 	Method string         // the method name
 	Params jsontext.Value // the encoded params, nil when absent
+	// Decoded holds the params already decoded when ConnOptions.ParamsDecoder
+	// chose a type for this method; nil otherwise.
+	Decoded any
 
 	conn    *Conn
 	replied atomic.Bool

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ahp-go/ahp/jsonrpc"
+	"github.com/ahp-go/ahp/protocol"
 )
 
 // TestReplyBeforeLaterWrites checks that a handler can answer early with
@@ -40,5 +41,37 @@ func TestReplyBeforeLaterWrites(t *testing.T) {
 				t.Fatalf("got %q", n)
 			}
 		})
+	}
+}
+
+// TestParamsDecoder checks that params of a chosen method reach the
+// handler already decoded, and others stay raw.
+func TestParamsDecoder(t *testing.T) {
+	type sum struct{ A, B int }
+	got := make(chan *jsonrpc.Request, 2)
+	server := jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		got <- req
+		return nil, nil
+	})
+	a, b := jsonrpc.Pipe()
+	client := jsonrpc.NewConn(a, nil, nil)
+	defer client.Close()
+	srv := jsonrpc.NewConn(b, server, &jsonrpc.ConnOptions{ParamsDecoder: func(method string) any {
+		if method == "action" {
+			return new(protocol.ActionEnvelope)
+		}
+		return nil
+	}})
+	defer srv.Close()
+	ctx := testContext(t)
+	client.Notify(ctx, "action", map[string]any{"channel": "c", "serverSeq": 4, "action": map[string]any{"type": "session/titleChanged", "title": "t"}})
+	client.Notify(ctx, "other", sum{1, 2})
+	r := <-got
+	env, ok := r.Decoded.(*protocol.ActionEnvelope)
+	if !ok || env.ServerSeq != 4 || env.Action.Type() != "session/titleChanged" || len(r.Params) == 0 {
+		t.Fatalf("action: decoded %#v, params %s", r.Decoded, r.Params)
+	}
+	if r := <-got; r.Decoded != nil || string(r.Params) != `{"A":1,"B":2}` {
+		t.Fatalf("other: decoded %#v, params %s", r.Decoded, r.Params)
 	}
 }

@@ -19,9 +19,34 @@ func TestDeltaNotificationSize(t *testing.T) {
 	}
 }
 
-// decodeDelta decodes the notification into typed values: the message,
-// the envelope and the action.
+// actionParams tells DecodeMessageWith to decode "action" params in place.
+func actionParams(method string) any {
+	if method == "action" {
+		return new(protocol.ActionEnvelope)
+	}
+	return nil
+}
+
+// decodeDelta decodes the notification into typed values (the message, the
+// envelope and the action) in one pass, as the client does.
 func decodeDelta(b *testing.B, data []byte) *protocol.ChatDeltaAction {
+	_, decoded, err := protocol.DecodeMessageWith(data, actionParams)
+	if err != nil {
+		b.Fatal(err)
+	}
+	env, ok := decoded.(*protocol.ActionEnvelope)
+	if !ok {
+		b.Fatalf("params not decoded: %T", decoded)
+	}
+	d, ok := env.Action.(*protocol.ChatDeltaAction)
+	if !ok {
+		b.Fatalf("got %T", env.Action)
+	}
+	return d
+}
+
+// decodeDeltaTwoPass decodes the message, then its params.
+func decodeDeltaTwoPass(b *testing.B, data []byte) *protocol.ChatDeltaAction {
 	msg, err := protocol.DecodeMessage(data)
 	if err != nil {
 		b.Fatal(err)
@@ -46,6 +71,13 @@ func BenchmarkDecodeActionNotification(b *testing.B) {
 		b.SetBytes(int64(len(deltaNotification)))
 		for b.Loop() {
 			decodeDelta(b, deltaNotification)
+		}
+	})
+	b.Run("typed-two-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(deltaNotification)))
+		for b.Loop() {
+			decodeDeltaTwoPass(b, deltaNotification)
 		}
 	})
 	b.Run("encoding-json-map", func(b *testing.B) {

@@ -328,15 +328,46 @@ func (m *JsonRpcMessage) UnmarshalJSON(data []byte) error {
 // not valid JSON and [CodeInvalidRequest] when it is valid JSON but not a
 // valid message; it can be sent back to the peer as it is.
 func DecodeMessage(data []byte) (JsonRpcMessage, error) {
+	m, _, err := rpcDecodePooled(data, nil)
+	return m, err
+}
+
+// DecodeMessageWith is DecodeMessage that also decodes the params of
+// chosen methods in the same pass. When a request or notification names
+// its method before its params (as every encoder in this module writes
+// them) and paramsFor(method) returns a non-nil pointer to a type with an
+// UnmarshalJSONFrom method, the params are decoded straight into it and it
+// is returned as decoded. Params still holds the raw bytes. When those
+// params fail to decode, or come before the method, decoded is nil and
+// the message is returned as DecodeMessage would.
+//
+// A client uses it for "action" notifications, the bulk of what a host
+// sends, so that each is read once instead of twice.
+func DecodeMessageWith(data []byte, paramsFor func(method string) any) (JsonRpcMessage, any, error) {
+	m, decoded, err := rpcDecodePooled(data, paramsFor)
+	if err != nil && decoded == errParamsDecode {
+		m, err = DecodeMessage(data)
+		return m, nil, err
+	}
+	return m, decoded, err
+}
+
+// errParamsDecode marks a failure inside early-decoded params.
+var errParamsDecode = &struct{ error }{}
+
+func rpcDecodePooled(data []byte, paramsFor func(string) any) (JsonRpcMessage, any, error) {
 	d := rpcDecoders.Get().(*jsontext.Decoder)
 	d.Reset(bytes.NewBuffer(data))
-	m, err := rpcDecode(d, data)
+	m, decoded, err := rpcDecode(d, data, paramsFor)
 	d.Reset(rpcEOF{}) // drop the reference to data before pooling
 	rpcDecoders.Put(d)
 	if err != nil {
-		return JsonRpcMessage{}, rpcClassify(data, err)
+		if decoded == errParamsDecode {
+			return JsonRpcMessage{}, decoded, err
+		}
+		return JsonRpcMessage{}, nil, rpcClassify(data, err)
 	}
-	return m, nil
+	return m, decoded, nil
 }
 
 var rpcDecoders = sync.Pool{New: func() any { return new(jsontext.Decoder) }}
@@ -366,7 +397,12 @@ func rpcClassify(data []byte, err error) *Error {
 	return &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}
 }
 
-func rpcDecode(d *jsontext.Decoder, data []byte) (JsonRpcMessage, error) {
+func rpcDecode(d *jsontext.Decoder, data []byte, paramsFor func(string) any) (JsonRpcMessage, any, error) {
+	m, decoded, err := rpcDecodeMessage(d, data, paramsFor)
+	return m, decoded, err
+}
+
+func rpcDecodeMessage(d *jsontext.Decoder, data []byte, paramsFor func(string) any) (msg JsonRpcMessage, decoded any, err error) {
 	var (
 		hasVersion, hasID, nullID, hasMethod, hasParams, hasResult bool
 
@@ -378,27 +414,27 @@ func rpcDecode(d *jsontext.Decoder, data []byte) (JsonRpcMessage, error) {
 	)
 	tok, err := d.ReadToken()
 	if err != nil {
-		return JsonRpcMessage{}, err
+		return JsonRpcMessage{}, decoded, err
 	}
 	if tok.Kind() != jsontext.KindBeginObject {
-		return JsonRpcMessage{}, rpcShapeError("a message must be a JSON object")
+		return JsonRpcMessage{}, nil, rpcShapeError("a message must be a JSON object")
 	}
 	for d.PeekKind() != jsontext.KindEndObject {
 		name, err := d.ReadToken()
 		if err != nil {
-			return JsonRpcMessage{}, err
+			return JsonRpcMessage{}, decoded, err
 		}
 		switch name.String() {
 		case "jsonrpc":
 			if d.PeekKind() != jsontext.KindString {
-				return JsonRpcMessage{}, rpcSkipOr(d, rpcShapeError(`"jsonrpc" must be "2.0"`))
+				return JsonRpcMessage{}, nil, rpcSkipOr(d, rpcShapeError(`"jsonrpc" must be "2.0"`))
 			}
 			v, err := d.ReadToken()
 			if err != nil {
-				return JsonRpcMessage{}, err
+				return JsonRpcMessage{}, decoded, err
 			}
 			if v.String() != "2.0" {
-				return JsonRpcMessage{}, rpcShapeError(`"jsonrpc" must be "2.0"`)
+				return JsonRpcMessage{}, nil, rpcShapeError(`"jsonrpc" must be "2.0"`)
 			}
 			hasVersion = true
 		case "id":
@@ -407,18 +443,31 @@ func rpcDecode(d *jsontext.Decoder, data []byte) (JsonRpcMessage, error) {
 			nullID = err == nil && !id.IsValid()
 		case "method":
 			if d.PeekKind() != jsontext.KindString {
-				return JsonRpcMessage{}, rpcSkipOr(d, rpcShapeError(`"method" must be a string`))
+				return JsonRpcMessage{}, nil, rpcSkipOr(d, rpcShapeError(`"method" must be a string`))
 			}
 			v, err := d.ReadToken()
 			if err != nil {
-				return JsonRpcMessage{}, err
+				return JsonRpcMessage{}, decoded, err
 			}
 			method, hasMethod = v.String(), true
 		case "params":
 			switch d.PeekKind() {
 			case jsontext.KindBeginObject, jsontext.KindBeginArray, jsontext.KindNull:
-				params, err = rpcReadRaw(d, data)
 				hasParams = true
+				if hasMethod && paramsFor != nil {
+					if u, ok := paramsFor(method).(interface {
+						UnmarshalJSONFrom(*jsontext.Decoder) error
+					}); ok && u != nil {
+						start := d.InputOffset()
+						if err := u.UnmarshalJSONFrom(d); err != nil {
+							return JsonRpcMessage{}, errParamsDecode, err
+						}
+						params = rpcTrimValue(data[start:d.InputOffset()])
+						decoded = u
+						break
+					}
+				}
+				params, err = rpcReadRaw(d, data)
 			default:
 				err = rpcSkipOr(d, rpcShapeError(`"params" must be an object or an array`))
 			}
@@ -431,41 +480,48 @@ func rpcDecode(d *jsontext.Decoder, data []byte) (JsonRpcMessage, error) {
 			err = d.SkipValue()
 		}
 		if err != nil {
-			return JsonRpcMessage{}, err
+			return JsonRpcMessage{}, decoded, err
 		}
 	}
 	if _, err := d.ReadToken(); err != nil { // the closing brace
-		return JsonRpcMessage{}, err
+		return JsonRpcMessage{}, decoded, err
 	}
 	if _, err := d.ReadToken(); err != io.EOF {
 		if err == nil {
 			err = errors.New("unexpected data after the message")
 		}
-		return JsonRpcMessage{}, err
+		return JsonRpcMessage{}, decoded, err
 	}
 
 	hasError := rpcErr != nil
 	switch {
 	case !hasVersion:
-		return JsonRpcMessage{}, rpcShapeError(`missing "jsonrpc": "2.0"`)
+		return JsonRpcMessage{}, nil, rpcShapeError(`missing "jsonrpc": "2.0"`)
 	case hasMethod && (hasResult || hasError):
-		return JsonRpcMessage{}, rpcShapeError(`a message with "method" cannot carry "result" or "error"`)
+		return JsonRpcMessage{}, nil, rpcShapeError(`a message with "method" cannot carry "result" or "error"`)
 	case hasMethod && nullID:
-		return JsonRpcMessage{}, rpcShapeError(`a request ID must be a number or a string`)
+		return JsonRpcMessage{}, nil, rpcShapeError(`a request ID must be a number or a string`)
 	case hasMethod && hasID:
-		return JsonRpcMessage{Request: &Request{ID: id, Method: method, Params: params}}, nil
+		return JsonRpcMessage{Request: &Request{ID: id, Method: method, Params: params}}, decoded, nil
 	case hasMethod:
-		return JsonRpcMessage{Notification: &Notification{Method: method, Params: params}}, nil
+		return JsonRpcMessage{Notification: &Notification{Method: method, Params: params}}, decoded, nil
 	case hasParams:
-		return JsonRpcMessage{}, rpcShapeError(`"params" without "method"`)
+		return JsonRpcMessage{}, nil, rpcShapeError(`"params" without "method"`)
 	case hasResult == hasError:
-		return JsonRpcMessage{}, rpcShapeError(`need "method", or exactly one of "result" and "error"`)
+		return JsonRpcMessage{}, nil, rpcShapeError(`need "method", or exactly one of "result" and "error"`)
 	case !hasID:
-		return JsonRpcMessage{}, rpcShapeError(`a response needs an "id"`)
+		return JsonRpcMessage{}, nil, rpcShapeError(`a response needs an "id"`)
 	case hasResult && nullID:
-		return JsonRpcMessage{}, rpcShapeError(`a success response needs a non-null "id"`)
+		return JsonRpcMessage{}, nil, rpcShapeError(`a success response needs a non-null "id"`)
 	}
-	return JsonRpcMessage{Response: &Response{ID: id, Result: result, Error: rpcErr}}, nil
+	return JsonRpcMessage{Response: &Response{ID: id, Result: result, Error: rpcErr}}, decoded, nil
+}
+
+// rpcTrimValue strips the colon and whitespace in front of a value read
+// from just after its member name.
+func rpcTrimValue(b []byte) jsontext.Value {
+	b = bytes.TrimLeft(b, " \t\r\n:")
+	return jsontext.Value(b[:len(b):len(b)])
 }
 
 // rpcSkipOr consumes the next value and returns shape, unless the value is not

@@ -373,3 +373,44 @@ func BenchmarkDecodeMessage(b *testing.B) {
 		}
 	}
 }
+
+func TestDecodeMessageWith(t *testing.T) {
+	params := func(method string) any {
+		if method == "action" {
+			return new(protocol.ActionEnvelope)
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		name, in  string
+		decoded   bool
+		rawParams string
+	}{
+		{"method first", `{"jsonrpc":"2.0","method":"action","params" : {"channel":"c","serverSeq":3,"action":{"type":"session/titleChanged","title":"x"}}}`, true,
+			`{"channel":"c","serverSeq":3,"action":{"type":"session/titleChanged","title":"x"}}`},
+		{"params first", `{"params":{"channel":"c","serverSeq":3,"action":{"type":"session/titleChanged","title":"x"}},"jsonrpc":"2.0","method":"action"}`, false,
+			`{"channel":"c","serverSeq":3,"action":{"type":"session/titleChanged","title":"x"}}`},
+		{"other method", `{"jsonrpc":"2.0","method":"root/sessionRemoved","params":{"channel":"ahp-root://","session":"s"}}`, false,
+			`{"channel":"ahp-root://","session":"s"}`},
+		{"bad params fall back", `{"jsonrpc":"2.0","method":"action","params":{"channel":5}}`, false, `{"channel":5}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, decoded, err := protocol.DecodeMessageWith([]byte(tc.in), params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (decoded != nil) != tc.decoded {
+				t.Fatalf("decoded = %v, want decoded %v", decoded, tc.decoded)
+			}
+			if string(m.Notification.Params) != tc.rawParams {
+				t.Fatalf("raw params %s", m.Notification.Params)
+			}
+			if tc.decoded && decoded.(*protocol.ActionEnvelope).ServerSeq != 3 {
+				t.Fatalf("envelope %+v", decoded)
+			}
+		})
+	}
+	if _, _, err := protocol.DecodeMessageWith([]byte(`{"jsonrpc":"2.0","method":"action","params":{}} x`), params); err == nil {
+		t.Fatal("trailing data accepted")
+	}
+}
