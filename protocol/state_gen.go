@@ -12801,7 +12801,7 @@ type ToolCallStreamingState struct {
 	Intention         *string                   `json:"intention,omitempty"`
 	Contributor       ToolCallContributor       `json:"contributor,omitempty"`
 	Meta              map[string]jsontext.Value `json:"_meta,omitempty"`
-	PartialInput      *string                   `json:"partialInput,omitempty"`
+	PartialInput      *Text                     `json:"partialInput,omitempty"`
 	InvocationMessage *StringOrMarkdown         `json:"invocationMessage,omitempty"`
 }
 
@@ -12867,7 +12867,7 @@ func (x ToolCallStreamingState) MarshalJSONTo(enc *jsontext.Encoder) error {
 		if err := writeName(enc, "partialInput"); err != nil {
 			return err
 		}
-		if err := writeString(enc, *x.PartialInput); err != nil {
+		if err := writeMarshaler[Text](enc, *x.PartialInput); err != nil {
 			return err
 		}
 	}
@@ -12911,7 +12911,7 @@ func (x *ToolCallStreamingState) decodeMember(dec *jsontext.Decoder, name []byte
 	case "status":
 		return readConst(dec, "ToolCallStreamingState", "status", "streaming")
 	case "partialInput":
-		x.PartialInput, err = readPtr(dec, readString)
+		x.PartialInput, err = readPtr(dec, readStruct[Text])
 		return err
 	case "invocationMessage":
 		x.InvocationMessage, err = readPtr(dec, readStruct[StringOrMarkdown])

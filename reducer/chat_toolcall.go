@@ -95,11 +95,11 @@ func toolCallDelta(tc protocol.ToolCallState, a *protocol.ChatToolCallDeltaActio
 	n := *v
 	n.Meta = chatMetaOr(a.Meta, v.Meta)
 	if a.Content != nil {
-		prefix := ""
+		var prefix protocol.Text
 		if v.PartialInput != nil {
 			prefix = *v.PartialInput
 		}
-		n.PartialInput = protocol.Ptr(prefix + *a.Content)
+		n.PartialInput = protocol.Ptr(prefix.Append(*a.Content))
 	}
 	if a.InvocationMessage != nil {
 		n.InvocationMessage = a.InvocationMessage

@@ -147,6 +147,7 @@ var fieldTypeOverrides = map[string]*goType{
 	"ReasoningResponsePart.content":        {kind: kHand, name: "Text"},
 	"TerminalUnclassifiedPart.value":       {kind: kHand, name: "Text"},
 	"TerminalCommandPart.output":           {kind: kHand, name: "Text"},
+	"ToolCallStreamingState.partialInput":  {kind: kHand, name: "Text"},
 }
 
 // fieldNameOverrides renames a property's Go field ("Def.prop").
