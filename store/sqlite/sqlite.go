@@ -1,0 +1,460 @@
+// Package sqlite is a store.Store kept in an embedded SQLite database. It
+// uses the pure-Go driver modernc.org/sqlite, so building needs no C
+// toolchain.
+//
+//	st, err := sqlite.Open(dataDir, nil)
+//	if err != nil {
+//		log.Fatal(err) // one line: locked, corrupt, unwritable, newer schema
+//	}
+//	defer st.Close()
+//	h, err := host.New(&host.Options{Store: st})
+//
+// The database is the file ahpd.db in the directory given to Open, in WAL
+// mode. By default it is opened with synchronous=FULL: when Write returns
+// nil, the batch's transaction has been written to the write-ahead log and
+// synced, so it survives the process being killed and the machine losing
+// power. Options.NoSync trades the second for speed.
+//
+// A lock file (ahpd.lock, held with flock on Unix systems) keeps a second
+// process from using the same directory. The schema is versioned with
+// PRAGMA user_version and migrated forward, one transaction per step, when
+// the store opens; a database written by a newer schema is refused.
+//
+// Concurrency: all methods are safe for concurrent use. Writes are
+// serialized; reads run beside them on their own connections and see the
+// last committed batch.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/ahp-go/ahp/store"
+)
+
+// File names inside the data directory.
+const (
+	DBFile   = "ahpd.db"
+	LockFile = "ahpd.lock"
+)
+
+// Options configures a store. The zero value is the safe default.
+type Options struct {
+	// NoSync opens the database with synchronous=NORMAL: a committed
+	// batch still survives the process being killed, but the last ones
+	// may be lost if the machine loses power.
+	NoSync bool
+}
+
+// Store is the SQLite store. Create one with Open.
+type Store struct {
+	path string
+	db   *sql.DB
+	lock *os.File
+
+	closed atomic.Bool
+	wmu    sync.Mutex // serializes Write and Close
+	// lastSeq is the highest appended action seq; guarded by wmu.
+	lastSeq int64
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store in dir, creating the directory and the database
+// when they do not exist, and migrates the schema to the current version.
+// Its errors are one line naming the path and the reason, and wrap
+// store.ErrLocked or store.ErrCorrupt where those apply.
+func Open(dir string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite store: cannot create the data directory: %w", err)
+	}
+	path := filepath.Join(dir, DBFile)
+	if strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("sqlite store: the data directory %q must not contain '?' or '#'", dir)
+	}
+	lock, err := lockDir(filepath.Join(dir, LockFile))
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return nil, fmt.Errorf("sqlite store: %s is in use by another process: %w", dir, err)
+		}
+		return nil, fmt.Errorf("sqlite store: cannot lock the data directory: %w", err)
+	}
+	syncMode := "FULL"
+	if o.NoSync {
+		syncMode = "NORMAL"
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_synchronous="+syncMode)
+	if err != nil {
+		unlockDir(lock)
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
+	s := &Store{path: path, db: db, lock: lock}
+	if err := s.open(); err != nil {
+		db.Close()
+		unlockDir(lock)
+		return nil, err
+	}
+	return s, nil
+}
+
+// open checks the database, migrates it and reads the write position.
+func (s *Store) open() error {
+	ctx := context.Background()
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return s.wrap("open", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("sqlite store %s: journal mode is %q, want wal", s.path, mode)
+	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	if err := s.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'last_action_seq'").Scan(&s.lastSeq); err != nil {
+		return s.wrap("open", err)
+	}
+	return nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// wrap names the store and the operation in err and marks the SQLite
+// failures a host must report distinctly.
+func (s *Store) wrap(op string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		var kind error
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			kind = store.ErrLocked
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+			kind = store.ErrCorrupt
+		case sqlite3.SQLITE_FULL:
+			kind = store.ErrFull
+		}
+		if kind != nil {
+			return fmt.Errorf("sqlite store %s: %s: %w: %w", s.path, op, kind, err)
+		}
+	}
+	return fmt.Errorf("sqlite store %s: %s: %w", s.path, op, err)
+}
+
+// Write applies the batch in one transaction.
+func (s *Store) Write(ctx context.Context, b store.Batch) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.Check(s.lastSeq); err != nil {
+		return fmt.Errorf("sqlite store %s: %w", s.path, err)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap("begin", err)
+	}
+	w := &batchWriter{ctx: ctx, tx: tx, stmts: map[string]*sql.Stmt{}}
+	last, seq := s.lastSeq, int64(0)
+	for _, op := range b {
+		switch op := op.(type) {
+		case store.AppendAction:
+			last = op.Action.Seq
+		case store.SetSeq:
+			seq = max(seq, op.Seq)
+		}
+		w.apply(op)
+		if w.err != nil {
+			break
+		}
+	}
+	if last != s.lastSeq {
+		w.exec("UPDATE meta SET value = ? WHERE key = 'last_action_seq'", last)
+	}
+	if seq > 0 {
+		w.exec("UPDATE meta SET value = max(value, ?) WHERE key = 'seq'", seq)
+	}
+	for _, st := range w.stmts {
+		st.Close()
+	}
+	if w.err != nil {
+		tx.Rollback()
+		return s.wrap("write", w.err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.wrap("commit", err)
+	}
+	s.lastSeq = last
+	return nil
+}
+
+// batchWriter runs a batch's statements, preparing each once, and keeps
+// the first error.
+type batchWriter struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+	err   error
+}
+
+func (w *batchWriter) exec(query string, args ...any) {
+	if w.err != nil {
+		return
+	}
+	st := w.stmts[query]
+	if st == nil {
+		st, w.err = w.tx.PrepareContext(w.ctx, query)
+		if w.err != nil {
+			return
+		}
+		w.stmts[query] = st
+	}
+	_, w.err = st.ExecContext(w.ctx, args...)
+}
+
+func (w *batchWriter) apply(op store.Op) {
+	switch op := op.(type) {
+	case store.PutSession:
+		chats, err := json.Marshal(op.Session.Chats)
+		if err != nil {
+			w.err = err
+			return
+		}
+		w.exec(`INSERT INTO sessions (uri, modified_at, summary, chats, running) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (uri) DO UPDATE SET modified_at = excluded.modified_at, summary = excluded.summary,
+			chats = excluded.chats, running = excluded.running`,
+			op.Session.URI, op.Session.ModifiedAt, op.Session.Summary, string(chats), op.Session.Running)
+	case store.DeleteSession:
+		w.exec("DELETE FROM actions WHERE channel IN (SELECT uri FROM channels WHERE session = ?)", op.URI)
+		w.exec("DELETE FROM turns WHERE chat IN (SELECT uri FROM channels WHERE session = ?)", op.URI)
+		w.exec("DELETE FROM channels WHERE session = ?", op.URI)
+		w.exec("DELETE FROM sessions WHERE uri = ?", op.URI)
+	case store.PutSnapshot:
+		sn := op.Snapshot
+		w.exec(`INSERT INTO channels (uri, session, seq, state) VALUES (?, ?, ?, ?)
+			ON CONFLICT (uri) DO UPDATE SET session = excluded.session, seq = excluded.seq, state = excluded.state`,
+			sn.Channel, sn.Session, sn.Seq, sn.State)
+		w.exec("DELETE FROM actions WHERE channel = ? AND seq <= ?", sn.Channel, sn.Seq)
+	case store.DeleteChannel:
+		w.exec("DELETE FROM actions WHERE channel = ?", op.URI)
+		w.exec("DELETE FROM turns WHERE chat = ?", op.URI)
+		w.exec("DELETE FROM channels WHERE uri = ?", op.URI)
+	case store.AppendAction:
+		a := op.Action
+		w.exec("INSERT INTO actions (seq, channel, at, envelope) VALUES (?, ?, ?, ?)", a.Seq, a.Channel, a.At, a.Envelope)
+	case store.PutTurn:
+		t := op.Turn
+		w.exec(`INSERT INTO turns (chat, ordinal, id, data) VALUES (?, ?, ?, ?)
+			ON CONFLICT (chat, ordinal) DO UPDATE SET id = excluded.id, data = excluded.data`,
+			t.Chat, t.Ordinal, t.ID, t.Data)
+	case store.TruncateTurns:
+		w.exec("DELETE FROM turns WHERE chat = ? AND ordinal >= ?", op.Chat, op.Keep)
+	case store.SetSeq:
+		// Recorded once for the whole batch.
+	}
+}
+
+// Seq returns the highest serverSeq recorded.
+func (s *Store) Seq(ctx context.Context) (int64, error) {
+	if s.closed.Load() {
+		return 0, store.ErrClosed
+	}
+	var seq int64
+	if err := s.db.QueryRowContext(ctx, "SELECT max(value) FROM meta WHERE key IN ('seq', 'last_action_seq')").Scan(&seq); err != nil {
+		return 0, s.wrap("seq", err)
+	}
+	return seq, nil
+}
+
+// Sessions returns a page of the catalog.
+func (s *Store) Sessions(ctx context.Context, after *store.Position, limit int) ([]store.Session, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	if limit <= 0 {
+		return nil, fmt.Errorf("sqlite store: sessions: limit %d is not positive", limit)
+	}
+	q := "SELECT uri, modified_at, summary, chats, running FROM sessions"
+	args := []any{}
+	if after != nil {
+		q += " WHERE modified_at < ? OR (modified_at = ? AND uri > ?)"
+		args = append(args, after.ModifiedAt, after.ModifiedAt, after.URI)
+	}
+	q += " ORDER BY modified_at DESC, uri ASC LIMIT ?"
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("sessions", err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, s.wrap("sessions", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("sessions", err)
+	}
+	return out, nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(r scanner) (store.Session, error) {
+	var sess store.Session
+	var chats string
+	if err := r.Scan(&sess.URI, &sess.ModifiedAt, &sess.Summary, &chats, &sess.Running); err != nil {
+		return sess, err
+	}
+	if err := json.Unmarshal([]byte(chats), &sess.Chats); err != nil {
+		return sess, fmt.Errorf("%w: the chats of %s: %v", store.ErrCorrupt, sess.URI, err)
+	}
+	return sess, nil
+}
+
+// LoadSession reads a session and its channels in one read transaction,
+// so they are consistent with one another.
+func (s *Store) LoadSession(ctx context.Context, uri string, recentTurns int) (*store.SessionData, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, s.wrap("load session", err)
+	}
+	defer tx.Rollback()
+	data := &store.SessionData{}
+	data.Session, err = scanSession(tx.QueryRowContext(ctx, "SELECT uri, modified_at, summary, chats, running FROM sessions WHERE uri = ?", uri))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("sqlite store: session %s: %w", uri, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, s.wrap("load session", err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT uri, session, seq, state FROM channels WHERE session = ? ORDER BY uri != ?, uri", uri, uri)
+	if err != nil {
+		return nil, s.wrap("load session", err)
+	}
+	for rows.Next() {
+		var c store.Channel
+		if err := rows.Scan(&c.Channel, &c.Session, &c.Seq, &c.State); err != nil {
+			rows.Close()
+			return nil, s.wrap("load session", err)
+		}
+		data.Channels = append(data.Channels, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("load session", err)
+	}
+	for i := range data.Channels {
+		c := &data.Channels[i]
+		if c.Actions, err = queryActions(ctx, tx, c.Channel, c.Seq); err != nil {
+			return nil, s.wrap("load session", err)
+		}
+		var count sql.NullInt64
+		if err := tx.QueryRowContext(ctx, "SELECT max(ordinal) + 1 FROM turns WHERE chat = ?", c.Channel).Scan(&count); err != nil {
+			return nil, s.wrap("load session", err)
+		}
+		c.TurnCount = count.Int64
+		if recentTurns > 0 && c.TurnCount > 0 {
+			if c.Turns, err = queryTurns(ctx, tx, c.Channel, c.TurnCount-int64(recentTurns), c.TurnCount); err != nil {
+				return nil, s.wrap("load session", err)
+			}
+		}
+	}
+	return data, nil
+}
+
+func queryActions(ctx context.Context, tx *sql.Tx, channel string, after int64) ([]store.Action, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT seq, channel, at, envelope FROM actions WHERE channel = ? AND seq > ? ORDER BY seq", channel, after)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Action
+	for rows.Next() {
+		var a store.Action
+		if err := rows.Scan(&a.Seq, &a.Channel, &a.At, &a.Envelope); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// querier is what *sql.DB and *sql.Tx share.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func queryTurns(ctx context.Context, q querier, chat string, from, to int64) ([]store.Turn, error) {
+	rows, err := q.QueryContext(ctx, "SELECT chat, ordinal, id, data FROM turns WHERE chat = ? AND ordinal >= ? AND ordinal < ? ORDER BY ordinal", chat, from, to)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Turn
+	for rows.Next() {
+		var t store.Turn
+		if err := rows.Scan(&t.Chat, &t.Ordinal, &t.ID, &t.Data); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// Turns returns a range of a chat's turns.
+func (s *Store) Turns(ctx context.Context, chat string, from, to int64) ([]store.Turn, error) {
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	turns, err := queryTurns(ctx, s.db, chat, from, to)
+	if err != nil {
+		return nil, s.wrap("turns", err)
+	}
+	return turns, nil
+}
+
+// Close waits for a write in progress, closes the database (which
+// checkpoints the write-ahead log) and releases the directory lock.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	err := s.db.Close()
+	unlockDir(s.lock)
+	if err != nil {
+		return s.wrap("close", err)
+	}
+	return nil
+}
