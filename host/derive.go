@@ -24,9 +24,7 @@ func chatSummary(c *protocol.ChatState) protocol.ChatSummary {
 
 // syncChatSummaryLocked keeps the session's chat catalog consistent with
 // the chat's own state, as the chat channel page asks producers to do:
-// changed fields go out as session/chatUpdated. A field that was cleared
-// cannot be expressed as a change, so then the whole entry is replaced
-// with session/chatAdded (an upsert).
+// changed fields go out as session/chatUpdated, cleared ones as nulls.
 func (h *Host) syncChatSummaryLocked(s *session, chat *protocol.ChatState) {
 	sch := h.channels[s.uri]
 	if sch == nil {
@@ -39,7 +37,8 @@ func (h *Host) syncChatSummaryLocked(s *session, chat *protocol.ChatState) {
 	}
 	old, cur := st.Chats[i], chatSummary(chat)
 	var ch protocol.SessionChatUpdatedActionChanges
-	changed, cleared := false, false
+	changed := false
+	clear := func(name string) { ch.Cleared = append(ch.Cleared, name) }
 	if old.Title != cur.Title {
 		ch.Title, changed = &cur.Title, true
 	}
@@ -50,27 +49,21 @@ func (h *Host) syncChatSummaryLocked(s *session, chat *protocol.ChatState) {
 		ch.ModifiedAt, changed = &cur.ModifiedAt, true
 	}
 	if !equalPtr(old.Activity, cur.Activity) {
-		if cur.Activity == nil {
-			cleared = true
+		if ch.Activity, changed = cur.Activity, true; cur.Activity == nil {
+			clear("activity")
 		}
-		ch.Activity, changed = cur.Activity, true
 	}
 	if !slices.Equal(old.WorkingDirectories, cur.WorkingDirectories) {
-		if cur.WorkingDirectories == nil {
-			cleared = true
+		if ch.WorkingDirectories, changed = cur.WorkingDirectories, true; cur.WorkingDirectories == nil {
+			clear("workingDirectories")
 		}
-		ch.WorkingDirectories, changed = cur.WorkingDirectories, true
 	}
 	if !equalPtr(old.Interactivity, cur.Interactivity) {
-		if cur.Interactivity == nil {
-			cleared = true
+		if ch.Interactivity, changed = cur.Interactivity, true; cur.Interactivity == nil {
+			clear("interactivity")
 		}
-		ch.Interactivity, changed = cur.Interactivity, true
 	}
-	switch {
-	case cleared:
-		h.commitLocked(sch, &protocol.SessionChatAddedAction{Summary: cur}, nil)
-	case changed:
+	if changed {
 		h.commitLocked(sch, &protocol.SessionChatUpdatedAction{Chat: chat.Resource, Changes: ch}, nil)
 	}
 }
@@ -218,7 +211,9 @@ func (h *Host) syncSessionSummaryLocked(s *session) {
 		ch.Status, changed = &cur.Status, true
 	}
 	if !equalPtr(old.Activity, cur.Activity) {
-		ch.Activity, changed = cur.Activity, true
+		if ch.Activity, changed = cur.Activity, true; cur.Activity == nil {
+			ch.Cleared = append(ch.Cleared, "activity")
+		}
 	}
 	if old.ModifiedAt != cur.ModifiedAt {
 		ch.ModifiedAt, changed = &cur.ModifiedAt, true

@@ -9,9 +9,16 @@
 
 package protocol
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"slices"
 
-var _ jsontext.Value
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+var (
+	_ jsontext.Value
+	_ = slices.Contains[[]string]
+)
 
 // ActionEnvelope is the wire form of the schema definition ActionEnvelope.
 type ActionEnvelope struct {
@@ -4205,6 +4212,9 @@ type SessionChatUpdatedActionChanges struct {
 	Origin             ChatOrigin         `json:"origin,omitempty"`
 	Interactivity      *ChatInteractivity `json:"interactivity,omitempty"`
 	WorkingDirectories []URI              `json:"workingDirectories,omitempty"`
+	// Cleared lists the members sent as null, which clear a field,
+	// as opposed to absent members, which leave it unchanged.
+	Cleared []string `json:"-"`
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -4219,12 +4229,26 @@ func (x SessionChatUpdatedActionChanges) MarshalJSONTo(enc *jsontext.Encoder) er
 		if err := writeString(enc, *x.Resource); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "resource") {
+		if err := writeName(enc, "resource"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.Title != nil {
 		if err := writeName(enc, "title"); err != nil {
 			return err
 		}
 		if err := writeString(enc, *x.Title); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "title") {
+		if err := writeName(enc, "title"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -4235,12 +4259,26 @@ func (x SessionChatUpdatedActionChanges) MarshalJSONTo(enc *jsontext.Encoder) er
 		if err := writeUintAs[SessionStatus](enc, *x.Status); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "status") {
+		if err := writeName(enc, "status"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.Activity != nil {
 		if err := writeName(enc, "activity"); err != nil {
 			return err
 		}
 		if err := writeString(enc, *x.Activity); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "activity") {
+		if err := writeName(enc, "activity"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -4251,12 +4289,26 @@ func (x SessionChatUpdatedActionChanges) MarshalJSONTo(enc *jsontext.Encoder) er
 		if err := writeString(enc, *x.ModifiedAt); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "modifiedAt") {
+		if err := writeName(enc, "modifiedAt"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.Origin != nil {
 		if err := writeName(enc, "origin"); err != nil {
 			return err
 		}
 		if err := writeUnion[ChatOrigin](enc, x.Origin); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "origin") {
+		if err := writeName(enc, "origin"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -4267,12 +4319,26 @@ func (x SessionChatUpdatedActionChanges) MarshalJSONTo(enc *jsontext.Encoder) er
 		if err := writeStringAs[ChatInteractivity](enc, *x.Interactivity); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "interactivity") {
+		if err := writeName(enc, "interactivity"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.WorkingDirectories != nil {
 		if err := writeName(enc, "workingDirectories"); err != nil {
 			return err
 		}
 		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "workingDirectories") {
+		if err := writeName(enc, "workingDirectories"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -4288,27 +4354,67 @@ func (x *SessionChatUpdatedActionChanges) UnmarshalJSONFrom(dec *jsontext.Decode
 func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, name []byte) (err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "resource")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Resource, err = readPtr(dec, readString)
 		return err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "title")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Title, err = readPtr(dec, readString)
 		return err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "status")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Status, err = readPtr(dec, readUintAs[SessionStatus])
 		return err
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "activity")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return err
 	case "modifiedAt":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "modifiedAt")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.ModifiedAt, err = readPtr(dec, readString)
 		return err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "origin")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Origin, err = decodeChatOrigin(dec)
 		return err
 	case "interactivity":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "interactivity")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Interactivity, err = readPtr(dec, readStringAs[ChatInteractivity])
 		return err
 	case "workingDirectories":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "workingDirectories")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
 		return err
 	}

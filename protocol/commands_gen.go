@@ -9,9 +9,16 @@
 
 package protocol
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"slices"
 
-var _ jsontext.Value
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+var (
+	_ jsontext.Value
+	_ = slices.Contains[[]string]
+)
 
 // AuthenticateParams is the wire form of the schema definition AuthenticateParams.
 type AuthenticateParams struct {

@@ -9,9 +9,16 @@
 
 package protocol
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"slices"
 
-var _ jsontext.Value
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+var (
+	_ jsontext.Value
+	_ = slices.Contains[[]string]
+)
 
 // AuthRequiredParams is the wire form of the schema definition AuthRequiredParams.
 // It is a variant of ProtocolNotification.
@@ -469,6 +476,9 @@ type SessionSummaryChangedParamsChanges struct {
 	ModifiedAt         *string                   `json:"modifiedAt,omitempty"`
 	Changes            *ChangesSummary           `json:"changes,omitempty"`
 	Meta               map[string]jsontext.Value `json:"_meta,omitempty"`
+	// Cleared lists the members sent as null, which clear a field,
+	// as opposed to absent members, which leave it unchanged.
+	Cleared []string `json:"-"`
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -483,12 +493,26 @@ func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder)
 		if err := writeString(enc, *x.Provider); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "provider") {
+		if err := writeName(enc, "provider"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.Title != nil {
 		if err := writeName(enc, "title"); err != nil {
 			return err
 		}
 		if err := writeString(enc, *x.Title); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "title") {
+		if err := writeName(enc, "title"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -499,12 +523,26 @@ func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder)
 		if err := writeUintAs[SessionStatus](enc, *x.Status); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "status") {
+		if err := writeName(enc, "status"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.Activity != nil {
 		if err := writeName(enc, "activity"); err != nil {
 			return err
 		}
 		if err := writeString(enc, *x.Activity); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "activity") {
+		if err := writeName(enc, "activity"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -515,12 +553,26 @@ func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder)
 		if err := writeMarshaler[ProjectInfo](enc, *x.Project); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "project") {
+		if err := writeName(enc, "project"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.WorkingDirectories != nil {
 		if err := writeName(enc, "workingDirectories"); err != nil {
 			return err
 		}
 		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "workingDirectories") {
+		if err := writeName(enc, "workingDirectories"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -531,12 +583,26 @@ func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder)
 		if err := writeMarshaler[AnnotationsSummary](enc, *x.Annotations); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "annotations") {
+		if err := writeName(enc, "annotations"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.Resource != nil {
 		if err := writeName(enc, "resource"); err != nil {
 			return err
 		}
 		if err := writeString(enc, *x.Resource); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "resource") {
+		if err := writeName(enc, "resource"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -547,12 +613,26 @@ func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder)
 		if err := writeString(enc, *x.CreatedAt); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "createdAt") {
+		if err := writeName(enc, "createdAt"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.ModifiedAt != nil {
 		if err := writeName(enc, "modifiedAt"); err != nil {
 			return err
 		}
 		if err := writeString(enc, *x.ModifiedAt); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "modifiedAt") {
+		if err := writeName(enc, "modifiedAt"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -563,12 +643,26 @@ func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder)
 		if err := writeMarshaler[ChangesSummary](enc, *x.Changes); err != nil {
 			return err
 		}
+	} else if slices.Contains(x.Cleared, "changes") {
+		if err := writeName(enc, "changes"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
+			return err
+		}
 	}
 	if x.Meta != nil {
 		if err := writeName(enc, "_meta"); err != nil {
 			return err
 		}
 		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
+			return err
+		}
+	} else if slices.Contains(x.Cleared, "_meta") {
+		if err := writeName(enc, "_meta"); err != nil {
+			return err
+		}
+		if err := enc.WriteToken(jsontext.Null); err != nil {
 			return err
 		}
 	}
@@ -584,39 +678,99 @@ func (x *SessionSummaryChangedParamsChanges) UnmarshalJSONFrom(dec *jsontext.Dec
 func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder, name []byte) (err error) {
 	switch string(name) {
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "provider")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Provider, err = readPtr(dec, readString)
 		return err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "title")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Title, err = readPtr(dec, readString)
 		return err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "status")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Status, err = readPtr(dec, readUintAs[SessionStatus])
 		return err
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "activity")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return err
 	case "project":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "project")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Project, err = readPtr(dec, readStruct[ProjectInfo])
 		return err
 	case "workingDirectories":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "workingDirectories")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
 		return err
 	case "annotations":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "annotations")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Annotations, err = readPtr(dec, readStruct[AnnotationsSummary])
 		return err
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "resource")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Resource, err = readPtr(dec, readString)
 		return err
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "createdAt")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.CreatedAt, err = readPtr(dec, readString)
 		return err
 	case "modifiedAt":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "modifiedAt")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.ModifiedAt, err = readPtr(dec, readString)
 		return err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "changes")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "_meta")
+			_, err = dec.ReadToken()
+			return err
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return err
 	}

@@ -117,3 +117,25 @@ func TestUnmarshalIntoUnionPointer(t *testing.T) {
 		t.Fatalf("got %T", r)
 	}
 }
+
+// TestPartialChangesKeepNulls checks that a null member of a "changes"
+// object (meaning: clear this field) survives decode and encode, apart
+// from an absent one (meaning: unchanged).
+func TestPartialChangesKeepNulls(t *testing.T) {
+	in := `{"type":"session/chatUpdated","chat":"ahp-chat:/c","changes":{"activity":null,"title":"T"}}`
+	a, err := protocol.UnmarshalStateAction([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := a.(*protocol.SessionChatUpdatedAction)
+	if len(u.Changes.Cleared) != 1 || u.Changes.Cleared[0] != "activity" || u.Changes.Activity != nil {
+		t.Fatalf("changes %+v", u.Changes)
+	}
+	out, err := protocol.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != in {
+		t.Fatalf("re-encoded %s", out)
+	}
+}

@@ -148,11 +148,21 @@ func sessionChatUpdated(s *protocol.SessionState, a *protocol.SessionChatUpdated
 }
 
 // sessionMergeChat returns c with every field set in changes copied over,
-// except the resource.
-//
-// An absent member and a null one decode alike, so changes can set an
-// optional field but cannot clear it.
+// except the resource, and every optional field sent as null cleared.
+// Absent members leave their field as it was.
 func sessionMergeChat(c protocol.ChatSummary, changes *protocol.SessionChatUpdatedActionChanges) protocol.ChatSummary {
+	for _, name := range changes.Cleared {
+		switch name {
+		case "activity":
+			c.Activity = nil
+		case "origin":
+			c.Origin = nil
+		case "interactivity":
+			c.Interactivity = nil
+		case "workingDirectories":
+			c.WorkingDirectories = nil
+		}
+	}
 	if changes.Title != nil {
 		c.Title = *changes.Title
 	}

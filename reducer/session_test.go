@@ -124,6 +124,11 @@ func TestSessionChatCatalog(t *testing.T) {
 		actions: []string{`{"type":"session/chatUpdated","chat":"ahp-chat:/c1","changes":{"status":8,"activity":"Reading","modifiedAt":"1970-01-01T00:00:04.000Z","interactivity":"readOnly","workingDirectories":["file:///a"],"origin":{"kind":"fork","chat":"ahp-chat:/c0","turnId":"t1"}}}`},
 		want:    sessionJSON(`"chats":[{"resource":"ahp-chat:/c1","title":"One","status":8,"activity":"Reading","modifiedAt":"1970-01-01T00:00:04.000Z","interactivity":"readOnly","workingDirectories":["file:///a"],"origin":{"kind":"fork","chat":"ahp-chat:/c0","turnId":"t1"}}]`),
 	}, {
+		name:    "chatUpdated clears optional fields sent as null",
+		initial: `{"provider":"p","title":"t","status":1,"lifecycle":"ready","activeClients":[],"chats":[{"resource":"ahp-chat:/c1","title":"One","status":1,"activity":"Reading","interactivity":"read-only","modifiedAt":"1970-01-01T00:00:01.000Z"}]}`,
+		actions: []string{`{"type":"session/chatUpdated","chat":"ahp-chat:/c1","changes":{"activity":null,"interactivity":null,"title":null}}`},
+		want:    `{"provider":"p","title":"t","status":1,"lifecycle":"ready","activeClients":[],"chats":[{"resource":"ahp-chat:/c1","title":"One","status":1,"modifiedAt":"1970-01-01T00:00:01.000Z"}]}`,
+	}, {
 		// The resource is the entry's identity; changes MUST NOT carry it,
 		// and one that does cannot move the entry.
 		name:    "chatUpdated ignores a resource in its changes",

@@ -174,6 +174,14 @@ var intEnumNames = map[string]map[int64]string{
 	},
 }
 
+// partialTypes are "changes" objects where every member is optional, an
+// absent member means unchanged and a null member means cleared. They get
+// a Cleared field listing the members received (or to be sent) as null.
+var partialTypes = map[string]bool{
+	"SessionChatUpdatedActionChanges":    true,
+	"SessionSummaryChangedParamsChanges": true,
+}
+
 // bitsets are number enums whose values combine as flags.
 var bitsets = map[string]bool{"SessionStatus": true}
 

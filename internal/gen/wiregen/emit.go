@@ -41,8 +41,8 @@ func (g *gen) emit() (map[string][]byte, error) {
 		sort.Slice(types, func(i, j int) bool { return types[i].name < types[j].name })
 		var b bytes.Buffer
 		g.header(&b)
-		b.WriteString("import \"github.com/go-json-experiment/json/jsontext\"\n\n")
-		b.WriteString("var _ jsontext.Value\n\n")
+		b.WriteString("import (\n\t\"slices\"\n\n\t\"github.com/go-json-experiment/json/jsontext\"\n)\n\n")
+		b.WriteString("var (\n\t_ jsontext.Value\n\t_ = slices.Contains[[]string]\n)\n\n")
 		for _, t := range types {
 			g.emitType(&b, t)
 		}
@@ -151,6 +151,9 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		}
 		fmt.Fprintf(b, "\t%s %s `json:\"%s%s\"`\n", f.goName, typ, f.json, opt)
 	}
+	if partialTypes[t.name] {
+		b.WriteString("\t// Cleared lists the members sent as null, which clear a field,\n\t// as opposed to absent members, which leave it unchanged.\n\tCleared []string `json:\"-\"`\n")
+	}
 	b.WriteString("}\n\n")
 
 	// Tag getter and setter for union variants.
@@ -180,7 +183,7 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		}
 	}
 	for _, f := range ordered {
-		g.emitEncodeField(b, f)
+		g.emitEncodeField(b, f, partialTypes[t.name])
 	}
 	b.WriteString("\treturn enc.WriteToken(jsontext.EndObject)\n}\n\n")
 
@@ -198,6 +201,9 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		if f.typ.kind == kUnion && g.types[f.typ.name].external {
 			fmt.Fprintf(b, "\t\treturn errContextual(%q, %q)\n", t.name, f.json)
 			continue
+		}
+		if !f.required && partialTypes[t.name] {
+			fmt.Fprintf(b, "\t\tif dec.PeekKind() == 'n' {\n\t\t\tx.Cleared = append(x.Cleared, %q)\n\t\t\t_, err = dec.ReadToken()\n\t\t\treturn err\n\t\t}\n", f.json)
 		}
 		if !f.required && pointerWhenOptional(f.typ) {
 			fmt.Fprintf(b, "\t\tx.%s, err = readPtr(dec, %s)\n", f.goName, decodeFn(f.typ))
@@ -229,7 +235,7 @@ func pointerWhenOptional(t *goType) bool {
 	return true
 }
 
-func (g *gen) emitEncodeField(b *bytes.Buffer, f *field) {
+func (g *gen) emitEncodeField(b *bytes.Buffer, f *field, partial bool) {
 	name := fmt.Sprintf("\tif err := writeName(enc, %q); err != nil {\n\t\treturn err\n\t}\n", f.json)
 	if len(f.consts) > 0 {
 		b.WriteString(name)
@@ -247,7 +253,11 @@ func (g *gen) emitEncodeField(b *bytes.Buffer, f *field) {
 	if pointerWhenOptional(f.typ) {
 		val = "*" + val
 	}
-	fmt.Fprintf(b, "\t\tif err := %s(enc, %s); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n", encodeFn(f.typ), val)
+	fmt.Fprintf(b, "\t\tif err := %s(enc, %s); err != nil {\n\t\t\treturn err\n\t\t}\n\t}", encodeFn(f.typ), val)
+	if partial {
+		fmt.Fprintf(b, " else if slices.Contains(x.Cleared, %q) {\n%s\t\tif err := enc.WriteToken(jsontext.Null); err != nil {\n\t\t\treturn err\n\t\t}\n\t}", f.json, indent(name))
+	}
+	b.WriteString("\n")
 }
 
 func indent(s string) string {
