@@ -135,7 +135,7 @@ func TestPartialChangesKeepNulls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(out) != in {
-		t.Fatalf("re-encoded %s", out)
+	if diff, err := fixture.Diff([]byte(in), out, false); err != nil || diff != "" {
+		t.Fatalf("re-encoded %s: %s %v", out, diff, err)
 	}
 }
