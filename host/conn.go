@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ahp-go/ahp/jsonrpc"
@@ -85,6 +86,7 @@ func (c *conn) closeWith(cause error) {
 		delete(c.subs, uri)
 	}
 	delete(h.conns, c)
+	h.dropActiveClientLocked(c.clientID)
 	h.mu.Unlock()
 
 	if cause == nil {
@@ -105,6 +107,30 @@ func (c *conn) closeWith(cause error) {
 	h.log.Debug("connection closed", "client", c.clientID, "reason", cause)
 	c.cause = cause
 	close(c.ended)
+}
+
+// dropActiveClientLocked removes a client from every session's active
+// clients once its last connection is gone, so sessions do not keep
+// offering tools of clients that left.
+func (h *Host) dropActiveClientLocked(clientID string) {
+	if clientID == "" || h.closed {
+		return
+	}
+	for c := range h.conns {
+		if c.clientID == clientID {
+			return
+		}
+	}
+	for _, s := range h.sessions {
+		ch := h.channels[s.uri]
+		if ch == nil {
+			continue
+		}
+		st := ch.state.(*protocol.SessionState)
+		if slices.ContainsFunc(st.ActiveClients, func(a protocol.SessionActiveClient) bool { return a.ClientID == clientID }) {
+			h.commitLocked(ch, &protocol.SessionActiveClientRemovedAction{ClientID: clientID}, nil)
+		}
+	}
 }
 
 // statusCloser is implemented by transports that can close with a reason,

@@ -1,0 +1,56 @@
+package host_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// TestActiveClientRemovedOnDisconnect checks that a client that marked
+// itself active on a session is removed when its last connection goes.
+func TestActiveClientRemovedOnDisconnect(t *testing.T) {
+	th := startHost(t, nil)
+	watcher := th.dial(t, "watcher")
+	watcher.initialize()
+	uri, _ := watcher.newSession("active")
+
+	tool := th.dial(t, "tool-client")
+	tool.initialize()
+	tool.dispatch(uri, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{ClientID: "tool-client", Tools: []protocol.ToolDefinition{}}})
+	watcher.waitFor("active client set", hasType("session/activeClientSet"))
+	tool.rpc.Close()
+	envs := watcher.waitFor("active client removed", hasType("session/activeClientRemoved"))
+	if o := envs[len(envs)-1].Origin; o != nil {
+		t.Fatalf("removal should come from the host, got origin %+v", o)
+	}
+	st := watcher.subscribe(uri).State.(*protocol.SessionState)
+	if len(st.ActiveClients) != 0 {
+		t.Fatalf("active clients %+v", st.ActiveClients)
+	}
+}
+
+// TestShutdownEndsRunningTurns checks that closing the host fails a turn
+// in flight, as lifecycle.md asks for turns the host can no longer finish,
+// and that subscribers see it before their connection closes.
+func TestShutdownEndsRunningTurns(t *testing.T) {
+	th := startHost(t, nil)
+	c := th.dial(t, "c")
+	c.initialize()
+	_, chat := c.newSession("shutdown")
+	c.subscribe(chat)
+	c.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/slow 500")})
+	c.waitFor("streaming", hasType("chat/delta"))
+	th.h.Close()
+	envs := c.waitFor("turn failed", hasType("chat/error"))
+	for _, e := range envs {
+		if a, ok := e.Action.(*protocol.ChatErrorAction); ok && a.Error.ErrorType != "hostShutdown" {
+			t.Fatalf("error %+v", a.Error)
+		}
+	}
+	select {
+	case <-c.rpc.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("connection not closed on shutdown")
+	}
+}
