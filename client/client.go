@@ -335,8 +335,13 @@ func (c *Client) current(ctx context.Context, needInit bool) (*link, error) {
 			return nil, ErrNotInitialized
 		}
 		if l := c.link; l != nil {
-			c.mu.Unlock()
-			return l, nil
+			if l.rpc.Err() == nil {
+				c.mu.Unlock()
+				return l, nil
+			}
+			// Lost, though the supervisor has not noticed yet.
+			c.link = nil
+			c.linkUp = make(chan struct{})
 		}
 		up := c.linkUp
 		c.mu.Unlock()
