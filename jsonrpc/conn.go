@@ -285,6 +285,13 @@ func (c *Conn) Err() error {
 // shutdown ends the connection for cause, once. It returns the error from
 // closing the transport, or nil if the connection had already ended.
 func (c *Conn) shutdown(cause error) error {
+	return c.end(cause, false)
+}
+
+// end ends the connection. With keepNotifications, notifications already
+// received stay queued and the handler goroutine still delivers them: a
+// peer that sends a last notification and hangs up is heard to the end.
+func (c *Conn) end(cause error, keepNotifications bool) error {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -297,7 +304,17 @@ func (c *Conn) shutdown(cause error) error {
 	}
 	pending := c.pending
 	c.pending = nil
-	c.queue = nil
+	if keepNotifications {
+		kept := c.queue[:0]
+		for _, q := range c.queue {
+			if q.req != nil && q.req.IsNotification() {
+				kept = append(kept, q)
+			}
+		}
+		c.queue = kept
+	} else {
+		c.queue = nil
+	}
 	c.mu.Unlock()
 
 	for _, ch := range pending {
@@ -391,7 +408,7 @@ func (c *Conn) readLoop() {
 	for {
 		data, err := c.t.Read(c.ioCtx)
 		if err != nil {
-			c.shutdown(fmt.Errorf("read: %w", err))
+			c.end(fmt.Errorf("read: %w", err), true)
 			return
 		}
 		if int64(len(data)) > c.maxSize {
@@ -489,17 +506,23 @@ func (c *Conn) handleLoop() {
 	defer c.wg.Done()
 	for {
 		c.mu.Lock()
-		if c.err != nil {
-			c.mu.Unlock()
-			return
-		}
 		if len(c.queue) == 0 {
+			ended := c.err != nil
 			c.mu.Unlock()
+			if ended {
+				return
+			}
 			select {
 			case <-c.wake:
 				continue
 			case <-c.ctx.Done():
-				return
+				c.mu.Lock()
+				left := len(c.queue)
+				c.mu.Unlock()
+				if left == 0 {
+					return
+				}
+				continue
 			}
 		}
 		q := c.queue[0]
