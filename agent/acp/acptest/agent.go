@@ -1,0 +1,468 @@
+// Package acptest is a scripted ACP agent for tests: the agent side of the
+// ACP Go SDK, driven by the text of each prompt. It needs no model and no
+// network, and behaves the same every time.
+//
+// Quick start (as a subprocess of the code under test):
+//
+//	func main() { acptest.Serve(os.Stdin, os.Stdout) }
+//
+// Each line of a prompt is one command; a prompt whose first word is not a
+// command is answered with "You said: " and the prompt, one chunk per word
+// (the reply of the host's built-in echo agent, so the two can be compared).
+//
+//	say TEXT             one agent_message_chunk
+//	words TEXT           one chunk per word
+//	think TEXT           one agent_thought_chunk
+//	tool TITLE           a tool call that asks for permission, then runs
+//	                     (allowed) or fails (rejected)
+//	tool-first TITLE     the same, but the permission request comes before
+//	                     the tool_call update that announces the call
+//	autotool TITLE       a tool call that runs without asking, with a diff
+//	                     and a location
+//	read PATH            fs/read_text_file; says the content or the error
+//	write PATH TEXT      fs/write_text_file; says "wrote PATH" or the error
+//	slow N               N chunks 20 ms apart; after session/cancel it sends
+//	                     3 more chunks and answers "cancelled" 150 ms later
+//	hang                 waits forever and ignores session/cancel
+//	crash                sends a chunk, writes to stderr and exits with status 3
+//	child                starts a child process (sleep) and says "child PID"
+//	plan                 a plan update
+//	usage                a usage update, and token usage on the answer
+//	title TEXT           a session_info_update with a title
+//	mode ID              a current_mode_update
+//	commands             an available_commands_update
+//	unknown              an update whose kind the SDK does not know
+//	stop REASON          answer with that stop reason
+//
+// Sessions advertise two modes ("ask", "code") and two models ("small",
+// "large"); set_mode and set_model are recorded and echoed by "state".
+package acptest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+)
+
+// Name and Version are what the agent reports at initialize.
+const (
+	Name    = "acptest"
+	Version = "1.0.0"
+)
+
+// Serve runs the agent over r (its stdin) and w (its stdout) until r ends.
+func Serve(r io.Reader, w io.Writer) error {
+	lw := &lineWriter{w: w}
+	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}}
+	a.conn = acpsdk.NewAgentSideConnection(a, lw, r)
+	<-a.conn.Done()
+	return nil
+}
+
+// lineWriter serialises writes so raw lines can be sent between the SDK's.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+type agent struct {
+	conn *acpsdk.AgentSideConnection
+	out  *lineWriter
+
+	mu       sync.Mutex
+	next     int
+	sessions map[acpsdk.SessionId]*session
+}
+
+type session struct {
+	id    acpsdk.SessionId
+	cwd   string
+	mode  string
+	model string
+
+	mu     sync.Mutex
+	cancel chan struct{} // closed by session/cancel; replaced per prompt
+}
+
+func (a *agent) session(id acpsdk.SessionId) (*session, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.sessions[id]
+	if s == nil {
+		return nil, fmt.Errorf("no session %s", id)
+	}
+	return s, nil
+}
+
+func (a *agent) Initialize(_ context.Context, _ acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	return acpsdk.InitializeResponse{
+		ProtocolVersion: acpsdk.ProtocolVersionNumber,
+		AgentInfo:       &acpsdk.Implementation{Name: Name, Title: acpsdk.Ptr("ACP test agent"), Version: Version},
+		AgentCapabilities: acpsdk.AgentCapabilities{
+			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+		},
+		AuthMethods: []acpsdk.AuthMethod{},
+	}, nil
+}
+
+func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	return acpsdk.AuthenticateResponse{}, nil
+}
+
+func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	a.mu.Lock()
+	a.next++
+	id := acpsdk.SessionId("sess-" + strconv.Itoa(a.next))
+	a.sessions[id] = &session{id: id, cwd: p.Cwd, mode: "ask", model: "small", cancel: make(chan struct{})}
+	a.mu.Unlock()
+	return acpsdk.NewSessionResponse{
+		SessionId: id,
+		Modes: &acpsdk.SessionModeState{CurrentModeId: "ask", AvailableModes: []acpsdk.SessionMode{
+			{Id: "ask", Name: "Ask", Description: acpsdk.Ptr("Asks before every change")},
+			{Id: "code", Name: "Code"},
+		}},
+		Models: &acpsdk.SessionModelState{CurrentModelId: "small", AvailableModels: []acpsdk.ModelInfo{
+			{ModelId: "small", Name: "Small"},
+			{ModelId: "large", Name: "Large", Description: acpsdk.Ptr("The big one")},
+		}},
+	}, nil
+}
+
+func (a *agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionModeResponse{}, err
+	}
+	s.mu.Lock()
+	s.mode = string(p.ModeId)
+	s.mu.Unlock()
+	return acpsdk.SetSessionModeResponse{}, nil
+}
+
+// UnstableSetSessionModel records the model; the SDK finds it by its
+// method set.
+func (a *agent) UnstableSetSessionModel(_ context.Context, p acpsdk.UnstableSetSessionModelRequest) (acpsdk.UnstableSetSessionModelResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return acpsdk.UnstableSetSessionModelResponse{}, err
+	}
+	s.mu.Lock()
+	s.model = string(p.ModelId)
+	s.mu.Unlock()
+	return acpsdk.UnstableSetSessionModelResponse{}, nil
+}
+
+func (a *agent) SetSessionConfigOption(context.Context, acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	return acpsdk.SetSessionConfigOptionResponse{}, errors.New("no config options")
+}
+
+func (a *agent) ListSessions(context.Context, acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
+	return acpsdk.ListSessionsResponse{}, errors.New("not supported")
+}
+
+func (a *agent) ResumeSession(context.Context, acpsdk.ResumeSessionRequest) (acpsdk.ResumeSessionResponse, error) {
+	return acpsdk.ResumeSessionResponse{}, errors.New("not supported")
+}
+
+func (a *agent) CloseSession(_ context.Context, p acpsdk.CloseSessionRequest) (acpsdk.CloseSessionResponse, error) {
+	a.mu.Lock()
+	delete(a.sessions, p.SessionId)
+	a.mu.Unlock()
+	return acpsdk.CloseSessionResponse{}, nil
+}
+
+func (a *agent) Cancel(_ context.Context, p acpsdk.CancelNotification) error {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	select {
+	case <-s.cancel:
+	default:
+		close(s.cancel)
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (a *agent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.PromptResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return acpsdk.PromptResponse{}, err
+	}
+	s.mu.Lock()
+	s.cancel = make(chan struct{})
+	cancel := s.cancel
+	s.mu.Unlock()
+	var text strings.Builder
+	for _, b := range p.Prompt {
+		switch {
+		case b.Text != nil:
+			text.WriteString(b.Text.Text)
+		case b.ResourceLink != nil:
+			fmt.Fprintf(&text, " [link %s]", b.ResourceLink.Uri)
+		case b.Image != nil:
+			fmt.Fprintf(&text, " [image %s]", b.Image.MimeType)
+		case b.Resource != nil:
+			text.WriteString(" [resource]")
+		}
+	}
+	r := &run{a: a, s: s, ctx: ctx, cancel: cancel, stop: acpsdk.StopReasonEndTurn}
+	r.play(text.String())
+	resp := acpsdk.PromptResponse{StopReason: r.stop}
+	if r.usage {
+		resp.Usage = &acpsdk.Usage{InputTokens: 12, OutputTokens: 34, TotalTokens: 46, CachedReadTokens: acpsdk.Ptr(5)}
+	}
+	return resp, r.err
+}
+
+// run plays one prompt.
+type run struct {
+	a      *agent
+	s      *session
+	ctx    context.Context
+	cancel chan struct{}
+	stop   acpsdk.StopReason
+	usage  bool
+	err    error
+	tools  int
+}
+
+func (r *run) send(u acpsdk.SessionUpdate) {
+	if r.err != nil {
+		return
+	}
+	r.err = r.a.conn.SessionUpdate(r.ctx, acpsdk.SessionNotification{SessionId: r.s.id, Update: u})
+}
+
+func (r *run) say(text string) { r.send(acpsdk.UpdateAgentMessageText(text)) }
+
+func (r *run) cancelled() bool {
+	select {
+	case <-r.cancel:
+		return true
+	default:
+		return false
+	}
+}
+
+var commands = map[string]bool{
+	"say": true, "words": true, "think": true, "tool": true, "tool-first": true, "autotool": true,
+	"read": true, "write": true, "slow": true, "hang": true, "crash": true, "child": true,
+	"plan": true, "usage": true, "title": true, "mode": true, "commands": true, "unknown": true,
+	"stop": true, "state": true,
+}
+
+func (r *run) play(text string) {
+	if f := strings.Fields(text); len(f) == 0 || !commands[f[0]] {
+		r.words("You said: " + text)
+		return
+	}
+	for line := range strings.SplitSeq(text, "\n") {
+		if r.err != nil || r.stop == acpsdk.StopReasonCancelled {
+			return
+		}
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(line), " ")
+		r.command(cmd, arg)
+	}
+}
+
+func (r *run) words(text string) {
+	for i, w := range strings.Fields(text) {
+		if i > 0 {
+			w = " " + w
+		}
+		r.say(w)
+	}
+}
+
+func (r *run) command(cmd, arg string) {
+	switch cmd {
+	case "say":
+		r.say(arg)
+	case "words":
+		r.words(arg)
+	case "think":
+		r.send(acpsdk.UpdateAgentThoughtText(arg))
+	case "tool":
+		r.tool(arg, false)
+	case "tool-first":
+		r.tool(arg, true)
+	case "autotool":
+		r.autotool(arg)
+	case "read":
+		resp, err := r.a.conn.ReadTextFile(r.ctx, acpsdk.ReadTextFileRequest{SessionId: r.s.id, Path: arg})
+		if err != nil {
+			r.say("read error: " + errorText(err))
+			return
+		}
+		r.say(resp.Content)
+	case "write":
+		path, content, _ := strings.Cut(arg, " ")
+		_, err := r.a.conn.WriteTextFile(r.ctx, acpsdk.WriteTextFileRequest{SessionId: r.s.id, Path: path, Content: content})
+		if err != nil {
+			r.say("write error: " + errorText(err))
+			return
+		}
+		r.say("wrote " + path)
+	case "slow":
+		n, _ := strconv.Atoi(arg)
+		r.slow(n)
+	case "hang":
+		<-r.ctx.Done()
+		r.err = r.ctx.Err()
+	case "crash":
+		r.say("about to crash")
+		fmt.Fprintln(os.Stderr, "acptest: crashing on purpose")
+		os.Exit(3)
+	case "child":
+		c := exec.Command("sleep", "300")
+		if err := c.Start(); err != nil {
+			r.say("child error: " + err.Error())
+			return
+		}
+		r.say("child " + strconv.Itoa(c.Process.Pid))
+	case "plan":
+		r.send(acpsdk.UpdatePlan(acpsdk.PlanEntry{Content: "step one", Priority: "high", Status: "completed"},
+			acpsdk.PlanEntry{Content: "step two", Priority: "low", Status: "pending"}))
+	case "usage":
+		r.usage = true
+		r.send(acpsdk.SessionUpdate{UsageUpdate: &acpsdk.SessionUsageUpdate{Used: 1000, Size: 200000,
+			Cost: &acpsdk.Cost{Amount: 0.25, Currency: "USD"}}})
+	case "title":
+		r.send(acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Title: acpsdk.Ptr(arg)}})
+	case "mode":
+		r.send(acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(arg)}})
+	case "commands":
+		r.send(acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: []acpsdk.AvailableCommand{
+			{Name: "review", Description: "Review the current change"},
+			{Name: "test", Description: "Run the tests"},
+		}}})
+	case "unknown":
+		// Kinds a newer agent might send: one with content (which the SDK
+		// would take for a user message chunk) and one without.
+		for _, kind := range []string{"future_thing", "another_future_thing"} {
+			line := fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":%q,"content":{"type":"text","text":"should not appear"}}}}`+"\n", r.s.id, kind)
+			if kind == "another_future_thing" {
+				line = fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":%q,"value":1}}}`+"\n", r.s.id, kind)
+			}
+			if _, err := r.a.out.Write([]byte(line)); err != nil {
+				r.err = err
+			}
+		}
+	case "stop":
+		r.stop = acpsdk.StopReason(arg)
+	case "state":
+		r.s.mu.Lock()
+		msg := fmt.Sprintf("mode=%s model=%s cwd=%s", r.s.mode, r.s.model, r.s.cwd)
+		r.s.mu.Unlock()
+		r.say(msg)
+	}
+}
+
+func (r *run) slow(n int) {
+	for i := range n {
+		if r.cancelled() {
+			for j := range 3 {
+				r.say(fmt.Sprintf(" late%d", j+1))
+			}
+			time.Sleep(150 * time.Millisecond)
+			r.stop = acpsdk.StopReasonCancelled
+			return
+		}
+		r.say(fmt.Sprintf(" w%d", i+1))
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (r *run) tool(title string, permissionFirst bool) {
+	r.tools++
+	id := acpsdk.ToolCallId("call-" + strconv.Itoa(r.tools))
+	input := map[string]any{"title": title}
+	announce := func() {
+		r.send(acpsdk.StartToolCall(id, title, acpsdk.WithStartKind(acpsdk.ToolKindEdit),
+			acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending), acpsdk.WithStartRawInput(input),
+			acpsdk.WithStartLocations([]acpsdk.ToolCallLocation{{Path: "/tmp/x.txt", Line: acpsdk.Ptr(3)}})))
+	}
+	if !permissionFirst {
+		announce()
+	}
+	resp, err := r.a.conn.RequestPermission(r.ctx, acpsdk.RequestPermissionRequest{
+		SessionId: r.s.id,
+		ToolCall: acpsdk.ToolCallUpdate{ToolCallId: id, Title: acpsdk.Ptr(title), Kind: acpsdk.Ptr(acpsdk.ToolKindEdit),
+			Status: acpsdk.Ptr(acpsdk.ToolCallStatusPending), RawInput: input},
+		Options: []acpsdk.PermissionOption{
+			{OptionId: "allow", Name: "Allow once", Kind: acpsdk.PermissionOptionKindAllowOnce},
+			{OptionId: "always", Name: "Always allow", Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: "reject", Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
+		},
+	})
+	if permissionFirst {
+		announce()
+	}
+	if err != nil {
+		r.err = err
+		return
+	}
+	if resp.Outcome.Cancelled != nil {
+		r.stop = acpsdk.StopReasonCancelled
+		return
+	}
+	option := string(resp.Outcome.Selected.OptionId)
+	if option == "reject" {
+		r.send(acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed)))
+		r.say("tool rejected")
+		return
+	}
+	r.send(acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress),
+		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("working"))})))
+	r.send(acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted),
+		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock("done: " + title))}),
+		acpsdk.WithUpdateRawOutput(map[string]any{"ok": true, "option": option})))
+	r.say("tool finished with " + option)
+}
+
+func (r *run) autotool(title string) {
+	r.tools++
+	id := acpsdk.ToolCallId("call-" + strconv.Itoa(r.tools))
+	r.send(acpsdk.StartToolCall(id, title, acpsdk.WithStartKind(acpsdk.ToolKindRead),
+		acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress), acpsdk.WithStartRawInput(map[string]any{"path": "/tmp/a.txt"}),
+		acpsdk.WithStartLocations([]acpsdk.ToolCallLocation{{Path: "/tmp/a.txt"}})))
+	r.send(acpsdk.UpdateToolCall(id, acpsdk.WithUpdateTitle(title+" (renamed)"), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted),
+		acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{
+			acpsdk.ToolContent(acpsdk.TextBlock("contents")),
+			acpsdk.ToolDiffContent("/tmp/a.txt", "one\ntwo\nthree\n", "one\n2\n"),
+		})))
+}
+
+// errorText returns the message of an ACP error, without the JSON wrapping.
+func errorText(err error) string {
+	var re *acpsdk.RequestError
+	if errors.As(err, &re) {
+		if m, ok := re.Data.(map[string]any); ok {
+			if s, ok := m["error"].(string); ok {
+				return s
+			}
+		}
+		b, _ := json.Marshal(re.Data)
+		return re.Message + " " + string(b)
+	}
+	return err.Error()
+}

@@ -1,0 +1,384 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// Defaults for Options.
+const (
+	DefaultCancelTimeout = 10 * time.Second
+	DefaultKillTimeout   = 3 * time.Second
+	DefaultStartTimeout  = time.Minute
+	DefaultMaxRestarts   = 3
+	DefaultRestartWindow = 10 * time.Minute
+	DefaultMaxFileBytes  = 8 << 20
+)
+
+// Options tunes a Backend. The zero value is ready to use.
+type Options struct {
+	// Logger receives the bridge's logs and the agent's stderr. Nil
+	// discards them.
+	Logger *slog.Logger
+	// CancelTimeout is how long an agent may take to end a cancelled turn
+	// before it is restarted; Config.CancelTimeout overrides it. Zero
+	// means DefaultCancelTimeout.
+	CancelTimeout time.Duration
+	// KillTimeout is how long an agent may take to exit after SIGTERM
+	// before its process group gets SIGKILL. Zero means
+	// DefaultKillTimeout.
+	KillTimeout time.Duration
+	// StartTimeout bounds starting an agent and its ACP handshake when a
+	// turn restarts it. Zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// MaxRestarts is how many times a session's agent is restarted after
+	// crashes within RestartWindow; after that its turns fail at once.
+	// Zero means DefaultMaxRestarts; negative means never restart.
+	MaxRestarts int
+	// RestartWindow: zero means DefaultRestartWindow.
+	RestartWindow time.Duration
+	// MaxFileBytes bounds the files the agent reads and writes through
+	// the host. Zero means DefaultMaxFileBytes.
+	MaxFileBytes int64
+	// ClientName and ClientVersion identify the host to the agent at
+	// initialize. Empty means "ahpd" and "devel".
+	ClientName, ClientVersion string
+	// Environ is the environment the agent starts from, before
+	// Config.Env. Nil means os.Environ().
+	Environ []string
+}
+
+// Backend is one configured ACP agent. It implements agent.Backend: every
+// AHP session gets its own agent process (see the package documentation).
+//
+// Its methods are safe for concurrent use.
+type Backend struct {
+	cfg  Config
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	probed   *probeResult
+	sessions map[*session]struct{}
+	closed   bool
+}
+
+// probeResult is what the agent reported when probed.
+type probeResult struct {
+	init   acpsdk.InitializeResponse
+	models *acpsdk.SessionModelState
+	modes  *acpsdk.SessionModeState
+	err    error
+}
+
+// New returns the backend of the agent cfg describes. It starts nothing:
+// call Probe to learn what the agent reports, and Open starts one process
+// per session.
+func New(cfg Config, opts *Options) (*Backend, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CancelTimeout <= 0 {
+		o.CancelTimeout = DefaultCancelTimeout
+	}
+	if cfg.CancelTimeout > 0 {
+		o.CancelTimeout = time.Duration(cfg.CancelTimeout)
+	}
+	if o.KillTimeout <= 0 {
+		o.KillTimeout = DefaultKillTimeout
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = DefaultStartTimeout
+	}
+	if o.MaxRestarts == 0 {
+		o.MaxRestarts = DefaultMaxRestarts
+	}
+	if o.RestartWindow <= 0 {
+		o.RestartWindow = DefaultRestartWindow
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.ClientName == "" {
+		o.ClientName = "ahpd"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "devel"
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ()
+	}
+	return &Backend{
+		cfg:      cfg,
+		opts:     o,
+		log:      o.Logger.With("agent", cfg.Name),
+		sessions: map[*session]struct{}{},
+	}, nil
+}
+
+// Config returns the configuration the backend was made with.
+func (b *Backend) Config() Config { return b.cfg }
+
+// Probe starts the agent once, in an empty temporary directory, to learn
+// what it reports: its name and version at initialize, and the models and
+// modes of a new session when it offers them. The process is stopped
+// before Probe returns. Info reflects the result; an agent that cannot
+// start is still listed, and its sessions fail with the reason.
+func (b *Backend) Probe(ctx context.Context) error {
+	res := &probeResult{}
+	res.err = b.probe(ctx, res)
+	b.mu.Lock()
+	b.probed = res
+	b.mu.Unlock()
+	return res.err
+}
+
+func (b *Backend) probe(ctx context.Context, res *probeResult) error {
+	dir, err := os.MkdirTemp("", "ahpd-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p, err := startProcess(&b.cfg, dir, b.cfg.environ(b.opts.Environ), func(*process) acpsdk.Client { return probeClient{} }, b.log.With("probe", true))
+	if err != nil {
+		return err
+	}
+	p.markStopping("probe done")
+	defer p.stop(b.opts.KillTimeout)
+	if err := p.handshake(ctx, &b.cfg, b.clientInfo()); err != nil {
+		return err
+	}
+	res.init = p.init
+	s, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		// Often an agent that wants to be authenticated first: sessions
+		// will say so. Models and modes stay unknown.
+		b.log.Info("probe: no session to learn models and modes from", "err", errorText(err))
+		return nil
+	}
+	res.models, res.modes = s.Models, s.Modes
+	return nil
+}
+
+func (b *Backend) clientInfo() acpsdk.Implementation {
+	return acpsdk.Implementation{Name: b.opts.ClientName, Version: b.opts.ClientVersion}
+}
+
+// Info describes the agent as the root state lists it.
+func (b *Backend) Info() protocol.AgentInfo {
+	b.mu.Lock()
+	res := b.probed
+	b.mu.Unlock()
+	info := protocol.AgentInfo{
+		Provider:    b.cfg.Name,
+		DisplayName: b.cfg.DisplayName,
+		Description: b.cfg.Description,
+		Models:      []protocol.SessionModelInfo{},
+	}
+	var impl *acpsdk.Implementation
+	if res != nil && res.err == nil {
+		impl = res.init.AgentInfo
+	}
+	if info.DisplayName == "" {
+		switch {
+		case impl != nil && impl.Title != nil && *impl.Title != "":
+			info.DisplayName = *impl.Title
+		case impl != nil && impl.Name != "":
+			info.DisplayName = impl.Name
+		default:
+			info.DisplayName = b.cfg.Name
+		}
+	}
+	if info.Description == "" {
+		switch {
+		case res != nil && res.err != nil:
+			info.Description = "ACP agent (" + b.cfg.Command + "); it failed to start: " + res.err.Error()
+		case impl != nil:
+			info.Description = "ACP agent " + impl.Name + " " + impl.Version
+		default:
+			info.Description = "ACP agent (" + b.cfg.Command + ")"
+		}
+	}
+	if res != nil {
+		if res.models != nil {
+			info.Models = modelInfos(b.cfg.Name, res.models.AvailableModels)
+		}
+		if res.modes != nil && len(res.modes.AvailableModes) > 0 {
+			info.Customizations = []protocol.Customization{modesCustomization(res.modes.AvailableModes)}
+		}
+	}
+	return info
+}
+
+// Open starts an agent process for the session, in the working directory
+// the policy chooses, and creates the ACP session of its default chat.
+func (b *Backend) Open(ctx context.Context, req agent.OpenRequest, host agent.Host) (agent.Session, error) {
+	dir, err := b.workingDirectory(req.WorkingDirectory)
+	if err != nil {
+		return nil, err
+	}
+	s := newSession(b, req, host, dir)
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, errors.New("the agent backend is closed")
+	}
+	b.sessions[s] = struct{}{}
+	b.mu.Unlock()
+	if err := s.open(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// forget drops a closed session.
+func (b *Backend) forget(s *session) {
+	b.mu.Lock()
+	delete(b.sessions, s)
+	b.mu.Unlock()
+}
+
+// Close stops the processes of every session still open.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	b.closed = true
+	sessions := make([]*session, 0, len(b.sessions))
+	for s := range b.sessions {
+		sessions = append(sessions, s)
+	}
+	b.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Go(func() { s.Close() })
+	}
+	wg.Wait()
+	return nil
+}
+
+// workingDirectory applies the policy to the session's working directory
+// (a file: URI, or "").
+func (b *Backend) workingDirectory(uri string) (string, error) {
+	wd := b.cfg.WorkingDirectory
+	var dir string
+	switch {
+	case wd.Policy == PolicyFixed:
+		dir = wd.Directory
+	case uri != "":
+		p, err := filePath(uri)
+		if err != nil {
+			return "", err
+		}
+		dir = p
+	case wd.Policy == PolicyRequire:
+		return "", fmt.Errorf("the %s agent needs a working directory: create the session with workingDirectories", b.cfg.Name)
+	case wd.Directory != "":
+		dir = wd.Directory
+	default:
+		cwd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = cwd
+	}
+	dir = filepath.Clean(dir)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("working directory %s is not a directory", dir)
+	}
+	return dir, nil
+}
+
+// filePath returns the local path of a file: URI.
+func filePath(uri string) (string, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") {
+		return "", fmt.Errorf("working directory %q: want a file: URI on this machine", uri)
+	}
+	if !filepath.IsAbs(u.Path) {
+		return "", fmt.Errorf("working directory %q is not absolute", uri)
+	}
+	return filepath.FromSlash(u.Path), nil
+}
+
+// fileURI returns the file: URI of an absolute path.
+func fileURI(path string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+}
+
+// modelInfos maps ACP models to AHP model descriptions.
+func modelInfos(provider string, models []acpsdk.ModelInfo) []protocol.SessionModelInfo {
+	out := make([]protocol.SessionModelInfo, 0, len(models))
+	for _, m := range models {
+		mi := protocol.SessionModelInfo{ID: string(m.ModelId), Provider: provider, Name: m.Name}
+		if m.Description != nil && *m.Description != "" {
+			mi.Meta = map[string]jsontext.Value{"description": jsonValue(*m.Description)}
+		}
+		out = append(out, mi)
+	}
+	return out
+}
+
+// jsonValue encodes v, which must be encodable.
+func jsonValue(v any) jsontext.Value {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return jsontext.Value("null")
+	}
+	return jsontext.Value(b)
+}
+
+// probeClient serves the probe's agent: it refuses everything.
+type probeClient struct{}
+
+var errProbe = errors.New("the host is only probing this agent")
+
+func (probeClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+	return acpsdk.ReadTextFileResponse{}, errProbe
+}
+func (probeClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+	return acpsdk.WriteTextFileResponse{}, errProbe
+}
+func (probeClient) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
+}
+func (probeClient) SessionUpdate(context.Context, acpsdk.SessionNotification) error { return nil }
+func (probeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+	return acpsdk.CreateTerminalResponse{}, errProbe
+}
+func (probeClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+	return acpsdk.KillTerminalResponse{}, errProbe
+}
+func (probeClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+	return acpsdk.TerminalOutputResponse{}, errProbe
+}
+func (probeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+	return acpsdk.ReleaseTerminalResponse{}, errProbe
+}
+func (probeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+	return acpsdk.WaitForTerminalExitResponse{}, errProbe
+}

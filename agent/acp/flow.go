@@ -1,0 +1,119 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"sync"
+	"time"
+)
+
+// Flow control between the agent's stdout and the ACP SDK.
+//
+// The SDK reads the agent's output on one goroutine and queues each
+// notification for a second goroutine that decodes it and calls the
+// client's SessionUpdate. Its queue holds 1024 notifications; when it is
+// full the SDK closes the connection. Decoding a session/update costs
+// several times what reading it does, so an agent that writes a long burst
+// (a fast model, a replayed history) can fill the queue.
+//
+// flowReader sits between the pipe and the SDK and hands the SDK one line
+// per Read. It counts the session/update lines it has handed over and the
+// bridge counts the updates it has been given (done); while more than
+// flowLimit are in between, Read waits. The agent then waits on its stdout
+// pipe, which is the ordinary back-pressure of a pipe. The wait is bounded:
+// should the two counts drift apart (a line that looked like an update and
+// was not), a Read that has seen no progress for flowResync starts counting
+// afresh rather than stall.
+const (
+	flowLimit  = 512
+	flowResync = time.Second
+)
+
+var (
+	updateMethod = []byte(`"session/update"`)
+	idMember     = []byte(`"id"`)
+)
+
+type flowReader struct {
+	r    *bufio.Reader
+	line []byte // the rest of the line being handed out
+
+	mu       sync.Mutex
+	pending  int
+	progress chan struct{} // signalled by done
+}
+
+func newFlowReader(r io.Reader) *flowReader {
+	return &flowReader{r: bufio.NewReaderSize(r, 64<<10), progress: make(chan struct{}, 1)}
+}
+
+// Read returns at most one line.
+func (f *flowReader) Read(p []byte) (int, error) {
+	if len(f.line) == 0 {
+		line, err := f.r.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer: copy it out whole.
+			long := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = f.r.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) == 0 {
+			return 0, err
+		}
+		if isUpdate(line) {
+			f.admit()
+		}
+		f.line = line
+	}
+	n := copy(p, f.line)
+	f.line = f.line[n:]
+	return n, nil
+}
+
+// isUpdate reports whether a line is (most likely) a session/update
+// notification: it names the method and has no id. A line that merely
+// mentions the method in its data is miscounted, which the resync repairs.
+func isUpdate(line []byte) bool {
+	return bytes.Contains(line, updateMethod) && !bytes.Contains(line, idMember)
+}
+
+// admit counts one more update handed to the SDK, first waiting while too
+// many are outstanding.
+func (f *flowReader) admit() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var timer *time.Timer
+	for f.pending >= flowLimit {
+		if timer == nil {
+			timer = time.NewTimer(flowResync)
+			defer timer.Stop()
+		}
+		f.mu.Unlock()
+		select {
+		case <-f.progress:
+			f.mu.Lock()
+			timer.Reset(flowResync)
+		case <-timer.C:
+			f.mu.Lock()
+			f.pending = 0
+		}
+	}
+	f.pending++
+}
+
+// done records that the bridge has been given one update.
+func (f *flowReader) done() {
+	f.mu.Lock()
+	if f.pending > 0 {
+		f.pending--
+	}
+	f.mu.Unlock()
+	select {
+	case f.progress <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package acp
+
+import "os/exec"
+
+// setProcessGroup does nothing where process groups do not exist.
+func setProcessGroup(*exec.Cmd) {}
+
+// killGroup kills the agent process; processes it started are not
+// reached on this platform.
+func killGroup(cmd *exec.Cmd, _ bool) {
+	if cmd.Process != nil {
+		_ = cmd.Process.Kill()
+	}
+}

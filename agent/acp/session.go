@@ -1,0 +1,412 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// session is the bridge for one AHP session: one agent process (restarted
+// after a crash) and one ACP session per AHP chat.
+//
+// Concurrency: mu guards everything below it. It is taken by the host's
+// event goroutine (Handle), by the SDK's goroutines (updates, permission
+// and file requests), by the goroutine running each turn's prompt and by
+// the process watcher. Nothing blocks while holding it: host.Dispatch only
+// queues, and every call to the agent is made with mu released. Lock
+// order: session.mu, then the host's own lock (inside Dispatch and
+// ChatState).
+type session struct {
+	b           *Backend
+	host        agent.Host
+	log         *slog.Logger
+	uri         string
+	defaultChat string
+	dir         string // the working directory: the agent's cwd and the root of its file access
+	realDir     string // dir with symbolic links resolved
+
+	ctx    context.Context // ends when the session closes
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // goroutines that must end before Close returns
+
+	mu       sync.Mutex
+	opened   bool // Open has returned: session-level actions may be dispatched
+	closed   bool
+	proc     *process      // the running agent; nil when there is none
+	gen      int           // processes started so far
+	starting chan struct{} // closed when the start in progress ends; nil when none is
+	crashes  []time.Time   // when the agent crashed, for the restart limit
+	chats    map[string]*chat
+	byACP    map[acpKey]*chat
+	title    *string // session title the agent announced, not dispatched yet
+	modes    []acpsdk.SessionMode
+	commands []acpsdk.AvailableCommand
+	custom   bool // modes or commands changed since last dispatched
+	warned   map[string]bool
+}
+
+// acpKey names an ACP session of one agent process: ids are only unique
+// within a process.
+type acpKey struct {
+	gen int
+	id  acpsdk.SessionId
+}
+
+// chat is the bridge's view of one AHP chat.
+type chat struct {
+	uri     string
+	acpID   acpsdk.SessionId // its ACP session on process gen; "" before the first
+	gen     int
+	loading bool  // session/load in progress: the replayed history is skipped
+	last    *turn // the turn started last
+	running *turn // the turn whose prompt is with the agent, until it answers
+	mode    string
+	model   string
+	models  []acpsdk.ModelInfo
+}
+
+func newSession(b *Backend, req agent.OpenRequest, host agent.Host, dir string) *session {
+	ctx, cancel := context.WithCancel(context.Background())
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		real = dir
+	}
+	s := &session{
+		b:           b,
+		host:        host,
+		log:         b.log.With("session", req.Session),
+		uri:         req.Session,
+		defaultChat: req.Chat,
+		dir:         dir,
+		realDir:     real,
+		ctx:         ctx,
+		cancel:      cancel,
+		chats:       map[string]*chat{},
+		byACP:       map[acpKey]*chat{},
+		warned:      map[string]bool{},
+	}
+	s.chats[req.Chat] = &chat{uri: req.Chat}
+	return s
+}
+
+// open starts the agent and the ACP session of the default chat.
+func (s *session) open(ctx context.Context) error {
+	p, err := s.ensureProcess(ctx)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	c := s.chats[s.defaultChat]
+	s.mu.Unlock()
+	if _, err := s.ensureACPSession(ctx, c, p); err != nil {
+		return err
+	}
+	// Session-level state the agent announced while opening (modes,
+	// commands, a title) goes out once Open has returned.
+	s.wg.Go(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.opened = true
+		s.flushSessionLocked()
+	})
+	return nil
+}
+
+// Handle reacts to the client actions the host accepted.
+func (s *session) Handle(ev agent.Event) {
+	switch a := ev.Action.(type) {
+	case *protocol.ChatTurnStartedAction:
+		s.startTurn(ev.Channel, a)
+	case *protocol.ChatTurnCancelledAction:
+		s.cancelTurn(ev.Channel, a.TurnID)
+	case *protocol.ChatTruncatedAction:
+		// Truncating drops the active turn, if any.
+		s.cancelTurn(ev.Channel, "")
+	case *protocol.ChatToolCallConfirmedAction:
+		s.confirmed(ev.Channel, a)
+	}
+}
+
+// Close stops the agent process group and waits for the session's
+// goroutines.
+func (s *session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	p := s.proc
+	for _, c := range s.chats {
+		for _, t := range []*turn{c.last, c.running} {
+			if t != nil {
+				t.end(s)
+			}
+		}
+	}
+	s.mu.Unlock()
+	s.cancel()
+	if p != nil {
+		p.markStopping("the session was closed")
+		p.stop(s.b.opts.KillTimeout)
+	}
+	s.wg.Wait()
+	s.b.forget(s)
+	return nil
+}
+
+// chatLocked returns the bridge's record of a chat, making one for a chat
+// it has not seen yet.
+func (s *session) chatLocked(uri string) *chat {
+	c := s.chats[uri]
+	if c == nil {
+		c = &chat{uri: uri}
+		s.chats[uri] = c
+	}
+	return c
+}
+
+// ensureProcess returns the running agent, starting it when there is none.
+// A start after a crash counts against the restart limit.
+func (s *session) ensureProcess(ctx context.Context) (*process, error) {
+	s.mu.Lock()
+	for {
+		if s.closed {
+			s.mu.Unlock()
+			return nil, errors.New("the session is closed")
+		}
+		if s.proc != nil {
+			p := s.proc
+			s.mu.Unlock()
+			return p, nil
+		}
+		if s.starting == nil {
+			break
+		}
+		ch := s.starting
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+	}
+	restart := s.gen > 0
+	if restart {
+		if err := s.restartAllowedLocked(); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
+	ch := make(chan struct{})
+	s.starting = ch
+	s.mu.Unlock()
+
+	p, err := s.start(ctx)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.starting = nil
+	close(ch)
+	if err != nil {
+		if restart {
+			s.crashes = append(s.crashes, time.Now())
+		}
+		return nil, err
+	}
+	if s.closed {
+		p.markStopping("the session was closed")
+		go p.stop(s.b.opts.KillTimeout)
+		return nil, errors.New("the session is closed")
+	}
+	s.gen++
+	p.gen = s.gen
+	s.proc = p
+	go func() {
+		<-p.exited
+		s.processExited(p)
+	}()
+	if restart {
+		s.log.Info("agent restarted", "restarts", s.gen-1)
+	}
+	return p, nil
+}
+
+// restartAllowedLocked applies the restart limit.
+func (s *session) restartAllowedLocked() error {
+	o := s.b.opts
+	since := time.Now().Add(-o.RestartWindow)
+	n := 0
+	for _, t := range s.crashes {
+		if t.After(since) {
+			n++
+		}
+	}
+	if o.MaxRestarts < 0 || n > o.MaxRestarts {
+		return fmt.Errorf("the agent crashed %d times in the last %s and is not restarted again; dispose this session and create a new one", n, o.RestartWindow)
+	}
+	return nil
+}
+
+// start starts a process and runs the ACP handshake.
+func (s *session) start(ctx context.Context) (*process, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.b.opts.StartTimeout)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+	p, err := startProcess(&s.b.cfg, s.dir, s.b.cfg.environ(s.b.opts.Environ),
+		func(p *process) acpsdk.Client { return &client{s: s, p: p} }, s.log)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.handshake(ctx, &s.b.cfg, s.b.clientInfo()); err != nil {
+		p.markStopping("the handshake failed")
+		p.stop(s.b.opts.KillTimeout)
+		return nil, err
+	}
+	return p, nil
+}
+
+// processExited handles the end of an agent process. When the host did
+// not stop it, it crashed: every turn it was running fails with a message
+// that says so, and the next turn starts a new process.
+func (s *session) processExited(p *process) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p.exitHandled {
+		return
+	}
+	p.exitHandled = true
+	if s.proc == p {
+		s.proc = nil
+	}
+	if s.closed {
+		return
+	}
+	why := p.stopReason()
+	var msg string
+	if why == "" {
+		s.crashes = append(s.crashes, time.Now())
+		msg = p.exitText()
+		s.log.Warn("agent crashed", "exit", fmt.Sprint(p.err))
+		msg = "The agent stopped during this turn: " + msg + "\nIt will be restarted for the next message."
+	} else {
+		msg = "The agent was restarted: " + why + "."
+	}
+	for _, c := range s.chats {
+		t := c.running
+		if t == nil || t.ended {
+			continue
+		}
+		s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
+			Error: protocol.ErrorInfo{ErrorType: "agentCrashed", Message: msg}})
+		t.end(s)
+	}
+}
+
+// ensureACPSession returns the ACP session of a chat on process p: the
+// one it has, or the previous process's one reloaded (when the agent can
+// load sessions), or a new one.
+func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (acpsdk.SessionId, error) {
+	s.mu.Lock()
+	if c.acpID != "" && c.gen == p.gen {
+		id := c.acpID
+		s.mu.Unlock()
+		return id, nil
+	}
+	old := c.acpID
+	canLoad := old != "" && p.init.AgentCapabilities.LoadSession
+	if canLoad {
+		c.loading = true
+		c.gen = p.gen
+		s.byACP[acpKey{p.gen, old}] = c
+	}
+	s.mu.Unlock()
+	if canLoad {
+		res, err := p.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: old, Cwd: s.dir, McpServers: []acpsdk.McpServer{}})
+		s.mu.Lock()
+		c.loading = false
+		if err == nil {
+			s.sessionOpenedLocked(c, p, old, res.Models, res.Modes)
+			s.mu.Unlock()
+			return old, nil
+		}
+		delete(s.byACP, acpKey{p.gen, old})
+		s.mu.Unlock()
+		s.log.Info("session/load failed; starting a new ACP session", "err", errorText(err))
+	}
+	res, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: s.dir, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		return "", p.explain("session/new", err)
+	}
+	s.mu.Lock()
+	s.sessionOpenedLocked(c, p, res.SessionId, res.Models, res.Modes)
+	s.mu.Unlock()
+	return res.SessionId, nil
+}
+
+// sessionOpenedLocked records a chat's ACP session and what the agent said
+// about it.
+func (s *session) sessionOpenedLocked(c *chat, p *process, id acpsdk.SessionId, models *acpsdk.SessionModelState, modes *acpsdk.SessionModeState) {
+	c.acpID, c.gen = id, p.gen
+	s.byACP[acpKey{p.gen, id}] = c
+	if models != nil {
+		c.model, c.models = string(models.CurrentModelId), models.AvailableModels
+	}
+	if modes != nil {
+		c.mode = string(modes.CurrentModeId)
+		if c.uri == s.defaultChat {
+			s.modes = modes.AvailableModes
+			s.custom = true
+			s.flushSessionLocked()
+		}
+	}
+}
+
+// flushSessionLocked dispatches the session-level state that changed,
+// once Open has returned.
+func (s *session) flushSessionLocked() {
+	if !s.opened || s.closed {
+		return
+	}
+	if s.title != nil {
+		s.dispatchSession(&protocol.SessionTitleChangedAction{Title: *s.title})
+		s.title = nil
+	}
+	if s.custom {
+		s.custom = false
+		list := []protocol.Customization{}
+		if len(s.modes) > 0 {
+			list = append(list, modesCustomization(s.modes))
+		}
+		if len(s.commands) > 0 {
+			list = append(list, commandsCustomization(s.commands))
+		}
+		s.dispatchSession(&protocol.SessionCustomizationsChangedAction{Customizations: list})
+	}
+}
+
+func (s *session) dispatchSession(a protocol.StateAction) {
+	if err := s.host.Dispatch(s.uri, a); err != nil {
+		s.log.Debug("dispatch failed", "type", a.Type(), "err", err)
+	}
+}
+
+// warnOnceLocked logs a message the first time key is seen.
+func (s *session) warnOnceLocked(key, msg string, args ...any) {
+	if s.warned[key] {
+		return
+	}
+	s.warned[key] = true
+	s.log.Warn(msg, args...)
+}

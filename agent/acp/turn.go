@@ -1,0 +1,320 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// turn is one AHP turn and the ACP prompt that runs it.
+//
+// An AHP turn can end before its prompt does: a client cancels it (the
+// reducer ends it at once), truncates the chat, or the host shuts down.
+// From then on ended is true and nothing more is dispatched for it; the
+// updates the agent still sends for the prompt are dropped. The chat's
+// next prompt waits until this one has answered, so that no update of
+// this prompt can land in the next turn.
+type turn struct {
+	id      string
+	chat    *chat
+	msg     protocol.Message
+	started time.Time
+	done    chan struct{} // closed when the prompt has answered (or was never sent)
+
+	// Guarded by session.mu.
+	ended       bool
+	sent        bool // the prompt request is going to the agent
+	cancelling  bool // session/cancel sent; the chat shows it
+	timer       *time.Timer
+	parts       int
+	textPart    string // markdown part that message chunks append to; "" for a new one
+	thoughtPart string
+	tools       map[string]*tool
+	perms       map[string]*permission // by tool call id
+	usage       protocol.UsageInfo
+	hasUsage    bool
+}
+
+func (t *turn) duration() float64 { return float64(time.Since(t.started).Milliseconds()) }
+
+// nextID returns a new response part id. Its prefix keeps it apart from
+// the agent's tool call ids.
+func (t *turn) nextID(kind string) string {
+	t.parts++
+	return "acp-" + kind + "-" + strconv.Itoa(t.parts)
+}
+
+// end marks the turn over and cancels the permission requests it has
+// open. Callers hold s.mu.
+func (t *turn) end(s *session) {
+	t.ended = true
+	for id, p := range t.perms {
+		p.answer(acpsdk.NewRequestPermissionOutcomeCancelled())
+		delete(t.perms, id)
+	}
+}
+
+// emit dispatches a chat action for the turn unless the turn has ended.
+// Callers hold s.mu.
+func (s *session) emit(t *turn, a protocol.StateAction) bool {
+	if t.ended || s.closed {
+		return false
+	}
+	if err := s.host.Dispatch(t.chat.uri, a); err != nil {
+		// The chat or the session is gone, or the host is stopping.
+		s.log.Debug("dispatch failed; the turn is over for the bridge", "type", a.Type(), "err", err)
+		t.end(s)
+		return false
+	}
+	return true
+}
+
+// startTurn runs a turn a client (or the host, from a queued message)
+// started.
+func (s *session) startTurn(chatURI string, a *protocol.ChatTurnStartedAction) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	c := s.chatLocked(chatURI)
+	t := &turn{id: a.TurnID, chat: c, msg: a.Message, started: time.Now(), done: make(chan struct{}),
+		tools: map[string]*tool{}, perms: map[string]*permission{}}
+	var prev chan struct{}
+	if c.last != nil {
+		prev = c.last.done
+	}
+	c.last = t
+	s.wg.Go(func() { s.runTurn(t, prev) })
+}
+
+// runTurn waits for the chat's previous prompt, makes sure the agent and
+// the chat's ACP session are there, and runs the prompt.
+func (s *session) runTurn(t *turn, prev chan struct{}) {
+	defer close(t.done)
+	if prev != nil {
+		select {
+		case <-prev:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+	c := t.chat
+	s.mu.Lock()
+	if t.ended || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	c.running = t
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if c.running == t {
+			c.running = nil
+		}
+		s.mu.Unlock()
+	}()
+
+	p, err := s.ensureProcess(s.ctx)
+	if err != nil {
+		s.failTurn(t, "agentUnavailable", "The agent could not be started: "+err.Error())
+		return
+	}
+	id, err := s.ensureACPSession(s.ctx, c, p)
+	if err != nil {
+		s.failTurn(t, "agentUnavailable", "The agent could not open a session: "+err.Error())
+		return
+	}
+	s.applySelection(c, p, id, t.msg)
+
+	s.mu.Lock()
+	if t.ended || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	t.sent = true
+	blocks := promptBlocks(p.init.AgentCapabilities.PromptCapabilities, t.msg)
+	s.mu.Unlock()
+
+	res, err := p.conn.Prompt(s.ctx, acpsdk.PromptRequest{SessionId: id, Prompt: blocks})
+	if err != nil {
+		select {
+		case <-p.conn.Done():
+			// The agent went away: let the crash handling speak for it.
+			select {
+			case <-p.exited:
+				s.processExited(p)
+			case <-time.After(s.b.opts.KillTimeout + 2*time.Second):
+			}
+		default:
+		}
+	}
+	s.finishTurn(t, res, err)
+}
+
+// failTurn ends a turn with an error before its prompt was sent.
+func (s *session) failTurn(t *turn, kind, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
+		Error: protocol.ErrorInfo{ErrorType: kind, Message: msg}})
+	t.end(s)
+}
+
+// finishTurn ends the AHP turn as the agent's answer says, unless it has
+// ended already.
+func (s *session) finishTurn(t *turn, res acpsdk.PromptResponse, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	if t.cancelling {
+		t.cancelling = false
+		if !s.closed {
+			if err := s.host.Dispatch(t.chat.uri, &protocol.ChatActivityChangedAction{}); err != nil {
+				s.log.Debug("dispatch failed", "err", err)
+			}
+		}
+	}
+	if t.ended {
+		t.end(s)
+		return
+	}
+	if err != nil {
+		msg := "The agent failed the turn: " + errorText(err)
+		if errors.Is(err, context.Canceled) {
+			msg = "The turn was interrupted."
+		}
+		s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
+			Error: protocol.ErrorInfo{ErrorType: "agentError", Message: msg}})
+		t.end(s)
+		return
+	}
+	if res.Usage != nil {
+		u := res.Usage
+		t.usage.InputTokens = protocol.Ptr(int64(u.InputTokens))
+		t.usage.OutputTokens = protocol.Ptr(int64(u.OutputTokens))
+		if u.CachedReadTokens != nil {
+			t.usage.CacheReadTokens = protocol.Ptr(int64(*u.CachedReadTokens))
+		}
+		meta := t.usageMeta()
+		meta["totalTokens"] = jsonValue(u.TotalTokens)
+		if u.ThoughtTokens != nil {
+			meta["thoughtTokens"] = jsonValue(*u.ThoughtTokens)
+		}
+		if u.CachedWriteTokens != nil {
+			meta["cacheWriteTokens"] = jsonValue(*u.CachedWriteTokens)
+		}
+		s.emitUsage(t)
+	}
+	switch res.StopReason {
+	case acpsdk.StopReasonEndTurn, "":
+		s.emit(t, &protocol.ChatTurnCompleteAction{TurnID: t.id, Duration: t.duration()})
+	case acpsdk.StopReasonCancelled:
+		s.emit(t, &protocol.ChatTurnCancelledAction{TurnID: t.id, Duration: t.duration()})
+	case acpsdk.StopReasonMaxTokens:
+		s.stopError(t, res.StopReason, "The agent stopped: the model reached its token limit.")
+	case acpsdk.StopReasonMaxTurnRequests:
+		s.stopError(t, res.StopReason, "The agent stopped: it reached its limit of model requests for one turn.")
+	case acpsdk.StopReasonRefusal:
+		s.stopError(t, res.StopReason, "The agent refused to continue.")
+	default:
+		s.emit(t, &protocol.ChatTurnCompleteAction{TurnID: t.id, Duration: t.duration(),
+			Meta: metaOf("stopReason", string(res.StopReason))})
+	}
+	t.end(s)
+}
+
+func (s *session) stopError(t *turn, reason acpsdk.StopReason, msg string) {
+	s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
+		Error: protocol.ErrorInfo{ErrorType: string(reason), Message: msg}})
+}
+
+// cancelTurn handles a turn a client cancelled (or dropped by truncating;
+// turnID "" then means whichever turn runs). The AHP turn is over already;
+// the agent is told with session/cancel and the chat shows that it is
+// stopping until the prompt answers. An agent that has not answered within
+// the cancel timeout is restarted.
+func (s *session) cancelTurn(chatURI, turnID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[chatURI]
+	if c == nil || c.last == nil || c.last.ended || (turnID != "" && c.last.id != turnID) {
+		return
+	}
+	t := c.last
+	t.end(s)
+	p := s.proc
+	if !t.sent || c.running != t || p == nil || s.closed {
+		return
+	}
+	select {
+	case <-t.done:
+		return
+	default:
+	}
+	t.cancelling = true
+	if err := s.host.Dispatch(c.uri, &protocol.ChatActivityChangedAction{Activity: protocol.Ptr("Stopping the agent…")}); err != nil {
+		s.log.Debug("dispatch failed", "err", err)
+	}
+	id := c.acpID
+	s.wg.Go(func() {
+		if err := p.conn.Cancel(context.Background(), acpsdk.CancelNotification{SessionId: id}); err != nil {
+			s.log.Debug("session/cancel failed", "err", err)
+		}
+	})
+	timeout := s.b.opts.CancelTimeout
+	t.timer = time.AfterFunc(timeout, func() {
+		select {
+		case <-t.done:
+			return
+		default:
+		}
+		why := fmt.Sprintf("it did not end a cancelled turn within %s", timeout)
+		s.log.Warn("restarting the agent: " + why)
+		p.markStopping(why)
+		p.stop(s.b.opts.KillTimeout)
+	})
+}
+
+// applySelection switches the chat's ACP session to the mode and model
+// the message asks for, when they differ from the current ones. Failures
+// are logged: the prompt still runs.
+func (s *session) applySelection(c *chat, p *process, id acpsdk.SessionId, m protocol.Message) {
+	s.mu.Lock()
+	var mode, model string
+	if m.Agent != nil {
+		if mid, ok := modeOfURI(m.Agent.URI); ok && mid != c.mode {
+			mode = mid
+		}
+	}
+	if m.Model != nil && m.Model.ID != "" && m.Model.ID != c.model {
+		model = m.Model.ID
+	}
+	s.mu.Unlock()
+	if mode != "" {
+		if _, err := p.conn.SetSessionMode(s.ctx, acpsdk.SetSessionModeRequest{SessionId: id, ModeId: acpsdk.SessionModeId(mode)}); err != nil {
+			s.log.Warn("session/set_mode failed", "mode", mode, "err", errorText(err))
+		} else {
+			s.mu.Lock()
+			c.mode = mode
+			s.mu.Unlock()
+		}
+	}
+	if model != "" {
+		if _, err := p.conn.UnstableSetSessionModel(s.ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: id, ModelId: acpsdk.UnstableModelId(model)}); err != nil {
+			s.log.Warn("session/set_model failed", "model", model, "err", errorText(err))
+		} else {
+			s.mu.Lock()
+			c.model = model
+			s.mu.Unlock()
+		}
+	}
+}
