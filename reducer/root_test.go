@@ -11,7 +11,7 @@ import (
 func TestRoot(t *testing.T) {
 	agent := `{"provider":"copilot","displayName":"Copilot","description":"AI","models":[]}`
 	config := `"config":{"schema":{"type":"object","properties":{"theme":{"type":"string","title":"Theme","enum":["light","dark"]}}},"values":{"theme":"light","locale":"en"}}`
-	sessionRunCases(t, "RootState", []sessionCase{{
+	runChannelCases(t, "RootState", []channelCase{{
 		name:    "agentsChanged replaces the list, also with an empty one",
 		initial: `{"agents":[` + agent + `]}`,
 		actions: []string{`{"type":"root/agentsChanged","agents":[]}`},

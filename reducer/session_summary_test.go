@@ -155,7 +155,7 @@ func TestSessionSummary(t *testing.T) {
 				t.Fatal(err)
 			}
 			s := v.(*protocol.SessionState)
-			before := sessionMarshal(t, s)
+			before := channelMarshal(t, s)
 			if got := reducer.SummaryStatus(s); got != tc.status {
 				t.Errorf("SummaryStatus = %d, want %d", got, tc.status)
 			}
@@ -170,7 +170,7 @@ func TestSessionSummary(t *testing.T) {
 			if ok == tc.noModifiedAt || at != tc.modifiedAt {
 				t.Errorf("SummaryModifiedAt = %q, %v; want %q, %v", at, ok, tc.modifiedAt, !tc.noModifiedAt)
 			}
-			if after := sessionMarshal(t, s); after != before {
+			if after := channelMarshal(t, s); after != before {
 				t.Errorf("state modified:\nbefore %s\nafter  %s", before, after)
 			}
 		})

@@ -6,68 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ahp-go/ahp/internal/fixture"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
 )
-
-// sessionCase is a table test in the shape of a conformance fixture: the
-// JSON actions applied in order to the JSON initial state must give the
-// JSON state want (compared by value, null members meaning absent).
-type sessionCase struct {
-	name    string
-	initial string
-	actions []string
-	want    string
-	// same asks every action to return the state it was given, not a copy.
-	same bool
-}
-
-// sessionRunCases runs cases on states of the wire type typ. Besides the
-// result it checks that no action modified the state it was given.
-func sessionRunCases(t *testing.T, typ string, cases []sessionCase) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			v, err := protocol.Decode(typ, []byte(tc.initial))
-			if err != nil {
-				t.Fatalf("decode initial: %v", err)
-			}
-			state := v.(protocol.SnapshotState)
-			for i, raw := range tc.actions {
-				a, err := protocol.UnmarshalStateAction([]byte(raw))
-				if err != nil {
-					t.Fatalf("decode action %d: %v", i, err)
-				}
-				before := sessionMarshal(t, state)
-				next := reducer.Apply(state, a)
-				if after := sessionMarshal(t, state); after != before {
-					t.Errorf("action %d modified its input:\nbefore %s\nafter  %s", i, before, after)
-				}
-				if tc.same && next != state {
-					t.Errorf("action %d returned a new state, want the one it was given", i)
-				}
-				state = next
-			}
-			diff, err := fixture.Diff([]byte(tc.want), []byte(sessionMarshal(t, state)), true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-func sessionMarshal(t *testing.T, v any) string {
-	t.Helper()
-	b, err := protocol.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // sessionJSON returns a ready, idle session state without chats or
 // clients, with members (the inside of a JSON object) added or replacing
@@ -102,7 +43,7 @@ const (
 // Chat catalog mutations: specification/session-channel.md, "Chat catalog
 // mutations".
 func TestSessionChatCatalog(t *testing.T) {
-	sessionRunCases(t, "SessionState", []sessionCase{{
+	runChannelCases(t, "SessionState", []channelCase{{
 		name:    "chatAdded appends after the existing chats",
 		initial: sessionJSON(`"chats":[` + sessionChat1 + `,` + sessionChat2 + `]`),
 		actions: []string{`{"type":"session/chatAdded","summary":` + sessionChat3 + `}`},
@@ -178,7 +119,7 @@ func TestSessionChatCatalog(t *testing.T) {
 // The status bit set: guide/state-model.md, "Session Status Bitset". Bits
 // 0-4 are the activity, bits 5 and up are flags combined with it by OR.
 func TestSessionStatusFlags(t *testing.T) {
-	sessionRunCases(t, "SessionState", []sessionCase{{
+	runChannelCases(t, "SessionState", []channelCase{{
 		name:    "isRead sets its bit beside an activity and another flag",
 		initial: sessionJSON(`"status":72`), // InProgress | IsArchived
 		actions: []string{`{"type":"session/isReadChanged","isRead":true}`},
@@ -220,7 +161,7 @@ const (
 // input requests": while the list holds an entry waiting on the user, the
 // session's status carries InputNeeded.
 func TestSessionInputNeeded(t *testing.T) {
-	sessionRunCases(t, "SessionState", []sessionCase{{
+	runChannelCases(t, "SessionState", []channelCase{{
 		name:    "a request on an idle session replaces the activity with InputNeeded",
 		initial: sessionJSON(`"status":33`), // Idle | IsRead
 		actions: []string{`{"type":"session/inputNeededSet","request":` + sessionChatInput + `}`},
@@ -269,7 +210,7 @@ func TestSessionInputNeeded(t *testing.T) {
 func TestSessionActiveClients(t *testing.T) {
 	vscode := `{"clientId":"vscode","displayName":"VS Code","tools":[]}`
 	cli := `{"clientId":"cli","tools":[]}`
-	sessionRunCases(t, "SessionState", []sessionCase{{
+	runChannelCases(t, "SessionState", []channelCase{{
 		name:    "activeClientSet replaces a client where it stands",
 		initial: sessionJSON(`"activeClients":[` + vscode + `,` + cli + `]`),
 		actions: []string{`{"type":"session/activeClientSet","activeClient":{"clientId":"vscode","tools":[{"name":"open","description":"Open"}],"customizations":[{"type":"plugin","id":"p1","uri":"virtual://p1","name":"P1","enabled":true,"nonce":"n1"}]}}`},
@@ -292,7 +233,7 @@ func TestSessionActiveClients(t *testing.T) {
 // creation": the reducer applies the actions verbatim; guarding an
 // immutable primary directory is the host's job.
 func TestSessionWorkingDirectories(t *testing.T) {
-	sessionRunCases(t, "SessionState", []sessionCase{{
+	runChannelCases(t, "SessionState", []channelCase{{
 		name:    "the first directory can be removed",
 		initial: sessionJSON(`"workingDirectories":["file:///primary","file:///b"]`),
 		actions: []string{`{"type":"session/workingDirectoryRemoved","directory":"file:///primary"}`},
@@ -316,7 +257,7 @@ const (
 // Customizations: guide/customizations.md, "Toggling", "Server-Side
 // Updates"; MCP servers: guide/mcp.md.
 func TestSessionCustomizations(t *testing.T) {
-	sessionRunCases(t, "SessionState", []sessionCase{{
+	runChannelCases(t, "SessionState", []channelCase{{
 		name:    "a top-level MCP server is toggled like a container",
 		initial: sessionJSON(`"customizations":[` + sessionTopMcp + `]`),
 		actions: []string{`{"type":"session/customizationToggled","id":"mcp-top","enabled":false}`},
@@ -387,7 +328,7 @@ func TestSessionCustomizations(t *testing.T) {
 
 func TestSessionMisc(t *testing.T) {
 	schema := `"schema":{"type":"object","properties":{"mode":{"type":"string","title":"Mode","enum":["a","b"]}}}`
-	sessionRunCases(t, "SessionState", []sessionCase{{
+	runChannelCases(t, "SessionState", []channelCase{{
 		name:    "an action of another channel returns the same state",
 		initial: sessionJSON(""),
 		actions: []string{`{"type":"root/activeSessionsChanged","activeSessions":3}`},
@@ -432,7 +373,7 @@ func TestSessionConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := v.(*protocol.SessionState)
-	before := sessionMarshal(t, s)
+	before := channelMarshal(t, s)
 	actions := []protocol.StateAction{
 		&protocol.SessionChatUpdatedAction{Chat: "ahp-chat:/c1", Changes: protocol.SessionChatUpdatedActionChanges{Title: protocol.Ptr("T")}},
 		&protocol.SessionChatRemovedAction{Chat: "ahp-chat:/c2"},
@@ -447,7 +388,7 @@ func TestSessionConcurrent(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	if after := sessionMarshal(t, s); after != before {
+	if after := channelMarshal(t, s); after != before {
 		t.Errorf("input modified:\nbefore %s\nafter  %s", before, after)
 	}
 }
