@@ -7,12 +7,15 @@ import (
 
 // commitLocked is the one path every change takes: reduce, sequence, record
 // in the replay log, encode once, queue to every subscriber that knows the
-// action, then derive what follows from it (catalog and summary updates,
-// agent events). It never blocks.
+// action and to the store, then derive what follows from it (catalog and
+// summary updates, agent events). It does not block (see leaseLocked for
+// the one exception, when the store is far behind).
 func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protocol.ActionOrigin) {
 	prev := ch.state
+	h.clock = h.opts.Now()
 	next := h.red.Apply(prev, a)
 	h.seq++
+	h.leaseLocked()
 	env := protocol.ActionEnvelope{Channel: ch.uri, Action: a, ServerSeq: h.seq, Origin: origin}
 	msg, body, err := encodeAction(&env)
 	if err != nil {
@@ -29,6 +32,7 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 		}
 	}
 	ch.state = next
+	h.persistLocked(ch, prev, a, body)
 	if ch.session != nil {
 		h.afterCommitLocked(ch, prev, a, origin)
 	}
@@ -52,7 +56,7 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 			s.deliver(agent.Event{Channel: ch.uri, Action: a, Origin: origin})
 		}
 	}
-	h.syncSessionSummaryLocked(s)
+	h.syncCatalogLocked(s, h.syncSessionSummaryLocked(s))
 }
 
 // isHostTurnStart reports a turn the host itself started (from a queued

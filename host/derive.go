@@ -196,10 +196,10 @@ func (h *Host) summaryLocked(s *session) protocol.SessionSummary {
 }
 
 // syncSessionSummaryLocked announces changes of a session's catalog entry
-// with root/sessionSummaryChanged.
-func (h *Host) syncSessionSummaryLocked(s *session) {
+// with root/sessionSummaryChanged, and reports whether there were any.
+func (h *Host) syncSessionSummaryLocked(s *session) bool {
 	if _, ok := h.channels[s.uri]; !ok {
-		return
+		return false
 	}
 	old, cur := s.summary, h.summaryLocked(s)
 	var ch protocol.PartialSessionSummary
@@ -222,7 +222,7 @@ func (h *Host) syncSessionSummaryLocked(s *session) {
 		ch.WorkingDirectories, changed = cur.WorkingDirectories, true
 	}
 	if !changed {
-		return
+		return false
 	}
 	s.summary = cur
 	h.broadcastLocked(protocol.RootURI, "root/sessionSummaryChanged", &protocol.SessionSummaryChangedParams{
@@ -230,4 +230,5 @@ func (h *Host) syncSessionSummaryLocked(s *session) {
 		Session: s.uri,
 		Changes: ch,
 	})
+	return true
 }

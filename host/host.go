@@ -14,22 +14,38 @@
 // replay log, encode once, and queue the same bytes to every subscriber.
 // One host-wide sequence number (serverSeq) orders all changes.
 //
+// Persistence: the host writes every change through a store.Store
+// (Options.Store; package store/sqlite keeps it on disk). Changes are queued
+// while the host holds its lock and written in batches by one goroutine
+// (group commit), so streaming never waits for a disk. At start the host
+// reads the session catalog and the serverSeq; a session's channels are
+// read on first use (subscribe, an action, fetchTurns), with a window of
+// recent turns, and older turns are paged from the store. See the README's
+// Persistence section for what a crash can lose and which replies mean
+// "saved".
+//
 // Concurrency: all methods of Host are safe for concurrent use. Internally
 // one mutex guards every channel's state and the sequence; nothing blocks
-// while holding it (queues to clients and agents never block). Lock order:
-// Host.mu, then a connection's outbox lock.
+// on the network while holding it (queues to clients, agents and the store
+// never block). Reading a session that is not in memory yet from the store
+// happens under it. Lock order: Host.mu, then a connection's outbox lock or
+// the journal's lock.
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
+	"github.com/ahp-go/ahp/store"
 )
 
 // Defaults for Options.
@@ -39,6 +55,8 @@ const (
 	DefaultQueueSize       = 8192
 	DefaultMaxMessageBytes = 4 << 20
 	DefaultListLimit       = 100
+	DefaultRecentTurns     = 100
+	DefaultMaxSaveDelay    = 2 * time.Second
 )
 
 // Options configures a Host. The zero value is usable: an empty host with
@@ -71,6 +89,18 @@ type Options struct {
 	// NewID returns fresh identifiers for turns and chats created by the
 	// host. Nil means random UUIDs.
 	NewID func() string
+	// Store keeps sessions, chats and turns across restarts. Nil means a
+	// new store.NewMemory, which the host closes; a store given here is
+	// the caller's to close, after Host.Close.
+	Store store.Store
+	// RecentTurns is how many completed turns of each chat the host keeps
+	// in memory; older ones are read from the store when a client asks.
+	// Zero means DefaultRecentTurns.
+	RecentTurns int
+	// MaxSaveDelay bounds how long a change may wait to be saved: past
+	// it (a stalled or failing store) the host refuses new work until the
+	// store catches up. Zero means DefaultMaxSaveDelay.
+	MaxSaveDelay time.Duration
 }
 
 // Host is an AHP host. Create one with New.
@@ -84,14 +114,21 @@ type Host struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // background goroutines owned by the host
 
-	mu       sync.Mutex
-	closed   bool
-	seq      int64
-	channels map[string]*channel
-	sessions map[string]*session
-	conns    map[*conn]struct{}
-	replay   *replayLog
-	versions map[string]string // clientId -> last negotiated version
+	st       store.Store
+	ownStore bool
+	jr       *journal
+
+	mu         sync.Mutex
+	closed     bool
+	seq        int64
+	leaseAsked int64     // the serverSeq limit last queued for the store
+	clock      time.Time // the time of the change being committed
+	channels   map[string]*channel
+	sessions   map[string]*session // every session, in memory or not
+	chatOwner  map[string]*session // chat URI -> its session, for every chat
+	conns      map[*conn]struct{}
+	replay     *replayLog
+	versions   map[string]string // clientId -> last negotiated version
 }
 
 // channel is one state-bearing channel.
@@ -101,6 +138,15 @@ type channel struct {
 	state   protocol.SnapshotState
 	subs    map[*conn]*subscription
 	session *session // owning session, nil for root
+
+	// logged counts the actions stored since the channel's last snapshot.
+	logged int
+	// Chats only: state.Turns holds the completed turns with ordinals
+	// turnBase and up; older ones are in the store. turnSeqs[i] is the
+	// serverSeq that completed state.Turns[i] in this run, 0 for turns
+	// read from the store.
+	turnBase int64
+	turnSeqs []int64
 }
 
 // subscription is one connection's interest in one channel.
@@ -108,7 +154,9 @@ type subscription struct {
 	ch *channel
 }
 
-// New returns a host ready to serve connections.
+// New returns a host ready to serve connections. It reads the session
+// catalog and the serverSeq from the store, and ends the turns that were
+// running when the host last stopped. An unreadable store is an error.
 func New(opts *Options) (*Host, error) {
 	var o Options
 	if opts != nil {
@@ -138,18 +186,28 @@ func New(opts *Options) (*Host, error) {
 	if o.NewID == nil {
 		o.NewID = newUUID
 	}
-	h := &Host{
-		opts:     o,
-		log:      o.Logger,
-		red:      reducer.Reducer{Now: o.Now},
-		agents:   map[string]agent.Backend{},
-		channels: map[string]*channel{},
-		sessions: map[string]*session{},
-		conns:    map[*conn]struct{}{},
-		replay:   newReplayLog(o.ReplayEntries, o.ReplayBytes),
-		versions: map[string]string{},
+	if o.RecentTurns <= 0 {
+		o.RecentTurns = DefaultRecentTurns
 	}
-	h.ctx, h.cancel = context.WithCancel(context.Background())
+	if o.MaxSaveDelay <= 0 {
+		o.MaxSaveDelay = DefaultMaxSaveDelay
+	}
+	h := &Host{
+		opts:      o,
+		log:       o.Logger,
+		agents:    map[string]agent.Backend{},
+		st:        o.Store,
+		channels:  map[string]*channel{},
+		sessions:  map[string]*session{},
+		chatOwner: map[string]*session{},
+		conns:     map[*conn]struct{}{},
+		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
+		versions:  map[string]string{},
+	}
+	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
+	if h.st == nil {
+		h.st, h.ownStore = store.NewMemory(), true
+	}
 	root := &protocol.RootState{Agents: []protocol.AgentInfo{}, ActiveSessions: protocol.Ptr[int64](0)}
 	for _, b := range o.Agents {
 		info := b.Info()
@@ -159,20 +217,42 @@ func New(opts *Options) (*Host, error) {
 		h.agents[info.Provider] = b
 		root.Agents = append(root.Agents, info)
 	}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	if err := h.open(); err != nil {
+		h.cancel()
+		if h.ownStore {
+			h.st.Close()
+		}
+		return nil, err
+	}
+	root.ActiveSessions = protocol.Ptr(int64(len(h.sessions)))
 	h.channels[protocol.RootURI] = &channel{uri: protocol.RootURI, kind: protocol.ChannelRoot, state: root, subs: map[*conn]*subscription{}}
+	h.jr.start()
+	if err := h.restoreRunning(); err != nil {
+		h.shutdown(false)
+		return nil, err
+	}
 	return h, nil
 }
 
 // Close ends every running turn as failed, closes every connection with a
-// reason, closes the agent sessions and backends, and waits for the host's
-// goroutines to stop.
-func (h *Host) Close() error {
+// reason, closes the agent sessions and backends, waits for the host's
+// goroutines to stop, and writes what is still queued to the store. It
+// returns an error when changes could not be saved.
+func (h *Host) Close() error { return h.shutdown(true) }
+
+// shutdown stops the host. A graceful one ends running turns and saves
+// everything queued; the other is a crash as far as the store can tell:
+// whatever is queued is dropped (tests use it).
+func (h *Host) shutdown(graceful bool) error {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil
 	}
-	h.endRunningTurnsLocked("the host is shutting down")
+	if graceful {
+		h.endRunningTurnsLocked("the host is shutting down")
+	}
 	h.closed = true
 	conns := make([]*conn, 0, len(h.conns))
 	for c := range h.conns {
@@ -184,6 +264,9 @@ func (h *Host) Close() error {
 	}
 	h.mu.Unlock()
 
+	if !graceful {
+		h.jr.abandon()
+	}
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		wg.Go(func() { c.closeWith(errHostShutdown) })
@@ -195,10 +278,38 @@ func (h *Host) Close() error {
 	h.cancel()
 	h.wg.Wait()
 	var errs []error
+	if graceful {
+		if err := h.jr.close(); err != nil {
+			h.log.Error("changes were lost on shutdown", "err", err)
+			errs = append(errs, fmt.Errorf("host: %w", err))
+		}
+	}
+	if h.ownStore {
+		errs = append(errs, h.st.Close())
+	}
 	for _, b := range h.opts.Agents {
 		errs = append(errs, b.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// Sync waits until every change the host has made so far is saved in the
+// store. ctx bounds the wait.
+func (h *Host) Sync(ctx context.Context) error {
+	h.mu.Lock()
+	seq := h.seq
+	h.mu.Unlock()
+	return h.jr.wait(ctx, seq)
+}
+
+// sortedSessions returns sessions ordered by URI.
+func sortedSessions(m map[string]*session) []*session {
+	out := make([]*session, 0, len(m))
+	for _, s := range m {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b *session) int { return cmp.Compare(a.uri, b.uri) })
+	return out
 }
 
 var errHostShutdown = errors.New("host shutting down")

@@ -2,6 +2,7 @@ package host
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"slices"
 	"strings"
@@ -12,8 +13,11 @@ import (
 // listSessions returns the session catalog, most recently modified first,
 // page by page. The cursor names the last entry of the previous page by
 // its modification time and URI, so paging stays stable while sessions
-// come and go.
-func (h *Host) listSessions(p *protocol.ListSessionsParams) (*protocol.ListSessionsResult, error) {
+// come and go. The catalog is in memory (sessions not loaded keep their
+// summary); the answer waits until every change made before the request is
+// saved, so a reply means everything the client saw so far survives a
+// crash.
+func (h *Host) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*protocol.ListSessionsResult, error) {
 	limit := DefaultListLimit
 	if p.Limit != nil {
 		if *p.Limit <= 0 {
@@ -34,7 +38,11 @@ func (h *Host) listSessions(p *protocol.ListSessionsParams) (*protocol.ListSessi
 	for _, s := range h.sessions {
 		items = append(items, s.summary)
 	}
+	seq := h.seq
 	h.mu.Unlock()
+	if err := h.savedReply(ctx, "listSessions", seq); err != nil {
+		return nil, err
+	}
 	slices.SortFunc(items, func(a, b protocol.SessionSummary) int {
 		return compareKeys(keyOf(a), keyOf(b))
 	})

@@ -45,15 +45,15 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	case "dispatchAction":
 		return nil, c.dispatchAction(req)
 	case "listSessions":
-		return decodeAnd(req, c.h.listSessions)
+		return decodeAnd(ctx, req, c.h.listSessions)
 	case "createSession":
-		return decodeAnd(req, c.createSession)
+		return decodeAnd(ctx, req, c.createSession)
 	case "disposeSession":
-		return decodeAnd(req, c.h.disposeSession)
+		return decodeAnd(ctx, req, c.h.disposeSession)
 	case "createChat":
-		return decodeAnd(req, c.createChat)
+		return decodeAnd(ctx, req, c.createChat)
 	case "disposeChat":
-		return decodeAnd(req, c.h.disposeChat)
+		return decodeAnd(ctx, req, c.h.disposeChat)
 	case "fetchTurns":
 		return nil, c.fetchTurns(req)
 	case "completions":
@@ -68,12 +68,12 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 }
 
 // decodeAnd decodes the request's params as P and calls f.
-func decodeAnd[P any, R any](req *jsonrpc.Request, f func(*P) (R, error)) (any, error) {
+func decodeAnd[P any, R any](ctx context.Context, req *jsonrpc.Request, f func(context.Context, *P) (R, error)) (any, error) {
 	p := new(P)
 	if err := decodeParams(req, p); err != nil {
 		return nil, err
 	}
-	return f(p)
+	return f(ctx, p)
 }
 
 // decodeParams decodes params strictly into p, answering bad params with
@@ -127,7 +127,11 @@ func (c *conn) initialize(req *jsonrpc.Request) error {
 		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
 	}
 	for _, uri := range p.InitialSubscriptions {
-		if snap, ok := c.subscribeLocked(uri, nil); ok {
+		snap, ok, err := c.subscribeLocked(uri, nil)
+		if err != nil {
+			h.log.Error("an initial subscription failed", "client", c.clientID, "channel", uri, "err", err)
+		}
+		if ok {
 			res.Snapshots = append(res.Snapshots, snap)
 		}
 	}
@@ -142,22 +146,27 @@ func (c *conn) setIdentityLocked(clientID, version string) {
 	c.h.versions[clientID] = version
 }
 
-// subscribeLocked adds a subscription and returns the channel's snapshot.
-// Unknown channels give false.
-func (c *conn) subscribeLocked(uri string, view *protocol.SubscribeView) (protocol.Snapshot, bool) {
+// subscribeLocked adds a subscription and returns the channel's snapshot,
+// reading the channel from the store when it is not in memory. Unknown
+// channels give false; a failed read gives an error and no subscription.
+func (c *conn) subscribeLocked(uri string, view *protocol.SubscribeView) (protocol.Snapshot, bool, error) {
 	h := c.h
-	ch, ok := h.channels[uri]
-	if !ok {
-		return protocol.Snapshot{}, false
+	ch, err := h.channelLocked(uri)
+	if err != nil || ch == nil {
+		return protocol.Snapshot{}, false, err
+	}
+	turns := -1
+	if view != nil && view.Turns != nil {
+		turns = int(max(*view.Turns, 0))
+	}
+	state, err := h.snapshotStateLocked(ch, turns)
+	if err != nil {
+		return protocol.Snapshot{}, false, err
 	}
 	sub := &subscription{ch: ch}
 	ch.subs[c] = sub
 	c.subs[uri] = sub
-	state := ch.state
-	if cs, ok := state.(*protocol.ChatState); ok && view != nil && view.Turns != nil {
-		state = tailView(cs, int(*view.Turns))
-	}
-	return protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq}, true
+	return protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq}, true, nil
 }
 
 func (c *conn) subscribe(req *jsonrpc.Request) error {
@@ -171,7 +180,10 @@ func (c *conn) subscribe(req *jsonrpc.Request) error {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	snap, ok := c.subscribeLocked(p.Channel, p.View)
+	snap, ok, err := c.subscribeLocked(p.Channel, p.View)
+	if err != nil {
+		return rpcError(protocol.CodeInternalError, "subscribe: %v", err)
+	}
 	if !ok {
 		return rpcError(int64(protocol.AhpErrorCodeNotFound), "subscribe: no channel %s", p.Channel)
 	}
@@ -217,6 +229,12 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 			version = protocol.ProtocolVersion
 		}
 	}
+	// Read what is not in memory first, so a failure changes nothing.
+	for _, uri := range p.Subscriptions {
+		if _, err := h.channelLocked(uri); err != nil {
+			return rpcError(protocol.CodeInternalError, "reconnect: %v", err)
+		}
+	}
 	c.setIdentityLocked(p.ClientID, version)
 	wanted := map[string]bool{}
 	missing := []string{}
@@ -245,7 +263,11 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 	res := &protocol.ReconnectSnapshotResult{Snapshots: []protocol.Snapshot{}}
 	for _, uri := range p.Subscriptions {
 		if ch, ok := h.channels[uri]; ok {
-			res.Snapshots = append(res.Snapshots, protocol.Snapshot{Resource: uri, State: ch.state, FromSeq: h.seq})
+			state, err := h.snapshotStateLocked(ch, -1)
+			if err != nil {
+				return rpcError(protocol.CodeInternalError, "reconnect: %v", err)
+			}
+			res.Snapshots = append(res.Snapshots, protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq})
 		}
 	}
 	return req.Reply(res, nil)
@@ -272,13 +294,19 @@ func (c *conn) fetchTurns(req *jsonrpc.Request) error {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ch, ok := h.channels[p.Channel]
-	if !ok || ch.kind != protocol.ChannelChat {
+	ch, err := h.channelLocked(p.Channel)
+	if err != nil {
+		return rpcError(protocol.CodeInternalError, "fetchTurns: %v", err)
+	}
+	if ch == nil || ch.kind != protocol.ChannelChat {
 		return rpcError(int64(protocol.AhpErrorCodeNotFound), "fetchTurns: no chat %s", p.Channel)
 	}
-	action, err := turnsPage(ch.state.(*protocol.ChatState), p.Cursor)
-	if err != nil {
+	action, err := h.turnsPageLocked(ch, p.Cursor)
+	if errors.Is(err, errBadCursor) {
 		return rpcError(protocol.CodeInvalidParams, "fetchTurns: %v", err)
+	}
+	if err != nil {
+		return rpcError(protocol.CodeInternalError, "fetchTurns: %v", err)
 	}
 	if err := req.Reply(&protocol.FetchTurnsResult{}, nil); err != nil {
 		return err

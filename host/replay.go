@@ -28,6 +28,15 @@ func newReplayLog(maxEntries, maxBytes int) *replayLog {
 	return &replayLog{entries: make([]replayEntry, maxEntries), maxBytes: maxBytes}
 }
 
+// restart empties the log and marks everything up to seq as gone: a client
+// that last saw seq or less (in an earlier run of the host) gets snapshots.
+func (l *replayLog) restart(seq int64) {
+	for l.n > 0 {
+		l.dropOldest()
+	}
+	l.evicted = seq
+}
+
 // add appends an entry, evicting the oldest ones past the limits.
 func (l *replayLog) add(e replayEntry) {
 	if len(l.entries) == 0 {

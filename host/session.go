@@ -3,36 +3,54 @@ package host
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/store"
 )
 
 // openTimeout bounds how long an agent may take to open a session.
 const openTimeout = 2 * time.Minute
 
 // session is the host's bookkeeping for one session: its catalog entry,
-// its channels and its agent.
+// its channels and its agent. Every session has a catalog entry in memory;
+// its channels and agent exist once it is loaded (created in this run, or
+// read from the store on first use).
 type session struct {
-	uri       string
-	backend   agent.Backend
-	createdAt string
-	// modifiedAt is the last change to session-level state; the summary
-	// takes the latest of it and every chat's modifiedAt.
+	uri      string
+	provider string
+	backend  agent.Backend // nil when the provider is not configured
+	// createdAt and modifiedAt feed the summary. modifiedAt is the last
+	// change to session-level state; the summary takes the latest of it
+	// and every chat's modifiedAt. (A session read back from the store
+	// starts from its summary's modifiedAt.)
+	createdAt  string
 	modifiedAt string
 	summary    protocol.SessionSummary // as last announced on the root channel
-	chats      map[string]*channel
+	chatURIs   []string                // the session's chats, in creation order
+	running    bool                    // a turn runs in one of its chats, as last stored
 
-	mb *mailbox // events for the agent, delivered in order
+	loaded bool
+	chats  map[string]*channel // when loaded
+	mb     *mailbox            // when loaded: events for the agent, in order
 }
 
 // deliver queues an event for the session's agent.
-func (s *session) deliver(ev agent.Event) { s.mb.push(ev) }
+func (s *session) deliver(ev agent.Event) {
+	if s.mb != nil {
+		s.mb.push(ev)
+	}
+}
 
 // stop ends the agent side of the session.
-func (s *session) stop() { s.mb.stop() }
+func (s *session) stop() {
+	if s.mb != nil {
+		s.mb.stop()
+	}
+}
 
 // mailbox delivers events to an agent session in order on one goroutine.
 // Events that arrive before the agent has opened wait for it. Pushing never
@@ -151,13 +169,25 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 	if scope := protocol.ActionScope(a.Type()); scope != "" && scope != ch.kind {
 		return fmt.Errorf("host: %s action on a %s channel", a.Type(), ch.kind)
 	}
+	if err := h.jr.failing(); err != nil {
+		// The agent's work cannot be saved: end its turn, so clients
+		// do not wait for it.
+		if cs, ok := ch.state.(*protocol.ChatState); ok && cs.ActiveTurn != nil {
+			h.commitLocked(ch, &protocol.ChatErrorAction{
+				TurnID:   cs.ActiveTurn.ID,
+				Duration: turnDuration(cs.ActiveTurn.StartedAt, h.opts.Now()),
+				Error:    protocol.ErrorInfo{ErrorType: "storageError", Message: "the host cannot save changes: " + err.Error()},
+			}, nil)
+		}
+		return fmt.Errorf("host: %w", err)
+	}
 	h.commitLocked(ch, a, nil)
 	return nil
 }
 
 // createSession creates a session with its default chat, announces it, and
-// opens the agent in the background.
-func (c *conn) createSession(p *protocol.CreateSessionParams) (any, error) {
+// opens the agent in the background. It answers once the session is saved.
+func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParams) (any, error) {
 	h := c.h
 	parsed, err := protocol.ParseChannel(p.Channel)
 	if err != nil || parsed.Kind != protocol.ChannelSession {
@@ -177,9 +207,17 @@ func (c *conn) createSession(p *protocol.CreateSessionParams) (any, error) {
 	provider := backend.Info().Provider
 
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if _, taken := h.channels[p.Channel]; taken {
+	locked := true
+	defer func() {
+		if locked {
+			h.mu.Unlock()
+		}
+	}()
+	if h.takenLocked(p.Channel) {
 		return nil, rpcError(int64(protocol.AhpErrorCodeSessionAlreadyExists), "createSession: %s already exists", p.Channel)
+	}
+	if err := h.refuseLocked("createSession"); err != nil {
+		return nil, err
 	}
 	now := h.now()
 	chatURI := protocol.ChatURI(h.opts.NewID())
@@ -204,12 +242,17 @@ func (c *conn) createSession(p *protocol.CreateSessionParams) (any, error) {
 	if p.ActiveClient != nil {
 		state.ActiveClients = append(state.ActiveClients, *p.ActiveClient)
 	}
-	s := &session{uri: p.Channel, backend: backend, createdAt: now, modifiedAt: now, chats: map[string]*channel{}, mb: newMailbox()}
+	s := &session{uri: p.Channel, provider: provider, backend: backend, createdAt: now, modifiedAt: now,
+		chatURIs: []string{chatURI}, loaded: true, chats: map[string]*channel{}, mb: newMailbox()}
 	h.sessions[s.uri] = s
-	h.channels[s.uri] = &channel{uri: s.uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, session: s}
+	h.chatOwner[chatURI] = s
+	sch := &channel{uri: s.uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, session: s}
+	h.channels[s.uri] = sch
 	s.chats[chatURI] = &channel{uri: chatURI, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
 	h.channels[chatURI] = s.chats[chatURI]
 	s.summary = h.summaryLocked(s)
+	h.catalogLocked(s)
+	h.jr.queue(h.seq, snapshotOf(sch, h.seq), snapshotOf(s.chats[chatURI], h.seq))
 
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
 	h.broadcastLocked(protocol.RootURI, "root/sessionAdded", &protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: s.summary})
@@ -220,10 +263,22 @@ func (c *conn) createSession(p *protocol.CreateSessionParams) (any, error) {
 	}
 	h.goFunc(func() { s.mb.run(h.ctx) })
 	h.goFunc(func() { h.openAgent(s, req) })
-	return nil, nil
+	seq := h.seq
+	h.mu.Unlock()
+	locked = false
+	return nil, h.savedReply(ctx, "createSession", seq)
 }
 
-// openAgent opens the agent session and moves the session to ready, or to
+// takenLocked reports whether a session or chat URI is in use.
+func (h *Host) takenLocked(uri string) bool {
+	_, ch := h.channels[uri]
+	_, s := h.sessions[uri]
+	_, c := h.chatOwner[uri]
+	return ch || s || c
+}
+
+// openAgent opens the agent session and moves the session to ready (when
+// it is not already, as a session read back from the store is), or to
 // creationFailed with the agent's error.
 func (h *Host) openAgent(s *session, req agent.OpenRequest) {
 	ctx, cancel := context.WithTimeout(h.ctx, openTimeout)
@@ -239,32 +294,49 @@ func (h *Host) openAgent(s *session, req agent.OpenRequest) {
 	if !ok || ch.session != s {
 		return
 	}
+	if h.closed {
+		return
+	}
 	if err != nil {
-		h.log.Warn("agent failed to open a session", "session", s.uri, "provider", s.backend.Info().Provider, "err", err)
+		h.log.Warn("agent failed to open a session", "session", s.uri, "provider", s.provider, "err", err)
 		h.commitLocked(ch, &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{ErrorType: "agentError", Message: err.Error()}}, nil)
 		return
 	}
-	h.commitLocked(ch, &protocol.SessionReadyAction{}, nil)
+	if ch.state.(*protocol.SessionState).Lifecycle != protocol.SessionLifecycleReady {
+		h.commitLocked(ch, &protocol.SessionReadyAction{}, nil)
+	}
 }
 
 // disposeSession removes a session and its chats, ends their
-// subscriptions and closes the agent session.
-func (h *Host) disposeSession(p *protocol.DisposeSessionParams) (any, error) {
+// subscriptions and closes the agent session. It answers once the removal
+// is saved.
+func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionParams) (any, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	s, ok := h.sessions[p.Channel]
 	if !ok {
+		h.mu.Unlock()
 		return nil, rpcError(int64(protocol.AhpErrorCodeSessionNotFound), "disposeSession: no session %s", p.Channel)
+	}
+	if err := h.refuseLocked("disposeSession"); err != nil {
+		h.mu.Unlock()
+		return nil, err
 	}
 	for uri := range s.chats {
 		h.dropChannelLocked(uri)
 	}
+	for _, uri := range s.chatURIs {
+		delete(h.chatOwner, uri)
+	}
 	h.dropChannelLocked(s.uri)
 	delete(h.sessions, s.uri)
 	s.stop()
+	h.jr.forget(s.uri)
+	h.jr.queue(h.seq, pending{op: store.DeleteSession{URI: s.uri}})
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
 	h.broadcastLocked(protocol.RootURI, "root/sessionRemoved", &protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: s.uri})
-	return nil, nil
+	seq := h.seq
+	h.mu.Unlock()
+	return nil, h.savedReply(ctx, "disposeSession", seq)
 }
 
 // dropChannelLocked removes a channel and every subscription to it.
@@ -280,23 +352,35 @@ func (h *Host) dropChannelLocked(uri string) {
 }
 
 // createChat adds a chat to a session, optionally starting its first turn.
-func (c *conn) createChat(p *protocol.CreateChatParams) (any, error) {
+// It answers once the chat is saved.
+func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (any, error) {
 	h := c.h
 	parsed, err := protocol.ParseChannel(p.Chat)
 	if err != nil || parsed.Kind != protocol.ChannelChat {
 		return nil, rpcError(protocol.CodeInvalidParams, "createChat: chat must be a chat URI (ahp-chat:/<id>), got %q", p.Chat)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			h.mu.Unlock()
+		}
+	}()
 	s, ok := h.sessions[p.Channel]
 	if !ok {
 		return nil, rpcError(int64(protocol.AhpErrorCodeSessionNotFound), "createChat: no session %s", p.Channel)
 	}
-	if _, taken := h.channels[p.Chat]; taken {
+	if h.takenLocked(p.Chat) {
 		return nil, rpcError(int64(protocol.AhpErrorCodeAlreadyExists), "createChat: %s already exists", p.Chat)
 	}
 	if p.Source != nil {
-		return nil, rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.backend.Info().Provider)
+		return nil, rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.provider)
+	}
+	if err := h.refuseLocked("createChat"); err != nil {
+		return nil, err
+	}
+	if _, err := h.channelLocked(s.uri); err != nil {
+		return nil, rpcError(protocol.CodeInternalError, "createChat: %v", err)
 	}
 	chat := &protocol.ChatState{
 		Resource:           p.Chat,
@@ -310,26 +394,48 @@ func (c *conn) createChat(p *protocol.CreateChatParams) (any, error) {
 	ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
 	h.channels[p.Chat] = ch
 	s.chats[p.Chat] = ch
+	s.chatURIs = append(s.chatURIs, p.Chat)
+	h.chatOwner[p.Chat] = s
+	h.jr.queue(h.seq, snapshotOf(ch, h.seq))
 	h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
+	h.catalogLocked(s)
 	if p.InitialMessage != nil {
 		h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: h.opts.NewID(), StartedAt: h.now(), Message: *p.InitialMessage}, nil)
 	}
-	return nil, nil
+	seq := h.seq
+	h.mu.Unlock()
+	locked = false
+	return nil, h.savedReply(ctx, "createChat", seq)
 }
 
-// disposeChat removes one chat from its session.
-func (h *Host) disposeChat(p *protocol.DisposeChatParams) (any, error) {
+// disposeChat removes one chat from its session. It answers once the
+// removal is saved.
+func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) (any, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	ch, ok := h.channels[p.Channel]
-	if !ok || ch.kind != protocol.ChannelChat {
+	ch, err := h.channelLocked(p.Channel)
+	if err != nil {
+		h.mu.Unlock()
+		return nil, rpcError(protocol.CodeInternalError, "disposeChat: %v", err)
+	}
+	if ch == nil || ch.kind != protocol.ChannelChat {
+		h.mu.Unlock()
 		return nil, rpcError(int64(protocol.AhpErrorCodeNotFound), "disposeChat: no chat %s", p.Channel)
+	}
+	if err := h.refuseLocked("disposeChat"); err != nil {
+		h.mu.Unlock()
+		return nil, err
 	}
 	s := ch.session
 	h.dropChannelLocked(ch.uri)
 	delete(s.chats, ch.uri)
+	delete(h.chatOwner, ch.uri)
+	s.chatURIs = slices.DeleteFunc(s.chatURIs, func(u string) bool { return u == ch.uri })
+	h.jr.queue(h.seq, pending{op: store.DeleteChannel{URI: ch.uri}})
 	h.commitLocked(h.channels[s.uri], &protocol.SessionChatRemovedAction{Chat: ch.uri}, nil)
-	return nil, nil
+	h.catalogLocked(s)
+	seq := h.seq
+	h.mu.Unlock()
+	return nil, h.savedReply(ctx, "disposeChat", seq)
 }
 
 // endRunningTurnsLocked fails every active turn with message, as the

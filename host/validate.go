@@ -17,17 +17,33 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
 	if c.gone {
 		return
 	}
-	ch, ok := h.channels[p.Channel]
-	if !ok {
+	origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
+	ch, err := h.channelLocked(p.Channel)
+	if err != nil {
+		h.log.Error("reading a channel from the store failed", "channel", p.Channel, "err", err)
+		if p.Action != nil {
+			c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, "the host could not read this channel: "+err.Error()))
+		}
+		return
+	}
+	if ch == nil {
 		h.log.Debug("action on an unknown channel ignored", "client", c.clientID, "channel", p.Channel)
 		return
 	}
-	origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
 	if p.Action == nil {
 		c.sendLocked(h.privateEnvelope(p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
 		return
 	}
-	if reason := h.validateLocked(c, ch, p.Action); reason != "" {
+	reason := h.validateLocked(c, ch, p.Action)
+	if reason == "" {
+		if err := h.jr.failing(); err != nil {
+			reason = "the host cannot save changes right now: " + err.Error()
+		}
+	}
+	if reason == "" {
+		reason = h.prepareTruncationLocked(ch, p.Action)
+	}
+	if reason != "" {
 		h.log.Debug("client action rejected", "client", c.clientID, "channel", p.Channel, "type", p.Action.Type(), "reason", reason)
 		c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, reason))
 		return
@@ -36,6 +52,42 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
 		ch.session.modifiedAt = h.now()
 	}
 	h.commitLocked(ch, p.Action, origin)
+}
+
+// prepareTruncationLocked makes sure the turn a chat/truncated names is in
+// the chat's state, as the chat channel page asks: a turn older than the
+// window is read from the store and loaded, for every subscriber, with a
+// chat/turnsLoaded of the turns from it up to the window. It returns a
+// rejection reason when the turn does not exist.
+func (h *Host) prepareTruncationLocked(ch *channel, a protocol.StateAction) string {
+	tr, ok := a.(*protocol.ChatTruncatedAction)
+	if !ok || tr.TurnID == nil {
+		return ""
+	}
+	cs := ch.state.(*protocol.ChatState)
+	if slices.ContainsFunc(cs.Turns, func(t protocol.Turn) bool { return t.ID == *tr.TurnID }) {
+		return ""
+	}
+	// Read back page by page until the turn shows up.
+	const page = 200
+	var older []protocol.Turn
+	for end := ch.turnBase; end > 0; end -= page {
+		start := max(0, end-page)
+		turns, err := h.storedTurnsLocked(ch.uri, start, end)
+		if err != nil {
+			return "the host could not read older turns: " + err.Error()
+		}
+		older = append(turns, older...)
+		if i := slices.IndexFunc(turns, func(t protocol.Turn) bool { return t.ID == *tr.TurnID }); i >= 0 {
+			load := &protocol.ChatTurnsLoadedAction{Turns: older[i:]}
+			if from := start + int64(i); from > 0 {
+				load.TurnsNextCursor = protocol.Ptr(turnsCursor(from))
+			}
+			h.commitLocked(ch, load, nil)
+			return ""
+		}
+	}
+	return fmt.Sprintf("turn %s is not in this chat", *tr.TurnID)
 }
 
 // validateLocked returns why a client action must be rejected, or "".

@@ -3,54 +3,103 @@ package host
 import (
 	"encoding/base64"
 	"errors"
-	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ahp-go/ahp/protocol"
 )
 
+// A chat's completed turns are numbered from 0 (their ordinal). The host
+// keeps the most recent ones in memory (ordinals turnBase and up) and reads
+// older ones from the store when a snapshot or a page needs them.
+
 // turnsPageSize is how many older turns one fetchTurns returns.
 const turnsPageSize = 50
 
-// tailView returns a copy of the chat state holding only the last n
-// completed turns, with a cursor for fetching the older ones. The host's
-// own state keeps every turn.
-func tailView(c *protocol.ChatState, n int) *protocol.ChatState {
-	if n < 0 || n >= len(c.Turns) {
-		return c
+// snapshotStateLocked returns a channel's state as a subscriber is sent
+// it. For a chat that is every turn (turns < 0) or about the last turns
+// completed ones, with a cursor to the older ones when there are any.
+func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotState, error) {
+	cs, ok := ch.state.(*protocol.ChatState)
+	if !ok {
+		return ch.state, nil
 	}
-	v := *c
-	start := len(c.Turns) - n
-	v.Turns = c.Turns[start:len(c.Turns):len(c.Turns)]
-	v.TurnsNextCursor = protocol.Ptr(turnsCursor(c.Turns[start].ID))
-	return &v
+	total := ch.turnBase + int64(len(cs.Turns))
+	start := int64(0)
+	if turns >= 0 {
+		start = max(0, total-int64(turns))
+	}
+	if start == ch.turnBase && start == 0 && cs.TurnsNextCursor == nil {
+		return cs, nil
+	}
+	v := *cs
+	v.TurnsNextCursor = nil
+	if start >= ch.turnBase {
+		i := start - ch.turnBase
+		v.Turns = cs.Turns[i:len(cs.Turns):len(cs.Turns)]
+	} else {
+		older, err := h.storedTurnsLocked(ch.uri, start, ch.turnBase)
+		if err != nil {
+			return nil, err
+		}
+		v.Turns = append(older, cs.Turns...)
+	}
+	if start > 0 {
+		v.TurnsNextCursor = protocol.Ptr(turnsCursor(start))
+	}
+	return &v, nil
 }
 
-// turnsCursor encodes "the turns before this one" as an opaque cursor.
-func turnsCursor(turnID string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("before:" + turnID))
+// turnsCursor encodes "the turns before this ordinal" as an opaque cursor.
+func turnsCursor(ordinal int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("before:" + strconv.FormatInt(ordinal, 10)))
 }
 
 var errBadCursor = errors.New("unknown or malformed cursor")
 
-// turnsPage returns the chat/turnsLoaded action holding the page of turns
-// that precede the cursor, and the cursor of the page before it.
-func turnsPage(c *protocol.ChatState, cursor *string) (*protocol.ChatTurnsLoadedAction, error) {
+func parseTurnsCursor(cursor *string) (int64, error) {
 	if cursor == nil {
-		return nil, errBadCursor
+		return 0, errBadCursor
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(*cursor)
-	if err != nil || len(raw) < len("before:") || string(raw[:len("before:")]) != "before:" {
-		return nil, errBadCursor
+	if err != nil {
+		return 0, errBadCursor
 	}
-	id := string(raw[len("before:"):])
-	end := slices.IndexFunc(c.Turns, func(t protocol.Turn) bool { return t.ID == id })
-	if end < 0 {
-		return nil, errBadCursor
+	n, ok := strings.CutPrefix(string(raw), "before:")
+	if !ok {
+		return 0, errBadCursor
 	}
+	ord, err := strconv.ParseInt(n, 10, 64)
+	if err != nil || ord < 0 {
+		return 0, errBadCursor
+	}
+	return ord, nil
+}
+
+// turnsPageLocked returns the chat/turnsLoaded action holding the page of
+// turns that precede the cursor, and the cursor of the page before it.
+// Turns below the window come from the store.
+func (h *Host) turnsPageLocked(ch *channel, cursor *string) (*protocol.ChatTurnsLoadedAction, error) {
+	end, err := parseTurnsCursor(cursor)
+	if err != nil {
+		return nil, err
+	}
+	cs := ch.state.(*protocol.ChatState)
+	end = min(end, ch.turnBase+int64(len(cs.Turns)))
 	start := max(0, end-turnsPageSize)
-	a := &protocol.ChatTurnsLoadedAction{Turns: slices.Clone(c.Turns[start:end])}
+	turns, err := h.storedTurnsLocked(ch.uri, start, min(end, ch.turnBase))
+	if err != nil {
+		return nil, err
+	}
+	if end > ch.turnBase {
+		turns = append(turns, cs.Turns[max(start, ch.turnBase)-ch.turnBase:end-ch.turnBase]...)
+	}
+	a := &protocol.ChatTurnsLoadedAction{Turns: turns}
+	if a.Turns == nil {
+		a.Turns = []protocol.Turn{}
+	}
 	if start > 0 {
-		a.TurnsNextCursor = protocol.Ptr(turnsCursor(c.Turns[start].ID))
+		a.TurnsNextCursor = protocol.Ptr(turnsCursor(start))
 	}
 	return a, nil
 }

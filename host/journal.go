@@ -1,0 +1,343 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ahp-go/ahp/store"
+)
+
+// The journal hands the host's changes to the store without ever making the
+// sequencer wait for a disk.
+//
+// The host queues operations while it holds its lock (queue never blocks);
+// one writer goroutine takes everything queued so far and writes it as one
+// batch, one transaction (group commit). While a batch is being written the
+// next one gathers, so under load every commit carries many actions and the
+// store's per-commit cost (an fsync) is shared between them.
+//
+// A change is durable once the batch holding it has been written. durable
+// is the serverSeq up to which everything queued is durable; wait blocks
+// until a given serverSeq is. What a crash can lose is what was queued and
+// not yet durable: the batch being written and the one gathering.
+//
+// A failed write is retried, with the same batch, until it succeeds: the
+// host keeps the changes in memory and does not drop them. While the store
+// fails, or while the oldest change not yet durable is older than maxAge,
+// failing reports an error and the host refuses new work, so a slow or
+// failing disk cannot silently widen what a crash would lose.
+//
+// Lock order: Host.mu, then journal.mu.
+type journal struct {
+	st     store.Store
+	log    *slog.Logger
+	maxAge time.Duration
+
+	mu       sync.Mutex
+	ops      []pending
+	catalog  map[string]int // session URI -> index in ops of its pending PutSession
+	queued   int64          // highest serverSeq queued
+	durable  int64          // everything queued up to this serverSeq is durable
+	oldest   time.Time      // when the oldest change not yet durable was queued
+	inflight time.Time      // when the oldest change of the batch being written was queued
+	err      error          // the last write failure; nil once a write succeeds
+	changed  chan struct{}  // closed and replaced when durable or err changes
+	stopping bool
+	lost     error // set when the writer gave up on stop
+
+	wake    chan struct{}
+	done    chan struct{}
+	ctx     context.Context // bounds writes; cancelled to abandon them
+	cancel  context.CancelFunc
+	leaseOK atomic.Int64 // the serverSeq limit known durable
+
+	stats journalStats
+}
+
+// pending is one queued operation: ready, or encoded by the writer (states
+// are immutable, so encoding them later, off the host's lock, is safe).
+type pending struct {
+	op     store.Op
+	encode func() (store.Op, error)
+}
+
+// journalStats describes the writer's work, for tests and benchmarks.
+type journalStats struct {
+	Batches int64
+	Ops     int64
+	MaxLag  time.Duration // longest a change waited to become durable
+	Retries int64
+}
+
+func newJournal(st store.Store, log *slog.Logger, maxAge time.Duration, durable int64) *journal {
+	j := &journal{
+		st:      st,
+		log:     log,
+		maxAge:  maxAge,
+		catalog: map[string]int{},
+		queued:  durable,
+		durable: durable,
+		changed: make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		done:    make(chan struct{}),
+	}
+	j.ctx, j.cancel = context.WithCancel(context.Background())
+	return j
+}
+
+// start runs the writer. Its owner is the Host, which stops it with close
+// or abandon.
+func (j *journal) start() { go j.run() }
+
+// queue adds operations for the change with serverSeq seq (or, with no
+// operations, just notes that seq exists). It never blocks.
+func (j *journal) queue(seq int64, ops ...pending) {
+	j.mu.Lock()
+	if len(ops) > 0 && j.oldest.IsZero() {
+		j.oldest = time.Now()
+	}
+	j.ops = append(j.ops, ops...)
+	j.queued = max(j.queued, seq)
+	j.mu.Unlock()
+	j.signal()
+}
+
+// queueCatalog queues a catalog entry, replacing one still pending for the
+// same session (an upsert: only the last one matters).
+func (j *journal) queueCatalog(uri string, seq int64, p pending) {
+	j.mu.Lock()
+	if i, ok := j.catalog[uri]; ok {
+		j.ops[i] = p
+		j.queued = max(j.queued, seq)
+		j.mu.Unlock()
+		return
+	}
+	if j.oldest.IsZero() {
+		j.oldest = time.Now()
+	}
+	j.catalog[uri] = len(j.ops)
+	j.ops = append(j.ops, p)
+	j.queued = max(j.queued, seq)
+	j.mu.Unlock()
+	j.signal()
+}
+
+// forget drops the pending catalog entry of a session about to be deleted,
+// so no later upsert can land in its place.
+func (j *journal) forget(uri string) {
+	j.mu.Lock()
+	delete(j.catalog, uri)
+	j.mu.Unlock()
+}
+
+func (j *journal) signal() {
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the writer goroutine.
+func (j *journal) run() {
+	defer close(j.done)
+	for {
+		j.mu.Lock()
+		for len(j.ops) == 0 && j.queued == j.durable && !j.stopping {
+			j.mu.Unlock()
+			<-j.wake
+			j.mu.Lock()
+		}
+		if len(j.ops) == 0 && j.queued == j.durable {
+			j.mu.Unlock()
+			return // stopping, and everything is written
+		}
+		ops, upTo, since := j.ops, j.queued, j.oldest
+		j.ops, j.oldest, j.inflight = nil, time.Time{}, since
+		clear(j.catalog)
+		j.mu.Unlock()
+		if err := j.write(ops, upTo, since); err != nil {
+			j.mu.Lock()
+			j.lost = err
+			j.mu.Unlock()
+			return
+		}
+	}
+}
+
+// write encodes and writes one batch, retrying until it succeeds. It gives
+// up only when the journal is stopping and the store still fails.
+func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
+	batch := make(store.Batch, 0, len(ops))
+	var lease int64
+	for _, p := range ops {
+		op := p.op
+		if p.encode != nil {
+			var err error
+			if op, err = p.encode(); err != nil {
+				// Wire types always encode; this is a bug. The rest of
+				// the batch is still worth keeping.
+				j.log.Error("encoding a change for the store failed", "err", err)
+				continue
+			}
+		}
+		if s, ok := op.(store.SetSeq); ok {
+			lease = max(lease, s.Seq)
+		}
+		batch = append(batch, op)
+	}
+	for attempt := 0; ; attempt++ {
+		err := j.st.Write(j.ctx, batch)
+		if err == nil {
+			break
+		}
+		j.mu.Lock()
+		j.err = err
+		j.stats.Retries++
+		j.notifyLocked()
+		stopping := j.stopping
+		j.mu.Unlock()
+		if j.ctx.Err() != nil || (stopping && attempt >= 2) {
+			return fmt.Errorf("%d changes up to serverSeq %d were not saved: %w", len(batch), upTo, err)
+		}
+		j.log.Error("saving changes failed; retrying (new work is refused meanwhile)", "changes", len(batch), "attempt", attempt+1, "err", err)
+		select {
+		case <-time.After(min(50*time.Millisecond<<attempt, 2*time.Second)):
+		case <-j.ctx.Done():
+		}
+	}
+	if lease > 0 {
+		j.leaseOK.Store(lease)
+	}
+	lag := time.Since(since)
+	j.mu.Lock()
+	if j.err != nil {
+		j.log.Info("saving changes works again")
+	}
+	j.durable, j.err, j.inflight = upTo, nil, time.Time{}
+	j.stats.Batches++
+	j.stats.Ops += int64(len(batch))
+	if !since.IsZero() {
+		j.stats.MaxLag = max(j.stats.MaxLag, lag)
+	}
+	j.notifyLocked()
+	j.mu.Unlock()
+	return nil
+}
+
+func (j *journal) notifyLocked() {
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
+
+var errNotSaved = errors.New("the change is not saved yet")
+
+// wait blocks until every change up to serverSeq seq is durable. It
+// returns an error when ctx ends, or when a write fails meanwhile (the
+// writer keeps retrying; the error says so).
+func (j *journal) wait(ctx context.Context, seq int64) error {
+	for {
+		j.mu.Lock()
+		durable, err, ch, lost := j.durable, j.err, j.changed, j.lost
+		j.mu.Unlock()
+		switch {
+		case durable >= seq:
+			return nil
+		case lost != nil:
+			return fmt.Errorf("%w: %w", errNotSaved, lost)
+		case err != nil:
+			return fmt.Errorf("%w (the host keeps retrying): %w", errNotSaved, err)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// failing returns why the host should refuse new work, or nil: the store
+// fails, or a change has waited longer than maxAge to be saved.
+func (j *journal) failing() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return fmt.Errorf("the store is failing: %w", j.err)
+	}
+	if j.lost != nil {
+		return j.lost
+	}
+	oldest := j.inflight
+	if oldest.IsZero() || (!j.oldest.IsZero() && j.oldest.Before(oldest)) {
+		oldest = j.oldest
+	}
+	if !oldest.IsZero() {
+		if age := time.Since(oldest); age > j.maxAge {
+			return fmt.Errorf("the store has not saved changes for %v", age.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+// durableSeq returns the serverSeq up to which everything is durable.
+func (j *journal) durableSeq() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.durable
+}
+
+// waitLease blocks until the serverSeq limit recorded in the store reaches
+// seq. The host asks for a new limit long before it needs it, so this only
+// waits when the store is far behind.
+func (j *journal) waitLease(seq int64) {
+	for j.leaseOK.Load() < seq {
+		j.mu.Lock()
+		ch, lost := j.changed, j.lost
+		j.mu.Unlock()
+		if lost != nil || j.leaseOK.Load() >= seq {
+			return
+		}
+		select {
+		case <-ch:
+		case <-j.done:
+			return
+		}
+	}
+}
+
+// close writes everything queued and stops the writer. It returns an
+// error when changes could not be saved.
+func (j *journal) close() error {
+	j.mu.Lock()
+	j.stopping = true
+	j.mu.Unlock()
+	j.signal()
+	<-j.done
+	j.cancel()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.lost
+}
+
+// abandon stops the writer without writing what is queued, as a crash
+// would. Tests use it.
+func (j *journal) abandon() {
+	j.mu.Lock()
+	j.stopping = true
+	j.ops = nil
+	j.queued = j.durable
+	j.mu.Unlock()
+	j.cancel()
+	j.signal()
+	<-j.done
+}
+
+func (j *journal) statsNow() journalStats {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.stats
+}

@@ -1,0 +1,435 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/reducer"
+	"github.com/ahp-go/ahp/store"
+)
+
+// How the host uses its store.
+//
+// Catalog: one entry per session (its summary as last announced, its chat
+// URIs, whether a turn runs), written when any of them changes. The whole
+// catalog is read at start; listSessions is served from memory.
+//
+// Channels: every session and chat channel has a snapshot and the log of
+// its actions after it. A snapshot is written when the channel is created,
+// whenever one of its turns ends or is truncated, and after every
+// snapshotEvery actions; writing it drops the log before it. A chat's
+// snapshot leaves out its completed turns, which are stored one by one, in
+// order, as they end. Reading a channel back is its snapshot, the recent
+// turns, and its logged actions replayed through the reducers with the
+// clock of their first application, so the state comes back identical.
+//
+// serverSeq: the store records a limit the host may issue up to (a lease,
+// renewed in the background long before it runs out). After a restart the
+// host continues above the old limit, so every serverSeq is above every
+// value issued before, written or not, and reconnecting clients that saw
+// the old run get fresh snapshots rather than a replay.
+const (
+	snapshotEvery = 256
+	leaseStep     = 1 << 20
+	catalogPage   = 500
+	loadTimeout   = 30 * time.Second
+)
+
+// open reads the serverSeq and the catalog, and takes a new lease.
+func (h *Host) open() error {
+	ctx, cancel := context.WithTimeout(h.ctx, loadTimeout)
+	defer cancel()
+	last, err := h.st.Seq(ctx)
+	if err != nil {
+		return fmt.Errorf("host: reading the store: %w", err)
+	}
+	// Nothing after last was ever issued: start above it, and tell
+	// reconnecting clients that nothing before can be replayed.
+	h.seq = last + 1
+	h.replay.restart(h.seq)
+	h.leaseAsked = h.seq + leaseStep
+	if err := h.st.Write(ctx, store.Batch{store.SetSeq{Seq: h.leaseAsked}}); err != nil {
+		return fmt.Errorf("host: writing to the store: %w", err)
+	}
+	h.jr = newJournal(h.st, h.log, h.opts.MaxSaveDelay, h.seq)
+	h.jr.leaseOK.Store(h.leaseAsked)
+
+	var after *store.Position
+	for {
+		page, err := h.st.Sessions(ctx, after, catalogPage)
+		if err != nil {
+			return fmt.Errorf("host: reading the session catalog: %w", err)
+		}
+		for _, e := range page {
+			var sum protocol.SessionSummary
+			if err := protocol.Unmarshal(e.Summary, &sum); err != nil {
+				return fmt.Errorf("host: the catalog entry of %s does not decode: %w", e.URI, err)
+			}
+			s := &session{
+				uri:        e.URI,
+				provider:   sum.Provider,
+				backend:    h.agents[sum.Provider],
+				createdAt:  sum.CreatedAt,
+				modifiedAt: sum.ModifiedAt,
+				summary:    sum,
+				chatURIs:   e.Chats,
+				running:    e.Running,
+			}
+			h.sessions[s.uri] = s
+			for _, c := range s.chatURIs {
+				h.chatOwner[c] = s
+			}
+		}
+		if len(page) < catalogPage {
+			break
+		}
+		last := page[len(page)-1]
+		after = &store.Position{ModifiedAt: last.ModifiedAt, URI: last.URI}
+	}
+	if n := len(h.sessions); n > 0 {
+		h.log.Info("sessions restored from the store", "sessions", n, "serverSeq", h.seq)
+	}
+	return nil
+}
+
+// restoreRunning reads the sessions that had a turn running when the host
+// stopped, which ends those turns as failed.
+func (h *Host) restoreRunning() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range sortedSessions(h.sessions) {
+		if s.running {
+			if err := h.loadSessionLocked(s); err != nil {
+				return fmt.Errorf("host: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// channelLocked returns a channel, reading its session from the store
+// first when it is not in memory. It returns nil, nil for an unknown
+// channel.
+func (h *Host) channelLocked(uri string) (*channel, error) {
+	if ch, ok := h.channels[uri]; ok {
+		return ch, nil
+	}
+	s := h.sessions[uri]
+	if s == nil {
+		s = h.chatOwner[uri]
+	}
+	if s == nil || s.loaded {
+		return nil, nil
+	}
+	if err := h.loadSessionLocked(s); err != nil {
+		return nil, err
+	}
+	return h.channels[uri], nil
+}
+
+// loadSessionLocked reads a session's channels from the store and brings
+// it to life: its agent is opened again, and a turn that was running is
+// ended as failed, as the lifecycle page asks for turns interrupted by the
+// host going away. Nothing changes when reading fails.
+func (h *Host) loadSessionLocked(s *session) error {
+	ctx, cancel := context.WithTimeout(h.ctx, loadTimeout)
+	defer cancel()
+	data, err := h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
+	if err != nil {
+		return fmt.Errorf("loading session %s: %w", s.uri, err)
+	}
+	var sch *channel
+	chats := map[string]*channel{}
+	for _, c := range data.Channels {
+		ch, err := rebuildChannel(s, c)
+		if err != nil {
+			return fmt.Errorf("loading session %s: channel %s: %w", s.uri, c.Channel, err)
+		}
+		switch {
+		case ch.kind == protocol.ChannelSession && ch.uri == s.uri:
+			sch = ch
+		case ch.kind == protocol.ChannelChat:
+			chats[ch.uri] = ch
+		}
+	}
+	if sch == nil {
+		return fmt.Errorf("loading session %s: its state is not in the store", s.uri)
+	}
+	s.loaded = true
+	s.chats = chats
+	h.channels[s.uri] = sch
+	for uri, ch := range chats {
+		h.channels[uri] = ch
+		h.chatOwner[uri] = s
+	}
+	s.mb = newMailbox()
+	h.goFunc(func() { s.mb.run(h.ctx) })
+	st := sch.state.(*protocol.SessionState)
+	switch {
+	case st.Lifecycle == protocol.SessionLifecycleCreationFailed:
+		s.mb.stop()
+	case s.backend == nil:
+		s.mb.stop()
+		h.commitLocked(sch, &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{
+			ErrorType: "agentError",
+			Message:   fmt.Sprintf("the agent provider %q is not available on this host", s.provider),
+		}}, nil)
+	default:
+		req := agent.OpenRequest{Session: s.uri, Params: &protocol.CreateSessionParams{
+			Channel:            s.uri,
+			Provider:           protocol.Ptr(s.provider),
+			WorkingDirectories: st.WorkingDirectories,
+		}}
+		if st.DefaultChat != nil {
+			req.Chat = *st.DefaultChat
+		}
+		if len(st.WorkingDirectories) > 0 {
+			req.WorkingDirectory = st.WorkingDirectories[0]
+		}
+		h.goFunc(func() { h.openAgent(s, req) })
+	}
+	for _, uri := range sortedKeys(chats) {
+		ch := chats[uri]
+		if t := ch.state.(*protocol.ChatState).ActiveTurn; t != nil {
+			h.log.Info("ending a turn interrupted by the host stopping", "chat", uri, "turn", t.ID)
+			h.commitLocked(ch, &protocol.ChatErrorAction{
+				TurnID:   t.ID,
+				Duration: turnDuration(t.StartedAt, h.opts.Now()),
+				Error:    protocol.ErrorInfo{ErrorType: "hostRestart", Message: "the host stopped while this turn was running"},
+			}, nil)
+		}
+	}
+	h.syncCatalogLocked(s, false)
+	return nil
+}
+
+// rebuildChannel decodes a stored channel and replays its logged actions.
+func rebuildChannel(s *session, c store.Channel) (*channel, error) {
+	parsed, err := protocol.ParseChannel(c.Channel)
+	if err != nil {
+		return nil, err
+	}
+	ch := &channel{uri: c.Channel, kind: parsed.Kind, subs: map[*conn]*subscription{}, session: s, logged: len(c.Actions)}
+	switch parsed.Kind {
+	case protocol.ChannelSession:
+		var st protocol.SessionState
+		if err := protocol.Unmarshal(c.State, &st); err != nil {
+			return nil, fmt.Errorf("the snapshot does not decode: %w", err)
+		}
+		ch.state = &st
+	case protocol.ChannelChat:
+		var cs protocol.ChatState
+		if err := protocol.Unmarshal(c.State, &cs); err != nil {
+			return nil, fmt.Errorf("the snapshot does not decode: %w", err)
+		}
+		cs.Turns = make([]protocol.Turn, len(c.Turns))
+		cs.TurnsNextCursor = nil
+		ch.turnBase = c.TurnCount - int64(len(c.Turns))
+		for i, t := range c.Turns {
+			if t.Ordinal != ch.turnBase+int64(i) {
+				return nil, fmt.Errorf("turn %d is missing from the store", ch.turnBase+int64(i))
+			}
+			if err := protocol.Unmarshal(t.Data, &cs.Turns[i]); err != nil {
+				return nil, fmt.Errorf("turn %d does not decode: %w", t.Ordinal, err)
+			}
+		}
+		ch.turnSeqs = make([]int64, len(c.Turns))
+		ch.state = &cs
+	default:
+		return nil, fmt.Errorf("a %s channel cannot be stored", parsed.Kind)
+	}
+	// Replay with the clock each action was first applied with, so the
+	// times the reducers stamp come out the same.
+	var at time.Time
+	r := reducer.Reducer{Now: func() time.Time { return at }}
+	for _, a := range c.Actions {
+		var env protocol.ActionEnvelope
+		if err := protocol.Unmarshal(a.Envelope, &env); err != nil {
+			return nil, fmt.Errorf("action %d does not decode: %w", a.Seq, err)
+		}
+		at = time.UnixMilli(a.At)
+		ch.state = r.Apply(ch.state, env.Action)
+	}
+	return ch, nil
+}
+
+// leaseLocked asks the store for a new serverSeq limit when half of the
+// current one is used, and waits in the rare case the store has not
+// recorded the limit the next serverSeq needs.
+func (h *Host) leaseLocked() {
+	if h.seq > h.leaseAsked-leaseStep/2 {
+		h.leaseAsked = h.seq + leaseStep
+		h.jr.queue(h.seq, pending{op: store.SetSeq{Seq: h.leaseAsked}})
+	}
+	if h.seq > h.jr.leaseOK.Load() {
+		h.log.Warn("the store is far behind: waiting for it before issuing serverSeq", "serverSeq", h.seq)
+		h.jr.waitLease(h.seq)
+	}
+}
+
+// persistLocked queues what the store needs to rebuild the channel after
+// the change just committed (serverSeq h.seq, encoded as env).
+func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protocol.StateAction, env []byte) {
+	seq := h.seq
+	if ch.session == nil || env == nil {
+		h.jr.queue(seq) // root actions are derived at start, not stored
+		return
+	}
+	if _, ok := a.(*protocol.ChatTurnsLoadedAction); ok {
+		// The turns are in the store already; only the window moved.
+		added := len(ch.state.(*protocol.ChatState).Turns) - len(prev.(*protocol.ChatState).Turns)
+		ch.turnBase -= int64(added)
+		ch.turnSeqs = append(make([]int64, added), ch.turnSeqs...)
+		h.jr.queue(seq)
+		return
+	}
+	var buf [3]pending
+	ops := append(buf[:0], pending{op: store.AppendAction{Action: store.Action{Seq: seq, Channel: ch.uri, At: h.clock.UnixMilli(), Envelope: env}}})
+	ch.logged++
+	snap := ch.logged >= snapshotEvery
+	ended := false
+	if ch.kind == protocol.ChannelChat {
+		pc, nc := prev.(*protocol.ChatState), ch.state.(*protocol.ChatState)
+		switch {
+		case nc == pc:
+		case pc.ActiveTurn != nil && nc.ActiveTurn == nil && len(nc.Turns) == len(pc.Turns)+1:
+			// A turn ended: store it under the next ordinal.
+			t := &nc.Turns[len(nc.Turns)-1]
+			uri, ord := ch.uri, ch.turnBase+int64(len(nc.Turns)-1)
+			ops = append(ops, pending{encode: func() (store.Op, error) {
+				data, err := protocol.Marshal(t)
+				return store.PutTurn{Turn: store.Turn{Chat: uri, Ordinal: ord, ID: t.ID, Data: data}}, err
+			}})
+			ch.turnSeqs = append(ch.turnSeqs, seq)
+			snap, ended = true, true
+		default:
+			if tr, ok := a.(*protocol.ChatTruncatedAction); ok {
+				if tr.TurnID == nil {
+					ch.turnBase = 0
+				}
+				ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
+				ops = append(ops, pending{op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
+				snap = true
+			}
+		}
+	}
+	if snap {
+		ops = append(ops, snapshotOf(ch, seq))
+		ch.logged = 0
+	}
+	h.jr.queue(seq, ops...)
+	if ended {
+		h.trimTurnsLocked(ch)
+	}
+}
+
+// snapshotOf returns the snapshot of a channel at serverSeq seq, to be
+// encoded by the writer. A chat's completed turns are left out.
+func snapshotOf(ch *channel, seq int64) pending {
+	state := ch.state
+	if cs, ok := state.(*protocol.ChatState); ok {
+		head := *cs
+		head.Turns = []protocol.Turn{}
+		head.TurnsNextCursor = nil
+		state = &head
+	}
+	uri, sess := ch.uri, ch.session.uri
+	return pending{encode: func() (store.Op, error) {
+		data, err := protocol.Marshal(state)
+		return store.PutSnapshot{Snapshot: store.Snapshot{Channel: uri, Session: sess, Seq: seq, State: data}}, err
+	}}
+}
+
+// catalogLocked queues the session's catalog entry.
+func (h *Host) catalogLocked(s *session) {
+	sum, chats, running := s.summary, slices.Clone(s.chatURIs), s.running
+	h.jr.queueCatalog(s.uri, h.seq, pending{encode: func() (store.Op, error) {
+		data, err := protocol.Marshal(&sum)
+		return store.PutSession{Session: store.Session{URI: sum.Resource, ModifiedAt: sum.ModifiedAt, Summary: data, Chats: chats, Running: running}}, err
+	}})
+}
+
+// syncCatalogLocked queues the catalog entry when the summary changed or a
+// turn started or ended in one of the session's chats.
+func (h *Host) syncCatalogLocked(s *session, summaryChanged bool) {
+	running := false
+	for _, ch := range s.chats {
+		if ch.state.(*protocol.ChatState).ActiveTurn != nil {
+			running = true
+			break
+		}
+	}
+	if summaryChanged || running != s.running {
+		s.running = running
+		h.catalogLocked(s)
+	}
+}
+
+// trimTurnsLocked drops the oldest completed turns from memory once a chat
+// holds twice the window, keeping only turns the store already has.
+func (h *Host) trimTurnsLocked(ch *channel) {
+	cs := ch.state.(*protocol.ChatState)
+	keep := h.opts.RecentTurns
+	if len(cs.Turns) <= 2*keep {
+		return
+	}
+	durable := h.jr.durableSeq()
+	n := 0
+	for n < len(cs.Turns)-keep && ch.turnSeqs[n] <= durable {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	trimmed := *cs
+	trimmed.Turns = slices.Clone(cs.Turns[n:])
+	ch.state = &trimmed
+	ch.turnSeqs = slices.Clone(ch.turnSeqs[n:])
+	ch.turnBase += int64(n)
+}
+
+// storedTurnsLocked reads the turns with ordinals in [from, to) from the
+// store. Turns below a chat's window are always there.
+func (h *Host) storedTurnsLocked(chat string, from, to int64) ([]protocol.Turn, error) {
+	if from >= to {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(h.ctx, loadTimeout)
+	defer cancel()
+	stored, err := h.st.Turns(ctx, chat, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("reading the turns of %s: %w", chat, err)
+	}
+	if int64(len(stored)) != to-from {
+		return nil, fmt.Errorf("reading the turns of %s: %d of the turns %d to %d are in the store", chat, len(stored), from, to-1)
+	}
+	out := make([]protocol.Turn, len(stored))
+	for i, t := range stored {
+		if err := protocol.Unmarshal(t.Data, &out[i]); err != nil {
+			return nil, fmt.Errorf("reading the turns of %s: turn %d does not decode: %w", chat, t.Ordinal, err)
+		}
+	}
+	return out, nil
+}
+
+// refuseLocked returns an error for a request that would change state
+// while the store cannot keep up, or nil.
+func (h *Host) refuseLocked(method string) error {
+	if err := h.jr.failing(); err != nil {
+		return rpcError(protocol.CodeInternalError, "%s: the host cannot save changes right now, so nothing was changed: %v", method, err)
+	}
+	return nil
+}
+
+// savedReply waits until the change with serverSeq seq is saved, so that
+// the reply to the request that made it means "saved".
+func (h *Host) savedReply(ctx context.Context, method string, seq int64) error {
+	if err := h.jr.wait(ctx, seq); err != nil {
+		return rpcError(protocol.CodeInternalError, "%s: done, but not saved: %v", method, err)
+	}
+	return nil
+}
