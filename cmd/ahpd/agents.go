@@ -1,23 +1,127 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/agent/echo"
 )
 
-// agentConfig holds the agent backend settings. Only the built-in echo
-// agent exists so far.
-type agentConfig struct{}
+// probeTimeout bounds how long ahpd waits at start for an ACP agent to
+// report itself.
+const probeTimeout = 30 * time.Second
 
-func (c *agentConfig) defaults()                 {}
-func (c *agentConfig) register(fs *flag.FlagSet) {}
-func (c *agentConfig) validate() error           { return nil }
+// agentConfig holds the agent backend settings: the ACP agents to offer
+// (from the config file's "agents" list and the --agent flags), whether
+// the built-in echo agent is offered too, and which agent new sessions get
+// when they name none.
+type agentConfig struct {
+	Agents       []acp.Config `json:"agents"`
+	DisableEcho  bool         `json:"disableEcho"`
+	DefaultAgent string       `json:"defaultAgent"`
+
+	flagAgents []acp.Config // --agent flags, merged into Agents by validate
+}
+
+func (c *agentConfig) defaults() {}
+
+func (c *agentConfig) register(fs *flag.FlagSet) {
+	fs.Func("agent", "ACP agent to offer, as NAME=COMMAND ARGS... (repeatable; replaces a config file agent of the same name)", func(v string) error {
+		cfg, err := acp.ParseFlag(v)
+		if err != nil {
+			return err
+		}
+		c.flagAgents = append(c.flagAgents, cfg)
+		return nil
+	})
+	fs.BoolVar(&c.DisableEcho, "no-echo", c.DisableEcho, "do not offer the built-in echo agent")
+	fs.StringVar(&c.DefaultAgent, "default-agent", c.DefaultAgent, "provider of new sessions that name none (default: the first ACP agent, else echo)")
+}
+
+// validate merges the --agent flags into the list and checks it.
+func (c *agentConfig) validate() error {
+	for _, f := range c.flagAgents {
+		if i := slices.IndexFunc(c.Agents, func(a acp.Config) bool { return a.Name == f.Name }); i >= 0 {
+			c.Agents[i] = f
+		} else {
+			c.Agents = append(c.Agents, f)
+		}
+	}
+	c.flagAgents = nil
+	seen := map[string]bool{}
+	if !c.DisableEcho {
+		seen[echo.Provider] = true
+	}
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		if err := a.Validate(); err != nil {
+			return err
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("two agents are named %q", a.Name)
+		}
+		seen[a.Name] = true
+	}
+	if len(seen) == 0 {
+		return errors.New("no agents: declare one with --agent, or keep the echo agent")
+	}
+	if c.DefaultAgent != "" && !seen[c.DefaultAgent] {
+		return fmt.Errorf("--default-agent %q is not one of the agents", c.DefaultAgent)
+	}
+	return nil
+}
 
 // backends returns the agent backends to offer, the first being the
-// default for new sessions.
+// default for new sessions. ACP agents are probed (started once, in
+// parallel) so that the root state lists what they report.
 func (c *agentConfig) backends(log *slog.Logger) ([]agent.Backend, error) {
-	return []agent.Backend{echo.New(nil)}, nil
+	var out []agent.Backend
+	acps := make([]*acp.Backend, len(c.Agents))
+	for i, cfg := range c.Agents {
+		b, err := acp.New(cfg, &acp.Options{Logger: log, ClientVersion: version})
+		if err != nil {
+			return nil, err
+		}
+		acps[i] = b
+	}
+	var wg sync.WaitGroup
+	for _, b := range acps {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+			defer cancel()
+			start := time.Now()
+			if err := b.Probe(ctx); err != nil {
+				log.Warn("ACP agent did not start; its sessions will fail until it does", "agent", b.Config().Name, "err", err)
+				return
+			}
+			info := b.Info()
+			log.Info("ACP agent ready", "agent", info.Provider, "name", info.DisplayName, "models", len(info.Models), "took", time.Since(start).Round(time.Millisecond))
+		})
+	}
+	wg.Wait()
+	for _, b := range acps {
+		out = append(out, b)
+	}
+	if !c.DisableEcho {
+		out = append(out, echo.New(nil))
+	}
+	def := c.DefaultAgent
+	if def == "" {
+		return out, nil
+	}
+	i := slices.IndexFunc(out, func(b agent.Backend) bool { return b.Info().Provider == def })
+	if i > 0 {
+		b := out[i]
+		out = slices.Delete(out, i, i+1)
+		out = slices.Insert(out, 0, b)
+	}
+	return out, nil
 }

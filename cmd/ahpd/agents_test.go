@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/ahp-go/ahp/agent/acp/acptest"
+	"github.com/ahp-go/ahp/jsonrpc"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// agentEnv makes the test binary run the scripted ACP agent instead of the
+// tests.
+const agentEnv = "AHP_ACPTEST_AGENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(agentEnv) == "1" {
+		if err := acptest.Serve(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestAgentFlagsAndFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "ahpd.json")
+	os.WriteFile(file, []byte(`{
+		"agents": [
+			{"name": "gemini", "command": "gemini", "args": ["--acp"], "env": {"GEMINI_API_KEY": "${MY_KEY}"},
+			 "workingDirectory": {"policy": "require"}, "cancelTimeout": "20s"},
+			{"name": "claude", "displayName": "Claude Code", "command": "claude-code-acp"}
+		],
+		"defaultAgent": "claude"
+	}`), 0o600)
+	cfg, err := parseConfig([]string{"--config", file, "--agent", `gemini=/opt/gemini --acp --model 'gemini 2'`, "--agent", "codex=codex-acp"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range cfg.Agents {
+		got = append(got, a.Name+":"+a.Command+":"+strings.Join(a.Args, "|"))
+	}
+	want := []string{"gemini:/opt/gemini:--acp|--model|gemini 2", "claude:claude-code-acp:", "codex:codex-acp:"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("agents %v, want %v", got, want)
+	}
+	if cfg.DefaultAgent != "claude" || cfg.DisableEcho {
+		t.Errorf("config %+v", cfg.agentConfig)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--agent", "noequals"}, "NAME=COMMAND"},
+		{[]string{"--agent", "a="}, "no command"},
+		{[]string{"--agent", "bad name=x"}, "letters, digits"},
+		{[]string{"--agent", "echo=x"}, `two agents are named "echo"`},
+		{[]string{"--agent", "a=x", "--agent", "b='unterminated"}, "unterminated"},
+		{[]string{"--no-echo"}, "no agents"},
+		{[]string{"--default-agent", "nope"}, "not one of the agents"},
+	} {
+		_, err := parseConfig(tc.args, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%v: err = %v, want %q", tc.args, err, tc.err)
+		}
+	}
+	if _, err := parseConfig([]string{"--agent", "echo=x", "--no-echo"}, io.Discard); err != nil {
+		t.Errorf("an agent may be called echo when the built-in one is off: %v", err)
+	}
+	os.WriteFile(file, []byte(`{"agents": [{"name": "a", "command": "x", "workingDirectory": {"policy": "fixed"}}]}`), 0o600)
+	if _, err := parseConfig([]string{"--config", file}, io.Discard); err == nil || !strings.Contains(err.Error(), "needs a directory") {
+		t.Errorf("fixed policy without a directory: %v", err)
+	}
+	os.WriteFile(file, []byte(`{"agents": [{"name": "a", "comand": "x"}]}`), 0o600)
+	if _, err := parseConfig([]string{"--config", file}, io.Discard); err == nil {
+		t.Error("an unknown agent key was accepted")
+	}
+}
+
+// TestRunACPAgent runs ahpd with an ACP agent given by flag (this test
+// binary playing the scripted agent) and drives a turn from two clients.
+func TestRunACPAgent(t *testing.T) {
+	t.Setenv(agentEnv, "1")
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--log-level", "error",
+			"--agent", "test=" + os.Args[0] + " -test.run=^$"}, pw, io.Discard)
+		pw.Close()
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("ahpd did not stop")
+		}
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimPrefix(strings.TrimSpace(line), "ahpd listening on ")
+	go io.Copy(io.Discard, pr)
+
+	a := dialClient(t, url, "a")
+	b := dialClient(t, url, "b")
+	var init protocol.InitializeResult
+	a.call(t, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "a", InitialSubscriptions: []string{protocol.RootURI}}, &init)
+	root := init.Snapshots[0].State.(*protocol.RootState)
+	if len(root.Agents) != 2 || root.Agents[0].Provider != "test" || root.Agents[0].DisplayName != "ACP test agent" || root.Agents[1].Provider != "echo" {
+		t.Fatalf("agents %+v", root.Agents)
+	}
+	b.call(t, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "b"}, nil)
+
+	sess := protocol.SessionURI("s1")
+	// No provider: the ACP agent is the default.
+	a.call(t, "createSession", &protocol.CreateSessionParams{Channel: sess, WorkingDirectories: []string{"file://" + t.TempDir()}}, nil)
+	var sub protocol.SubscribeResult
+	a.call(t, "subscribe", &protocol.SubscribeParams{Channel: sess}, &sub)
+	st := sub.Snapshot.State.(*protocol.SessionState)
+	if st.Provider != "test" {
+		t.Fatalf("provider %q", st.Provider)
+	}
+	if st.Lifecycle == protocol.SessionLifecycleCreating {
+		a.waitFor(t, "session ready", func(e protocol.ActionEnvelope) bool { return e.Action.Type() == "session/ready" })
+	}
+	chat := *st.DefaultChat
+	a.call(t, "subscribe", &protocol.SubscribeParams{Channel: chat}, nil)
+	b.call(t, "subscribe", &protocol.SubscribeParams{Channel: chat}, nil)
+	a.notify(t, chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()),
+		Message: protocol.Message{Text: "hello there", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}})
+	for _, c := range []*rawClient{a, b} {
+		c.waitFor(t, "turn complete", func(e protocol.ActionEnvelope) bool { return e.Action.Type() == "chat/turnComplete" })
+	}
+	text := func(c *rawClient) string {
+		var s strings.Builder
+		for _, e := range c.all() {
+			switch x := e.Action.(type) {
+			case *protocol.ChatResponsePartAction:
+				if md, ok := x.Part.(*protocol.MarkdownResponsePart); ok {
+					s.WriteString(md.Content.String())
+				}
+			case *protocol.ChatDeltaAction:
+				s.WriteString(x.Content)
+			}
+		}
+		return s.String()
+	}
+	if ta, tb := text(a), text(b); ta != "You said: hello there" || tb != ta {
+		t.Errorf("replies %q and %q", ta, tb)
+	}
+}
+
+// rawClient is a bare JSON-RPC client recording action envelopes.
+type rawClient struct {
+	rpc  *jsonrpc.Conn
+	mu   sync.Mutex
+	envs []protocol.ActionEnvelope
+	wake chan struct{}
+}
+
+func dialClient(t *testing.T, url, id string) *rawClient {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &rawClient{wake: make(chan struct{}, 1)}
+	c.rpc = jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(ws), jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "action" {
+			var env protocol.ActionEnvelope
+			if protocol.Unmarshal(req.Params, &env) == nil {
+				c.mu.Lock()
+				c.envs = append(c.envs, env)
+				c.mu.Unlock()
+				select {
+				case c.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		return nil, nil
+	}), nil)
+	t.Cleanup(func() { c.rpc.Close() })
+	return c
+}
+
+func (c *rawClient) call(t *testing.T, method string, params, result any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := c.rpc.Call(ctx, method, params, result); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+}
+
+func (c *rawClient) notify(t *testing.T, channel string, a protocol.StateAction) {
+	t.Helper()
+	if err := c.rpc.Notify(context.Background(), "dispatchAction", &protocol.DispatchActionParams{Channel: channel, ClientSeq: 1, Action: a}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *rawClient) all() []protocol.ActionEnvelope {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]protocol.ActionEnvelope(nil), c.envs...)
+}
+
+func (c *rawClient) waitFor(t *testing.T, what string, match func(protocol.ActionEnvelope) bool) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		for _, e := range c.all() {
+			if match(e) {
+				return
+			}
+		}
+		select {
+		case <-c.wake:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
