@@ -1,0 +1,129 @@
+package acp_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ahp-go/ahp/agent/acp"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// sdkDirEnv names the folder of the TypeScript ACP SDK package
+// (@agentclientprotocol/sdk), whose example agent the interop test runs.
+// .ci/run installs it and sets the variable; without it the test looks in
+// the repository's .cache/acp-sdk.
+const sdkDirEnv = "AHP_ACP_TS_SDK"
+
+// exampleAgent returns the path of the TypeScript SDK's example agent, or
+// skips the test when node is missing outside CI.
+func exampleAgent(t *testing.T) (node, script string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is required for the ACP interop test in CI")
+		}
+		t.Skip("node is not installed")
+	}
+	dir := os.Getenv(sdkDirEnv)
+	if dir == "" {
+		dir = filepath.Join("..", "..", ".cache", "acp-sdk", "node_modules", "@agentclientprotocol", "sdk")
+	}
+	script, _ = filepath.Abs(filepath.Join(dir, "dist", "examples", "agent.js"))
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("the TypeScript ACP SDK example agent is missing (%v); install it with\n"+
+			"\tnpm install --prefix .cache/acp-sdk @agentclientprotocol/sdk@1.9.0\nor set %s", err, sdkDirEnv)
+	}
+	return node, script
+}
+
+// TestInteropTypeScriptExampleAgent runs full turns through the host on
+// the example agent of the TypeScript ACP SDK, which this project did not
+// write: streaming, tool calls, a permission request answered by a second
+// client, then a cancelled turn.
+func TestInteropTypeScriptExampleAgent(t *testing.T) {
+	node, script := exampleAgent(t)
+	b, err := acp.New(acp.Config{Name: "example", Command: node, Args: []string{script}}, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if info := b.Info(); info.DisplayName != "example-agent" && info.DisplayName != "example" {
+		t.Logf("listed as %+v", info)
+	}
+	th := startHost(t, b)
+	a := th.dial(t, "a")
+	c2 := th.dial(t, "b")
+	sess, chat := a.newSession("s1", "example", t.TempDir())
+	c2.join(sess)
+
+	turn := a.startTurn(chat, "t1", "Improve the configuration")
+	ready := pendingTool(c2, turn)
+	if ready.ToolCallID != "call_2" || len(ready.Options) != 2 {
+		t.Fatalf("permission %+v", ready)
+	}
+	c2.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: true, SelectedOptionID: protocol.Ptr("allow")})
+	if end := a.waitTurnEnd(turn); end.Action.Type() != "chat/turnComplete" {
+		t.Fatalf("turn ended with %+v", end.Action)
+	}
+	c2.waitTurnEnd(turn)
+	tr := finishedTurn(t, th.chatState(t, chat), turn)
+	text := markdown(tr.ResponseParts)
+	if !strings.HasPrefix(text, "I'll help you with that.") || !strings.Contains(text, "Perfect! I've successfully updated the configuration.") {
+		t.Errorf("reply %q", text)
+	}
+	var states []string
+	for _, tc := range toolCalls(tr.ResponseParts) {
+		states = append(states, tc.Status())
+	}
+	if !slices.Equal(states, []string{"completed", "completed"}) {
+		t.Errorf("tool call states %v", states)
+	}
+	if done := toolCalls(tr.ResponseParts)[1].(*protocol.ToolCallCompletedState); done.SelectedOption == nil || done.SelectedOption.ID != "allow" {
+		t.Errorf("second tool call %+v", done)
+	}
+
+	// A cancelled turn: the agent answers "cancelled" at its next step.
+	turn2 := a.startTurn(chat, "t2", "Again")
+	a.waitFor("the first chunk", func(envs []protocol.ActionEnvelope) bool {
+		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
+			r, ok := e.Action.(*protocol.ChatResponsePartAction)
+			return ok && r.TurnID == turn2
+		})
+	})
+	c2.dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn2})
+	if end := a.waitTurnEnd(turn2); end.Action.Type() != "chat/turnCancelled" {
+		t.Fatalf("cancelled turn ended with %+v", end.Action)
+	}
+	// The chat shows the agent stopping until it has answered.
+	a.waitFor("the agent to stop", func(envs []protocol.ActionEnvelope) bool {
+		set := false
+		for _, e := range envs {
+			if x, ok := e.Action.(*protocol.ChatActivityChangedAction); ok {
+				if x.Activity != nil {
+					set = true
+				} else if set {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	// And the chat still works.
+	turn3 := a.startTurn(chat, "t3", "Once more")
+	ready = pendingTool(a, turn3)
+	a.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn3, ToolCallID: ready.ToolCallID, Approved: false})
+	if end := a.waitTurnEnd(turn3); end.Action.Type() != "chat/turnComplete" {
+		t.Fatalf("third turn ended with %+v", end.Action)
+	}
+	if text := markdown(finishedTurn(t, th.chatState(t, chat), turn3).ResponseParts); !strings.Contains(text, "I'll skip the configuration update.") {
+		t.Errorf("third reply %q", text)
+	}
+}
