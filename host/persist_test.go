@@ -1,0 +1,623 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/store"
+	"github.com/ahp-go/ahp/store/sqlite"
+)
+
+// eachStore runs f once with a memory store and once with a SQLite store.
+// The store outlives the hosts f starts on it, as a data directory outlives
+// a process.
+func eachStore(t *testing.T, f func(t *testing.T, st store.Store)) {
+	t.Run("memory", func(t *testing.T) {
+		st := store.NewMemory()
+		t.Cleanup(func() { st.Close() })
+		f(t, st)
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := sqlite.Open(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		f(t, st)
+	})
+}
+
+// spyStore counts what is read from a store and can be told to fail
+// writes, as a full disk would.
+type spyStore struct {
+	store.Store
+	loads     atomic.Int64 // LoadSession calls
+	turnsRead atomic.Int64 // turns returned by LoadSession and Turns
+	failing   atomic.Bool
+	failSeq   error
+}
+
+func (s *spyStore) Write(ctx context.Context, b store.Batch) error {
+	if s.failing.Load() {
+		return fmt.Errorf("spy store: %w", store.ErrFull)
+	}
+	return s.Store.Write(ctx, b)
+}
+
+func (s *spyStore) Seq(ctx context.Context) (int64, error) {
+	if s.failSeq != nil {
+		return 0, s.failSeq
+	}
+	return s.Store.Seq(ctx)
+}
+
+func (s *spyStore) LoadSession(ctx context.Context, uri string, recent int) (*store.SessionData, error) {
+	s.loads.Add(1)
+	d, err := s.Store.LoadSession(ctx, uri, recent)
+	if err == nil {
+		for _, c := range d.Channels {
+			s.turnsRead.Add(int64(len(c.Turns)))
+		}
+	}
+	return d, err
+}
+
+func (s *spyStore) Turns(ctx context.Context, chat string, from, to int64) ([]store.Turn, error) {
+	turns, err := s.Store.Turns(ctx, chat, from, to)
+	s.turnsRead.Add(int64(len(turns)))
+	return turns, err
+}
+
+// endedOn waits for the end of a turn on one chat.
+func endedOn(chat string) func([]protocol.ActionEnvelope) bool {
+	return func(envs []protocol.ActionEnvelope) bool { return turnEnded(only(chat, envs)) }
+}
+
+func countType(typ string, envs []protocol.ActionEnvelope) int {
+	n := 0
+	for _, e := range envs {
+		if e.Action.Type() == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func maxSeq(envs []protocol.ActionEnvelope) int64 {
+	var m int64
+	for _, e := range envs {
+		m = max(m, e.ServerSeq)
+	}
+	return m
+}
+
+func startTurn(c *client, chat, id, text string) {
+	c.t.Helper()
+	c.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: userMessage(text)})
+}
+
+func list(c *client) []protocol.SessionSummary {
+	c.t.Helper()
+	var res protocol.ListSessionsResult
+	c.must("listSessions", &protocol.ListSessionsParams{}, &res)
+	return res.Items
+}
+
+// TestRestartKeepsSessions closes a host and starts another on the same
+// store: the catalog, every channel's state and the turns come back
+// unchanged, and serverSeq continues above what was issued.
+func TestRestartKeepsSessions(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		th := startHost(t, &host.Options{Store: st})
+		c := th.dial(t, "a")
+		c.initialize(protocol.RootURI)
+		uri, chat := c.newSession("keep")
+		c.subscribe(chat)
+		startTurn(c, chat, "t1", "hello world")
+		c.waitFor("first turn", endedOn(chat))
+		second := protocol.ChatURI("second")
+		c.subscribe(uri)
+		c.must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: second, InitialMessage: protocol.Ptr(userMessage("in the second chat"))}, nil)
+		if c.subscribe(second).State.(*protocol.ChatState).ActiveTurn != nil {
+			c.waitFor("second chat's turn", endedOn(second))
+		}
+		other, _ := c.newSession("other")
+		c.dispatch(other, &protocol.SessionTitleChangedAction{Title: "Renamed"})
+		c.waitFor("rename", hasType("session/titleChanged"))
+
+		before := list(c)
+		states := map[string]string{}
+		for _, u := range []string{uri, chat, second, other} {
+			states[u] = encode(t, c.subscribe(u).State)
+		}
+		last := maxSeq(c.waitFor("", func([]protocol.ActionEnvelope) bool { return true }))
+		if err := th.h.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		th2 := startHost(t, &host.Options{Store: st})
+		c2 := th2.dial(t, "b")
+		res := c2.initialize()
+		if res.ServerSeq <= last {
+			t.Fatalf("serverSeq after restart %d, not above %d", res.ServerSeq, last)
+		}
+		if d := cmp.Diff(encode(t, before), encode(t, list(c2))); d != "" {
+			t.Fatalf("catalog after restart (-before +after):\n%s", d)
+		}
+		for u, want := range states {
+			if d := cmp.Diff(want, encode(t, c2.subscribe(u).State)); d != "" {
+				t.Fatalf("%s after restart (-before +after):\n%s", u, d)
+			}
+		}
+		// The session works on: a new turn runs.
+		startTurn(c2, chat, "t2", "again")
+		envs := c2.waitFor("a turn after restart", endedOn(chat))
+		for _, e := range envs {
+			if e.ServerSeq <= last {
+				t.Fatalf("serverSeq %d after restart, not above %d", e.ServerSeq, last)
+			}
+		}
+	})
+}
+
+// TestCrashEndsInterruptedTurn crashes a host in the middle of a streaming
+// turn: after the restart the turn has failed (lifecycle.md: in-progress
+// turns are considered failed), with what was saved of it, and the
+// catalog no longer shows it running.
+func TestCrashEndsInterruptedTurn(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		th := startHost(t, &host.Options{Store: st})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, chat := c.newSession("crash")
+		c.subscribe(chat)
+		startTurn(c, chat, "slow", "/slow 500")
+		c.waitFor("some deltas", func(envs []protocol.ActionEnvelope) bool { return countType("chat/delta", envs) >= 5 })
+		list(c) // everything seen so far is saved once this answers
+		saved := countType("chat/delta", c.waitFor("", func([]protocol.ActionEnvelope) bool { return true }))
+		th.h.Crash()
+
+		th2 := startHost(t, &host.Options{Store: st})
+		c2 := th2.dial(t, "b")
+		c2.initialize(protocol.RootURI)
+		items := list(c2)
+		if len(items) != 1 || items[0].Resource != uri {
+			t.Fatalf("catalog after the crash: %+v", items)
+		}
+		if items[0].Status&protocol.SessionStatusInProgress != 0 || items[0].Status&protocol.SessionStatusError == 0 {
+			t.Fatalf("session status after the crash %d: want an error, not in progress", items[0].Status)
+		}
+		cs := c2.subscribe(chat).State.(*protocol.ChatState)
+		if cs.ActiveTurn != nil || len(cs.Turns) != 1 {
+			t.Fatalf("after the crash: active %v, %d turns", cs.ActiveTurn, len(cs.Turns))
+		}
+		turn := cs.Turns[0]
+		if turn.ID != "slow" || turn.State != protocol.TurnStateError || turn.Error == nil || turn.Error.ErrorType != "hostRestart" {
+			t.Fatalf("the interrupted turn: %+v", turn)
+		}
+		text := turn.ResponseParts[0].(*protocol.MarkdownResponsePart).Content.String()
+		if words := len(strings.Fields(text)); words < saved {
+			t.Fatalf("the turn kept %d words, but %d deltas were saved", words, saved)
+		}
+
+		// A second restart finds nothing to end.
+		th2.h.Close()
+		th3 := startHost(t, &host.Options{Store: st})
+		c3 := th3.dial(t, "c")
+		c3.initialize()
+		cs = c3.subscribe(chat).State.(*protocol.ChatState)
+		if len(cs.Turns) != 1 || cs.ActiveTurn != nil {
+			t.Fatalf("after a second restart: %d turns, active %v", len(cs.Turns), cs.ActiveTurn)
+		}
+	})
+}
+
+// TestReconnectAcrossRestart: a client that saw serverSeq values of the old
+// run gets fresh snapshots, never a replay; one that saw the new run gets a
+// replay.
+func TestReconnectAcrossRestart(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		th := startHost(t, &host.Options{Store: st})
+		a := th.dial(t, "rc")
+		a.initialize()
+		uri, chat := a.newSession("rc")
+		a.subscribe(chat)
+		startTurn(a, chat, "t1", "before the crash")
+		last := maxSeq(a.waitFor("turn", endedOn(chat)))
+		list(a) // saved
+		th.h.Crash()
+
+		th2 := startHost(t, &host.Options{Store: st})
+		a2 := th2.dial(t, "rc")
+		var raw jsonValue
+		a2.must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat}}, &raw)
+		res, err := protocol.UnmarshalReconnectResult(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps, ok := res.(*protocol.ReconnectSnapshotResult)
+		if !ok || len(snaps.Snapshots) != 2 {
+			t.Fatalf("want two snapshots after a restart, got %T %+v", res, res)
+		}
+		for _, s := range snaps.Snapshots {
+			if s.FromSeq <= last {
+				t.Fatalf("snapshot fromSeq %d, not above %d", s.FromSeq, last)
+			}
+		}
+		if cs := snaps.Snapshots[1].State.(*protocol.ChatState); len(cs.Turns) != 1 {
+			t.Fatalf("the chat snapshot has %d turns", len(cs.Turns))
+		}
+
+		// Seen in this run: a replay.
+		b := th2.dial(t, "fresh")
+		seen := b.initialize().ServerSeq
+		b.subscribe(chat)
+		startTurn(b, chat, "t2", "after")
+		b.waitFor("turn", endedOn(chat))
+		b2 := th2.dial(t, "fresh")
+		b2.must("reconnect", &protocol.ReconnectParams{ClientID: "fresh", LastSeenServerSeq: seen, Subscriptions: []string{chat}}, &raw)
+		res, err = protocol.UnmarshalReconnectResult(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := res.(*protocol.ReconnectReplayResult); !ok || !turnEnded(r.Actions) {
+			t.Fatalf("want a replay with the turn, got %T", res)
+		}
+	})
+}
+
+// TestLongHistoryIsPaged loads a chat of 10,000 turns for a subscribe with
+// view.turns: only a window is read, fetchTurns pages the rest from the
+// store, and a subscribe without a view still gets every turn.
+func TestLongHistoryIsPaged(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		th := startHost(t, &host.Options{Store: st})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, chat := c.newSession("long")
+		c.subscribe(chat)
+		startTurn(c, chat, "h00000", "the first turn")
+		c.waitFor("turn", endedOn(chat))
+		th.h.Close()
+
+		// Copy the stored turn into a long history.
+		const n = 10000
+		ctx := context.Background()
+		data, err := st.LoadSession(ctx, uri, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first protocol.Turn
+		if err := protocol.Unmarshal(data.Channels[1].Turns[0].Data, &first); err != nil {
+			t.Fatal(err)
+		}
+		for start := 1; start < n; start += 1000 {
+			var b store.Batch
+			for i := start; i < min(start+1000, n); i++ {
+				tn := first
+				tn.ID = fmt.Sprintf("h%05d", i)
+				enc, _ := protocol.Marshal(&tn)
+				b = append(b, store.PutTurn{Turn: store.Turn{Chat: chat, Ordinal: int64(i), ID: tn.ID, Data: enc}})
+			}
+			if err := st.Write(ctx, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		spy := &spyStore{Store: st}
+		th2 := startHost(t, &host.Options{Store: spy, RecentTurns: 100})
+		c2 := th2.dial(t, "b")
+		c2.initialize()
+		var sub protocol.SubscribeResult
+		c2.must("subscribe", &protocol.SubscribeParams{Channel: chat, View: &protocol.SubscribeView{Turns: protocol.Ptr[int64](20)}}, &sub)
+		cs := sub.Snapshot.State.(*protocol.ChatState)
+		if len(cs.Turns) != 20 || cs.Turns[19].ID != "h09999" || cs.TurnsNextCursor == nil {
+			t.Fatalf("view of 20: %d turns, cursor %v", len(cs.Turns), cs.TurnsNextCursor)
+		}
+		if read := spy.turnsRead.Load(); read > 100 {
+			t.Fatalf("subscribing read %d turns from the store", read)
+		}
+
+		// Page back: the first pages come from memory, later ones from
+		// the store, always in order and without gaps.
+		cursor := cs.TurnsNextCursor
+		next := 9980
+		for page := range 4 {
+			c2.must("fetchTurns", &protocol.FetchTurnsParams{Channel: chat, Cursor: cursor}, nil)
+			envs := c2.waitFor("a page", func(envs []protocol.ActionEnvelope) bool { return countType("chat/turnsLoaded", envs) > page })
+			var loaded *protocol.ChatTurnsLoadedAction
+			for _, e := range envs {
+				if l, ok := e.Action.(*protocol.ChatTurnsLoadedAction); ok {
+					loaded = l
+				}
+			}
+			if len(loaded.Turns) != 50 || loaded.Turns[0].ID != fmt.Sprintf("h%05d", next-50) || loaded.Turns[49].ID != fmt.Sprintf("h%05d", next-1) {
+				t.Fatalf("page %d: %d turns from %s", page, len(loaded.Turns), loaded.Turns[0].ID)
+			}
+			next -= 50
+			cursor = loaded.TurnsNextCursor
+		}
+		// The window of 100 read at first, then 20+50+50 for the pages
+		// below it.
+		if read := spy.turnsRead.Load(); read != 220 {
+			t.Fatalf("paging read %d turns from the store, want 220", read)
+		}
+
+		// Without a view, every retained turn.
+		full := c2.subscribe(chat).State.(*protocol.ChatState)
+		if len(full.Turns) != n || full.Turns[0].ID != "h00000" || full.TurnsNextCursor != nil {
+			t.Fatalf("full snapshot: %d turns", len(full.Turns))
+		}
+	})
+}
+
+// TestUnusedSessionsStayInStore: after a restart only the catalog is read;
+// a session's channels are read on first use.
+func TestUnusedSessionsStayInStore(t *testing.T) {
+	st := store.NewMemory()
+	th := startHost(t, &host.Options{Store: st})
+	c := th.dial(t, "a")
+	c.initialize()
+	var chats []string
+	for i := range 5 {
+		_, chat := c.newSession(fmt.Sprintf("s%d", i))
+		c.subscribe(chat)
+		startTurn(c, chat, "t", "hi")
+		c.waitFor("turn", endedOn(chat))
+		chats = append(chats, chat)
+	}
+	th.h.Close()
+
+	spy := &spyStore{Store: st}
+	th2 := startHost(t, &host.Options{Store: spy})
+	c2 := th2.dial(t, "b")
+	c2.initialize(protocol.RootURI)
+	if n := len(list(c2)); n != 5 {
+		t.Fatalf("listed %d sessions", n)
+	}
+	if n := spy.loads.Load(); n != 0 {
+		t.Fatalf("%d sessions read before any was used", n)
+	}
+	// An action on a chat not yet in memory reads its session.
+	c2.subscribe(chats[2])
+	startTurn(c2, chats[2], "t2", "again")
+	c2.waitFor("turn", endedOn(chats[2]))
+	if n := spy.loads.Load(); n != 1 {
+		t.Fatalf("%d sessions read, want 1", n)
+	}
+}
+
+// TestStoreFailure: while writes fail (a full disk), requests that would
+// change state are refused with a clear error, nothing already accepted is
+// dropped, and the host recovers when the store does.
+func TestStoreFailure(t *testing.T) {
+	mem := store.NewMemory()
+	spy := &spyStore{Store: mem}
+	th := startHost(t, &host.Options{Store: spy})
+	c := th.dial(t, "a")
+	c.initialize()
+	uri, _ := c.newSession("ok")
+	c.subscribe(uri)
+
+	spy.failing.Store(true)
+	c.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "while failing"})
+	c.waitFor("title", hasType("session/titleChanged"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := th.h.Sync(ctx)
+	if err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("Sync while the store fails: %v", err)
+	}
+	err = c.call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "cannot save changes") {
+		t.Fatalf("createSession while the store fails: %v", err)
+	}
+	if err := c.call("listSessions", &protocol.ListSessionsParams{}, nil); err == nil || !strings.Contains(err.Error(), "not saved") {
+		t.Fatalf("listSessions while the store fails: %v", err)
+	}
+	seq := c.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "refused"})
+	envs := c.waitFor("rejection", func(envs []protocol.ActionEnvelope) bool {
+		for _, e := range envs {
+			if e.Origin != nil && e.Origin.ClientSeq == seq && e.RejectionReason != nil {
+				return true
+			}
+		}
+		return false
+	})
+	if r := *envs[len(envs)-1].RejectionReason; !strings.Contains(r, "cannot save") {
+		t.Fatalf("rejection reason %q", r)
+	}
+
+	spy.failing.Store(false)
+	for th.h.Sync(ctx) != nil {
+		if ctx.Err() != nil {
+			t.Fatal("the host did not recover with the store")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("after")}, nil)
+	th.h.Close()
+
+	th2 := startHost(t, &host.Options{Store: mem})
+	c2 := th2.dial(t, "b")
+	c2.initialize()
+	titles := map[string]string{}
+	for _, s := range list(c2) {
+		titles[s.Resource] = s.Title
+	}
+	want := map[string]string{uri: "while failing", protocol.SessionURI("after"): "New Session"}
+	if d := cmp.Diff(want, titles); d != "" {
+		t.Fatalf("sessions after recovery and restart (-want +got):\n%s", d)
+	}
+}
+
+// TestTruncateBeyondWindow truncates to a turn that is only in the store:
+// the host loads it for every subscriber first, then truncates, and the
+// result is what comes back after a restart.
+func TestTruncateBeyondWindow(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		opts := &host.Options{Store: st, RecentTurns: 2}
+		th := startHost(t, opts)
+		c := th.dial(t, "a")
+		c.initialize()
+		_, chat := c.newSession("trunc")
+		c.subscribe(chat)
+		for i := range 6 {
+			startTurn(c, chat, fmt.Sprintf("t%d", i), "turn")
+			c.waitFor("turn", func(envs []protocol.ActionEnvelope) bool {
+				return countType("chat/turnComplete", only(chat, envs)) == i+1
+			})
+		}
+		th.h.Close()
+
+		th2 := startHost(t, opts)
+		c2 := th2.dial(t, "b")
+		c2.initialize()
+		var sub protocol.SubscribeResult
+		c2.must("subscribe", &protocol.SubscribeParams{Channel: chat, View: &protocol.SubscribeView{Turns: protocol.Ptr[int64](1)}}, &sub)
+		snap := sub.Snapshot
+		bad := c2.dispatch(chat, &protocol.ChatTruncatedAction{TurnID: protocol.Ptr("nope")})
+		c2.dispatch(chat, &protocol.ChatTruncatedAction{TurnID: protocol.Ptr("t1")})
+		envs := c2.waitFor("truncation", func(envs []protocol.ActionEnvelope) bool {
+			for _, e := range envs {
+				if _, ok := e.Action.(*protocol.ChatTruncatedAction); ok && e.RejectionReason == nil {
+					return true
+				}
+			}
+			return false
+		})
+		for _, e := range envs {
+			if e.Origin != nil && e.Origin.ClientSeq == bad && e.RejectionReason == nil {
+				t.Fatal("truncating to an unknown turn was accepted")
+			}
+		}
+		mirrored := mirror(t, snap, envs).(*protocol.ChatState)
+		var ids []string
+		for _, tn := range mirrored.Turns {
+			ids = append(ids, tn.ID)
+		}
+		if d := cmp.Diff([]string{"t1"}, ids); d != "" {
+			t.Fatalf("the client's turns after truncation (-want +got):\n%s", d)
+		}
+		full := c2.subscribe(chat).State.(*protocol.ChatState)
+		if len(full.Turns) != 2 || full.Turns[1].ID != "t1" {
+			t.Fatalf("host turns after truncation: %d", len(full.Turns))
+		}
+		th2.h.Close()
+
+		th3 := startHost(t, opts)
+		c3 := th3.dial(t, "c")
+		c3.initialize()
+		if n := len(c3.subscribe(chat).State.(*protocol.ChatState).Turns); n != 2 {
+			t.Fatalf("after a restart: %d turns, want 2", n)
+		}
+		startTurn(c3, chat, "t9", "new")
+		c3.waitFor("turn", endedOn(chat))
+		if got := c3.subscribe(chat).State.(*protocol.ChatState).Turns; len(got) != 3 || got[2].ID != "t9" {
+			t.Fatalf("a turn after truncation: %d turns", len(got))
+		}
+	})
+}
+
+// TestDisposalsSurviveRestart: disposed sessions and chats stay gone.
+func TestDisposalsSurviveRestart(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		th := startHost(t, &host.Options{Store: st})
+		c := th.dial(t, "a")
+		c.initialize()
+		gone, _ := c.newSession("gone")
+		kept, _ := c.newSession("kept")
+		extra := protocol.ChatURI("extra")
+		c.must("createChat", &protocol.CreateChatParams{Channel: kept, Chat: extra}, nil)
+		c.must("disposeChat", &protocol.DisposeChatParams{Channel: extra}, nil)
+		c.must("disposeSession", &protocol.DisposeSessionParams{Channel: gone}, nil)
+		th.h.Crash()
+
+		th2 := startHost(t, &host.Options{Store: st})
+		c2 := th2.dial(t, "b")
+		c2.initialize()
+		items := list(c2)
+		if len(items) != 1 || items[0].Resource != kept {
+			t.Fatalf("sessions after restart: %+v", items)
+		}
+		if err := c2.call("subscribe", &protocol.SubscribeParams{Channel: extra}, nil); rpcCode(err) != int64(protocol.AhpErrorCodeNotFound) {
+			t.Fatalf("subscribing to a disposed chat: %v", err)
+		}
+		if st := c2.subscribe(kept).State.(*protocol.SessionState); len(st.Chats) != 1 {
+			t.Fatalf("the kept session lists %d chats", len(st.Chats))
+		}
+		// The URIs can be used again.
+		c2.must("createSession", &protocol.CreateSessionParams{Channel: gone}, nil)
+	})
+}
+
+// TestStartFailsOnUnreadableStore: a store that cannot be read stops the
+// host at start with an error that says so.
+func TestStartFailsOnUnreadableStore(t *testing.T) {
+	spy := &spyStore{Store: store.NewMemory(), failSeq: fmt.Errorf("disk: %w", store.ErrCorrupt)}
+	_, err := host.New(&host.Options{Store: spy})
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "reading the store") {
+		t.Fatalf("New on an unreadable store: %v", err)
+	}
+}
+
+// TestSeqIncreasesAcrossRestarts restarts repeatedly, with and without a
+// crash: serverSeq never goes back.
+func TestSeqIncreasesAcrossRestarts(t *testing.T) {
+	st := store.NewMemory()
+	var last int64
+	for i := range 4 {
+		th := startHost(t, &host.Options{Store: st})
+		c := th.dial(t, fmt.Sprintf("c%d", i))
+		seq := c.initialize().ServerSeq
+		if seq <= last {
+			t.Fatalf("restart %d: serverSeq %d, not above %d", i, seq, last)
+		}
+		_, chat := c.newSession(fmt.Sprintf("s%d", i))
+		c.subscribe(chat)
+		startTurn(c, chat, "t", "hi")
+		last = maxSeq(c.waitFor("turn", endedOn(chat)))
+		if i%2 == 0 {
+			th.h.Crash()
+		} else {
+			th.h.Close()
+		}
+	}
+}
+
+// TestSaveLag streams deltas and checks that every change is saved within
+// a small time: what a crash can lose is bounded.
+func TestSaveLag(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		th := startHost(t, &host.Options{Store: st})
+		c := th.dial(t, "a")
+		c.initialize()
+		_, chat := c.newSession("lag")
+		c.subscribe(chat)
+		for i := range 3 {
+			startTurn(c, chat, fmt.Sprintf("t%d", i), strings.Repeat("word ", 200))
+			c.waitFor("turn", func(envs []protocol.ActionEnvelope) bool {
+				return countType("chat/turnComplete", only(chat, envs)) == i+1
+			})
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := th.h.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		batches, ops, lag := th.h.SaveStats()
+		t.Logf("%d changes in %d batches, longest wait to be saved %v", ops, batches, lag)
+		if lag > time.Second {
+			t.Fatalf("a change waited %v to be saved", lag)
+		}
+	})
+}
