@@ -307,6 +307,13 @@ func (c *Client) stop(cause error) {
 		for _, s := range ch.subs {
 			s.endLocked(endErr)
 		}
+		if ch.m != nil {
+			for _, p := range ch.m.clearPending() {
+				if p.receipt != nil {
+					p.receipt.resolve(endErr)
+				}
+			}
+		}
 		delete(c.channels, uri)
 	}
 	close(c.done)

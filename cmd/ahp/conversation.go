@@ -1,0 +1,522 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+type sendOptions struct{ yes bool }
+
+func sendFlags(fs *flag.FlagSet) any {
+	o := &sendOptions{}
+	fs.BoolVar(&o.yes, "yes", false, "approve tool calls without asking")
+	return o
+}
+
+// conversation follows a session's chat: it renders turns as they stream
+// and answers what the agent asks.
+type conversation struct {
+	a    *app
+	c    *client.Client
+	chat *client.Subscription
+	scr  *screen
+	yes  bool
+	// all renders every turn that starts from now on (chat); otherwise
+	// only this client's (send).
+	all bool
+
+	views   map[string]*turnView
+	before  map[string]bool      // turns that existed when we joined
+	own     map[string]bool      // turns this client started
+	queued  []string             // texts of messages this client queued
+	started map[string]time.Time // when each own turn was seen starting
+	refused bool                 // something the agent asked was refused
+	frame   int
+	lines   <-chan string
+}
+
+// open subscribes to a session's chat.
+func (a *app) open(ctx context.Context, uri string, yes, all bool) (*conversation, error) {
+	sess, err := a.c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
+	if err != nil {
+		return nil, err
+	}
+	st, err := waitReady(ctx, sess)
+	if err != nil {
+		return nil, err
+	}
+	chat, err := a.c.Subscribe(ctx, &protocol.SubscribeParams{Channel: defaultChat(st)})
+	if err != nil {
+		return nil, err
+	}
+	cv := &conversation{a: a, c: a.c, chat: chat, scr: newScreen(a.env, a.g.json), yes: yes, all: all,
+		views: map[string]*turnView{}, before: map[string]bool{}, own: map[string]bool{}, started: map[string]time.Time{}}
+	cs := chat.State().(*protocol.ChatState)
+	for _, t := range cs.Turns {
+		cv.before[t.ID] = true
+	}
+	if cs.ActiveTurn != nil && !all {
+		cv.before[cs.ActiveTurn.ID] = true
+	}
+	return cv, nil
+}
+
+// readLines returns the lines of stdin. The reading goroutine ends at the
+// end of input (or with the process: a read from a terminal cannot be
+// interrupted).
+func (a *app) readLines() <-chan string {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(a.stdin)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
+func userText(text string) protocol.Message {
+	return protocol.Message{Text: text, Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}
+}
+
+// start dispatches a new turn of this client's.
+func (cv *conversation) start(ctx context.Context, text string) (*client.Receipt, string, error) {
+	id := cv.a.newID()
+	cv.own[id] = true
+	cv.started[id] = cv.a.now()
+	r, err := cv.chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(cv.a.now()), Message: userText(text)})
+	return r, id, err
+}
+
+// view returns the view of a turn, making it when the turn is new.
+func (cv *conversation) view(id string, msg protocol.Message) *turnView {
+	if v := cv.views[id]; v != nil {
+		return v
+	}
+	own := cv.own[id]
+	if !own {
+		for i, q := range cv.queued {
+			if q == msg.Text {
+				own = true
+				cv.own[id] = true
+				cv.queued = append(cv.queued[:i], cv.queued[i+1:]...)
+				break
+			}
+		}
+	}
+	if _, ok := cv.started[id]; !ok {
+		cv.started[id] = cv.a.now()
+	}
+	v := newTurnView(cv.a, cv.scr, id, own)
+	cv.views[id] = v
+	switch {
+	case cv.a.g.json:
+		v.event("start", map[string]any{"chat": cv.chat.Channel(), "own": own, "message": msg.Text})
+	case !own:
+		v.line("» " + strings.ReplaceAll(msg.Text, "\n", "\n  ") + "   (from another client)")
+	}
+	return v
+}
+
+// step renders the chat's current state and answers what the agent asks.
+// It returns the errors of own turns that ended badly.
+func (cv *conversation) step(ctx context.Context) error {
+	st, _ := cv.chat.State().(*protocol.ChatState)
+	if st == nil {
+		return nil
+	}
+	var failed error
+	for i := range st.Turns {
+		t := &st.Turns[i]
+		if cv.before[t.ID] || (!cv.all && !cv.own[t.ID]) {
+			continue
+		}
+		v := cv.view(t.ID, t.Message)
+		if v.finished {
+			continue
+		}
+		cv.scr.setStatus("")
+		err := v.finish(t)
+		if err != nil && !cv.a.g.json {
+			if v.own {
+				fmt.Fprintf(cv.a.stderr, "ahp: %v\n", err)
+			} else {
+				v.line("[" + err.Error() + "]")
+			}
+		}
+		if err != nil && v.own {
+			failed = err
+		}
+	}
+	at := st.ActiveTurn
+	if at == nil || cv.before[at.ID] || (!cv.all && !cv.own[at.ID]) {
+		cv.scr.setStatus("")
+		return failed
+	}
+	v := cv.view(at.ID, at.Message)
+	for _, q := range v.update(at.ResponseParts, at.Usage) {
+		if err := cv.answer(ctx, v, q); err != nil {
+			return err
+		}
+	}
+	cv.drawStatus()
+	return failed
+}
+
+// drawStatus shows the status line of the running turn.
+func (cv *conversation) drawStatus() {
+	st, _ := cv.chat.State().(*protocol.ChatState)
+	if st == nil || st.ActiveTurn == nil || cv.views[st.ActiveTurn.ID] == nil {
+		cv.scr.setStatus("")
+		return
+	}
+	at := st.ActiveTurn
+	cv.scr.setStatus(statusText(cv.frame, cv.a.now().Sub(cv.started[at.ID]), at.Usage))
+}
+
+// ask asks the user a question on stderr and returns the answer line.
+func (cv *conversation) ask(ctx context.Context, prompt string) (string, error) {
+	cv.scr.hold()
+	defer cv.scr.release()
+	io.WriteString(cv.a.stderr, prompt)
+	if cv.lines == nil {
+		cv.lines = cv.a.readLines()
+	}
+	select {
+	case line, ok := <-cv.lines:
+		if !ok {
+			return "", io.EOF
+		}
+		return line, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// interactive reports whether the user can be asked.
+func (cv *conversation) interactive() bool { return cv.a.stdinTTY }
+
+// answer handles one question of the agent's.
+func (cv *conversation) answer(ctx context.Context, v *turnView, q question) error {
+	if !v.own {
+		if !cv.a.g.json {
+			v.line("[waiting for the other client to answer]")
+		}
+		return nil
+	}
+	switch {
+	case q.tool != nil:
+		t := q.tool
+		title := t.DisplayName
+		if t.ConfirmationTitle != nil {
+			title = t.ConfirmationTitle.String()
+		}
+		approve := false
+		switch {
+		case cv.yes:
+			approve = true
+		case cv.interactive():
+			line, err := cv.ask(ctx, fmt.Sprintf("%s %s [y/N] ", title, t.InvocationMessage.String()))
+			if err != nil && err != io.EOF {
+				return err
+			}
+			approve = yes(line)
+		default:
+			cv.refused = true
+			fmt.Fprintf(cv.a.stderr, "ahp: the tool call %q needs confirmation and stdin is not a terminal: denied (pass --yes to approve tool calls)\n", t.DisplayName)
+		}
+		a := &protocol.ChatToolCallConfirmedAction{TurnID: q.turnID, ToolCallID: t.ToolCallID, Approved: approve}
+		if !approve {
+			a.Reason = protocol.Ptr(protocol.ChatToolCallConfirmedActionReasonDenied)
+		}
+		_, err := cv.chat.Dispatch(ctx, a)
+		return err
+	case q.input != nil:
+		req := q.input
+		done := &protocol.ChatInputCompletedAction{RequestID: req.ID, Response: protocol.ChatInputResponseKindDecline}
+		if !cv.interactive() {
+			cv.refused = true
+			what := "input"
+			if req.Message != nil {
+				what = fmt.Sprintf("%q", *req.Message)
+			}
+			fmt.Fprintf(cv.a.stderr, "ahp: the agent asks for %s and stdin is not a terminal: declined\n", what)
+		} else if err := cv.askInput(ctx, req, done); err != nil {
+			return err
+		}
+		_, err := cv.chat.Dispatch(ctx, done)
+		return err
+	}
+	return nil
+}
+
+// askInput asks each question of an input request and fills done.
+func (cv *conversation) askInput(ctx context.Context, req *protocol.ChatInputRequest, done *protocol.ChatInputCompletedAction) error {
+	if len(req.Questions) == 0 {
+		msg := "The agent asks you to continue."
+		if req.Message != nil {
+			msg = *req.Message
+		}
+		line, err := cv.ask(ctx, msg+" [Y/n] ")
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if err == nil && (strings.TrimSpace(line) == "" || yes(line)) {
+			done.Response = protocol.ChatInputResponseKindAccept
+		}
+		return nil
+	}
+	answers := map[string]protocol.ChatInputAnswer{}
+	for _, q := range req.Questions {
+		for tries := 0; ; tries++ {
+			line, err := cv.ask(ctx, questionPrompt(q))
+			if err == io.EOF {
+				return nil // declined
+			}
+			if err != nil {
+				return err
+			}
+			value, err := answerText(q, line)
+			if err == nil {
+				answers[questionID(q)] = &protocol.ChatInputAnswered{AnswerState: protocol.ChatInputAnsweredStateSubmitted, Value: value}
+				break
+			}
+			fmt.Fprintf(cv.a.stderr, "%v\n", err)
+			if tries == 2 {
+				return nil // declined
+			}
+		}
+	}
+	done.Response = protocol.ChatInputResponseKindAccept
+	done.Answers = answers
+	return nil
+}
+
+// errSessionGone explains a chat subscription that ended.
+func errSessionGone(err error) error {
+	if errors.Is(err, client.ErrChannelGone) {
+		return fmt.Errorf("the session no longer exists on the host (was it removed, or did the host restart?): %w", err)
+	}
+	return err
+}
+
+// changes returns a channel that receives after every change of the chat.
+func (cv *conversation) changes() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	stop := cv.chat.Watch(func(protocol.SnapshotState) {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	})
+	return ch, stop
+}
+
+// runSend sends one prompt and streams the reply.
+func runSend(ctx context.Context, a *app, pos []string, flags any) error {
+	o := flags.(*sendOptions)
+	var prompt string
+	switch {
+	case len(pos) == 2 && pos[1] != "-":
+		prompt = pos[1]
+	case a.stdinTTY:
+		return usagef("no prompt: give it as an argument, or pipe it in")
+	default:
+		b, err := io.ReadAll(a.stdin)
+		if err != nil {
+			return err
+		}
+		prompt = strings.TrimSpace(string(b))
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return usagef("the prompt is empty")
+	}
+	if _, err := a.connect(ctx); err != nil {
+		return err
+	}
+	uri, err := a.resolveSession(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	cv, err := a.open(ctx, uri, o.yes, false)
+	if err != nil {
+		return err
+	}
+	changed, stop := cv.changes()
+	defer stop()
+	r, id, err := cv.start(ctx, prompt)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(a.tick)
+	defer tick.Stop()
+	accepted := r.Done()
+	interrupted := false
+	for {
+		err := cv.step(ctx)
+		if v := cv.views[id]; v != nil && v.finished {
+			cv.scr.setStatus("")
+			switch {
+			case interrupted:
+				return errInterrupted
+			case err != nil:
+				return err
+			case cv.refused:
+				return &turnError{"the agent asked for something that was refused (see above)"}
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+			cv.frame++
+			cv.drawStatus()
+		case <-accepted:
+			if err := r.Err(); err != nil {
+				cv.scr.setStatus("")
+				return err
+			}
+			accepted = nil
+		case <-cv.chat.Done():
+			cv.scr.setStatus("")
+			return errSessionGone(cv.chat.Err())
+		case <-a.interrupts:
+			if interrupted {
+				cv.scr.setStatus("")
+				return errInterrupted
+			}
+			interrupted = true
+			cv.chat.Dispatch(ctx, &protocol.ChatTurnCancelledAction{TurnID: id})
+		case <-ctx.Done():
+			cv.scr.setStatus("")
+			return ctx.Err()
+		}
+	}
+}
+
+// runChat holds an interactive conversation: each line of input is a
+// prompt; turns other clients start show up too.
+func runChat(ctx context.Context, a *app, pos []string, flags any) error {
+	o := flags.(*sendOptions)
+	c, err := a.connect(ctx)
+	if err != nil {
+		return err
+	}
+	uri, err := a.resolveSession(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	cv, err := a.open(ctx, uri, o.yes, true)
+	if err != nil {
+		return err
+	}
+	if !a.g.json {
+		fmt.Fprintf(a.stderr, "Chatting in session %s. Type a message and press Enter; /cancel stops the running turn, /quit or Ctrl-D leaves.\n", sessionID(uri))
+	}
+	changed, stop := cv.changes()
+	defer stop()
+	cv.lines = a.readLines()
+	tick := time.NewTicker(a.tick)
+	defer tick.Stop()
+	eof := false
+	for {
+		if err := cv.step(ctx); err != nil && !isTurnError(err) {
+			return err
+		}
+		st := cv.chat.State().(*protocol.ChatState)
+		busy := st.ActiveTurn != nil && cv.own[st.ActiveTurn.ID] || len(cv.queued) > 0
+		if eof && !busy {
+			return nil
+		}
+		lines := cv.lines
+		if eof {
+			lines = nil
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+			cv.frame++
+			cv.drawStatus()
+		case line, ok := <-lines:
+			if !ok {
+				eof = true
+				continue
+			}
+			done, err := cv.input(ctx, c, strings.TrimSpace(line))
+			if done || err != nil {
+				cv.scr.setStatus("")
+				return err
+			}
+		case <-cv.chat.Done():
+			cv.scr.setStatus("")
+			return errSessionGone(cv.chat.Err())
+		case <-a.interrupts:
+			if st.ActiveTurn != nil && cv.own[st.ActiveTurn.ID] {
+				cv.chat.Dispatch(ctx, &protocol.ChatTurnCancelledAction{TurnID: st.ActiveTurn.ID})
+				continue
+			}
+			cv.scr.setStatus("")
+			return nil
+		case <-ctx.Done():
+			cv.scr.setStatus("")
+			return ctx.Err()
+		}
+	}
+}
+
+func isTurnError(err error) bool {
+	var te *turnError
+	return errors.As(err, &te)
+}
+
+// input handles one line typed in a chat; it reports true to leave.
+func (cv *conversation) input(ctx context.Context, c *client.Client, line string) (bool, error) {
+	st := cv.chat.State().(*protocol.ChatState)
+	switch line {
+	case "":
+		return false, nil
+	case "/quit", "/exit":
+		return true, nil
+	case "/cancel":
+		if st.ActiveTurn != nil {
+			_, err := cv.chat.Dispatch(ctx, &protocol.ChatTurnCancelledAction{TurnID: st.ActiveTurn.ID})
+			return false, err
+		}
+		fmt.Fprintln(cv.a.stderr, "no turn is running")
+		return false, nil
+	}
+	if st.ActiveTurn != nil {
+		// A turn runs: queue the message; the host starts it next.
+		cv.queued = append(cv.queued, line)
+		_, err := cv.chat.Dispatch(ctx, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: cv.a.newID(), Message: userText(line)})
+		if err == nil && !cv.a.g.json {
+			fmt.Fprintln(cv.a.stderr, "(queued until the running turn ends)")
+		}
+		return false, err
+	}
+	r, _, err := cv.start(ctx, line)
+	if err != nil {
+		return false, err
+	}
+	go func() {
+		// Another client may have started a turn first: say so.
+		if err := r.Wait(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(cv.a.stderr, "ahp: not sent: %v\n", err)
+		}
+	}()
+	return false, nil
+}

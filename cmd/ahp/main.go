@@ -1,0 +1,387 @@
+// Command ahp is a command-line client of the Agent Host Protocol.
+//
+// Usage:
+//
+//	ahp [--url URL] [--token TOKEN] [--json] COMMAND [ARGS]
+//
+//	ahp sessions                      list sessions, most recent first
+//	ahp new [--provider P] [--cwd D]  create a session and print its ID
+//	ahp send SESSION "prompt"         send a prompt and stream the reply
+//	ahp chat SESSION                  talk with a session interactively
+//	ahp watch URI                     print what arrives on a channel
+//	ahp rm SESSION                    remove a session
+//
+// SESSION is a session URI (ahp-session:/<id>), its ID, or a prefix of the
+// ID that only one session has. The host is at --url (default $AHP_URL,
+// then ws://127.0.0.1:7247/); --token (default $AHP_TOKEN) is sent as a
+// bearer token. With --json every command prints one JSON object per line.
+//
+// Exit codes: 0 success; 1 any other failure; 2 bad usage; 3 the host
+// cannot be reached or the connection was lost for good; 4 the session or
+// channel does not exist (any more); 5 the turn failed, was cancelled, or
+// needed an answer that could not be given; 6 the token was refused; 7 the
+// host rejected the action (a turn already running, say); 130 interrupted.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// version is the ahp release, set at build time with -ldflags.
+var version = "devel"
+
+// Exit codes; the package documentation and the README list them.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitConnection  = 3
+	exitNotFound    = 4
+	exitTurnFailed  = 5
+	exitAuth        = 6
+	exitRejected    = 7
+	exitInterrupted = 130
+)
+
+const defaultURL = "ws://127.0.0.1:7247/"
+
+// env is what a run of the command sees of the outside world; tests
+// replace it.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// Whether stdin, stdout and stderr are terminals.
+	stdinTTY, stdoutTTY, stderrTTY bool
+	// color allows escape sequences for dimmed text.
+	color bool
+	// newID makes session and turn IDs.
+	newID func() string
+	// now is the clock of the status line and of turn start times.
+	now func() time.Time
+	// loc is the time zone times are shown in.
+	loc *time.Location
+	// tick is how often the status line is redrawn.
+	tick time.Duration
+	// interrupts delivers Ctrl-C; nil means none.
+	interrupts <-chan os.Signal
+}
+
+func main() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	e := &env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		getenv:    os.Getenv,
+		stdinTTY:  isTerminal(os.Stdin),
+		stdoutTTY: isTerminal(os.Stdout),
+		stderrTTY: isTerminal(os.Stderr),
+		newID:     client.NewID,
+		now:       time.Now,
+		loc:       time.Local,
+		tick:      100 * time.Millisecond,
+
+		interrupts: sig,
+	}
+	e.color = e.stdoutTTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	os.Exit(run(context.Background(), os.Args[1:], e))
+}
+
+// globals are the flags every command takes.
+type globals struct {
+	url   string
+	token string
+	json  bool
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.url, "url", g.url, "host WebSocket URL (default $AHP_URL, then "+defaultURL+")")
+	fs.StringVar(&g.token, "token", g.token, "bearer token (default $AHP_TOKEN)")
+	fs.BoolVar(&g.json, "json", g.json, "print one JSON object per line")
+}
+
+// command is one subcommand.
+type command struct {
+	name, args, help string
+	flags            func(fs *flag.FlagSet) any
+	run              func(ctx context.Context, a *app, pos []string, flags any) error
+	nargs            func(n int) bool
+}
+
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{name: "sessions", help: "list sessions, most recent first", nargs: exactly(0), run: runSessions},
+		{name: "new", args: "[--provider P] [--cwd DIR]", help: "create a session and print its ID", nargs: exactly(0), flags: newFlags, run: runNew},
+		{name: "send", args: "[--yes] SESSION PROMPT", help: "send a prompt and stream the reply (PROMPT - reads stdin)", nargs: between(1, 2), flags: sendFlags, run: runSend},
+		{name: "chat", args: "[--yes] SESSION", help: "talk with a session interactively", nargs: exactly(1), flags: sendFlags, run: runChat},
+		{name: "watch", args: "[--snapshot] URI", help: "print the envelopes and notifications of a channel", nargs: exactly(1), flags: watchFlags, run: runWatch},
+		{name: "rm", args: "SESSION", help: "remove a session", nargs: exactly(1), run: runRemove},
+	}
+}
+
+func exactly(n int) func(int) bool  { return func(k int) bool { return k == n } }
+func between(a, b int) func(int) bool { return func(k int) bool { return k >= a && k <= b } }
+
+// usageError is a mistake in the command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// run runs one command line and returns the exit code.
+func run(ctx context.Context, args []string, e *env) int {
+	g := &globals{url: e.getenv("AHP_URL"), token: e.getenv("AHP_TOKEN")}
+	if g.url == "" {
+		g.url = defaultURL
+	}
+	top := flag.NewFlagSet("ahp", flag.ContinueOnError)
+	top.SetOutput(io.Discard)
+	g.register(top)
+	if err := top.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(e.stdout)
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "ahp: %v\n", err)
+		usage(e.stderr)
+		return exitUsage
+	}
+	if top.NArg() == 0 {
+		usage(e.stderr)
+		return exitUsage
+	}
+	name, rest := top.Arg(0), top.Args()[1:]
+	if name == "help" {
+		usage(e.stdout)
+		return exitOK
+	}
+	if name == "version" {
+		fmt.Fprintf(e.stdout, "ahp %s (AHP %s)\n", version, protocol.ProtocolVersion)
+		return exitOK
+	}
+	var cmd *command
+	for _, c := range commands {
+		if c.name == name {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(e.stderr, "ahp: unknown command %q\n", name)
+		usage(e.stderr)
+		return exitUsage
+	}
+	fs := flag.NewFlagSet("ahp "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	g.register(fs)
+	var flags any
+	if cmd.flags != nil {
+		flags = cmd.flags(fs)
+	}
+	pos, err := parseInterleaved(fs, rest)
+	if err == nil && !cmd.nargs(len(pos)) {
+		err = usagef("wrong number of arguments")
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			commandUsage(e.stdout, cmd, fs)
+			return exitOK
+		}
+		fmt.Fprintf(e.stderr, "ahp %s: %v\n", name, err)
+		commandUsage(e.stderr, cmd, fs)
+		return exitUsage
+	}
+	a := &app{env: e, g: g}
+	err = cmd.run(ctx, a, pos, flags)
+	a.close()
+	if err != nil {
+		code := exitCode(err)
+		if code != exitInterrupted {
+			fmt.Fprintf(e.stderr, "ahp %s: %v\n", name, err)
+		}
+		return code
+	}
+	return exitOK
+}
+
+// parseInterleaved parses flags wherever they appear among the positional
+// arguments; "--" ends the flags.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "Usage: ahp [--url URL] [--token TOKEN] [--json] COMMAND [ARGS]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.help)
+	}
+	fmt.Fprintf(w, "\nSESSION is a session URI, its ID or a unique prefix of the ID.\nRun 'ahp COMMAND -h' for a command's flags.\n")
+}
+
+func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage: ahp %s %s\n\n%s\n\nFlags:\n", c.name, c.args, c.help)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+}
+
+// turnError reports a turn that did not complete normally.
+type turnError struct{ msg string }
+
+func (e *turnError) Error() string { return e.msg }
+
+// errInterrupted ends a command stopped with Ctrl-C.
+var errInterrupted = errors.New("interrupted")
+
+// exitCode maps an error to the exit code scripts can rely on.
+func exitCode(err error) int {
+	var (
+		ue *usageError
+		te *turnError
+		re *client.RejectedError
+		de *client.DialError
+	)
+	switch {
+	case errors.Is(err, errInterrupted):
+		return exitInterrupted
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &te):
+		return exitTurnFailed
+	case errors.As(err, &re):
+		return exitRejected
+	case errors.As(err, &de) && (de.StatusCode == 401 || de.StatusCode == 403),
+		errors.Is(err, client.ErrAuthRequired), errors.Is(err, client.ErrPermissionDenied):
+		return exitAuth
+	case errors.Is(err, client.ErrSessionNotFound), errors.Is(err, client.ErrNotFound),
+		errors.Is(err, client.ErrChannelGone), errors.Is(err, client.ErrProviderNotFound), errors.Is(err, errNoSession):
+		return exitNotFound
+	case errors.As(err, &de), errors.Is(err, client.ErrDisconnected), errors.Is(err, client.ErrClosed):
+		return exitConnection
+	}
+	return exitError
+}
+
+var errNoSession = errors.New("no such session")
+
+// app holds what the commands share: the environment, the global flags and
+// the connection.
+type app struct {
+	*env
+	g *globals
+	c *client.Client
+}
+
+// connect dials the host and initializes.
+func (a *app) connect(ctx context.Context) (*client.Client, error) {
+	c, err := client.Dial(ctx, a.g.url, &client.Options{
+		Token:                a.g.token,
+		ClientInfo:           &protocol.Implementation{Name: "ahp", Version: protocol.Ptr(version)},
+		MaxReconnectAttempts: 30,
+		MaxReconnectDelay:    2 * time.Second,
+		Now:                  a.now,
+		OnConnection:         a.connectionEvent,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.c = c
+	if _, err := c.Initialize(ctx, nil); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (a *app) close() {
+	if a.c != nil {
+		a.c.Close()
+	}
+}
+
+// connectionEvent tells the user about connection losses.
+func (a *app) connectionEvent(ev client.ConnectionEvent) {
+	switch ev.State {
+	case client.Disconnected:
+		fmt.Fprintf(a.stderr, "ahp: connection lost (%v); reconnecting\n", ev.Err)
+	case client.Reconnected:
+		how := "from fresh snapshots"
+		if ev.Resume.Replayed {
+			how = fmt.Sprintf("replayed %d actions", ev.Resume.Actions)
+		}
+		fmt.Fprintf(a.stderr, "ahp: reconnected (%s)\n", how)
+	}
+}
+
+// resolveSession turns a session argument into a session URI: a URI as it
+// is, otherwise an ID or a unique ID prefix among the host's sessions.
+func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
+	if strings.HasPrefix(arg, "ahp-session:") {
+		return arg, nil
+	}
+	list, err := a.c.Sessions(ctx)
+	if err != nil {
+		return "", err
+	}
+	var matches []string
+	for _, s := range list {
+		id := sessionID(s.Resource)
+		if id == arg {
+			return s.Resource, nil
+		}
+		if strings.HasPrefix(id, arg) {
+			matches = append(matches, s.Resource)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("%w: %s", errNoSession, arg)
+	case 1:
+		return matches[0], nil
+	}
+	return "", usagef("%q matches %d sessions; give more of the ID", arg, len(matches))
+}
+
+// sessionID returns the ID part of a session URI.
+func sessionID(uri string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(uri, "ahp-session:"), "/")
+}
+
+// printJSON writes v as one line of JSON, object members sorted.
+func (a *app) printJSON(v any) error {
+	b, err := json.Marshal(v, json.Deterministic(true))
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = a.stdout.Write(b)
+	return err
+}
