@@ -134,7 +134,7 @@ func init() {
 	}
 }
 
-func exactly(n int) func(int) bool  { return func(k int) bool { return k == n } }
+func exactly(n int) func(int) bool    { return func(k int) bool { return k == n } }
 func between(a, b int) func(int) bool { return func(k int) bool { return k >= a && k <= b } }
 
 // usageError is a mistake in the command line.

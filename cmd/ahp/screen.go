@@ -30,9 +30,9 @@ type screen struct {
 type statusMode int
 
 const (
-	noStatus   statusMode = iota
-	belowText             // stdout and stderr are one terminal
-	ownLine               // stderr alone is a terminal
+	noStatus  statusMode = iota
+	belowText            // stdout and stderr are one terminal
+	ownLine              // stderr alone is a terminal
 )
 
 func newScreen(e *env, json bool) *screen {
