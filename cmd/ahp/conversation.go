@@ -131,8 +131,7 @@ func (cv *conversation) view(id string, msg protocol.Message) *turnView {
 
 // step renders the chat's current state and answers what the agent asks.
 // It returns the errors of own turns that ended badly.
-func (cv *conversation) step(ctx context.Context) error {
-	st, _ := cv.chat.State().(*protocol.ChatState)
+func (cv *conversation) step(ctx context.Context, st *protocol.ChatState) error {
 	if st == nil {
 		return nil
 	}
@@ -148,12 +147,8 @@ func (cv *conversation) step(ctx context.Context) error {
 		}
 		cv.scr.setStatus("")
 		err := v.finish(t)
-		if err != nil && !cv.a.g.json {
-			if v.own {
-				fmt.Fprintf(cv.a.stderr, "ahp: %v\n", err)
-			} else {
-				v.line("[" + err.Error() + "]")
-			}
+		if err != nil && cv.all && !cv.a.g.json {
+			v.line("[" + err.Error() + "]") // the chat goes on
 		}
 		if err != nil && v.own {
 			failed = err
@@ -364,7 +359,8 @@ func runSend(ctx context.Context, a *app, pos []string, flags any) error {
 	accepted := r.Done()
 	interrupted := false
 	for {
-		err := cv.step(ctx)
+		st, _ := cv.chat.State().(*protocol.ChatState)
+		err := cv.step(ctx, st)
 		if v := cv.views[id]; v != nil && v.finished {
 			cv.scr.setStatus("")
 			switch {
@@ -434,10 +430,10 @@ func runChat(ctx context.Context, a *app, pos []string, flags any) error {
 	defer tick.Stop()
 	eof := false
 	for {
-		if err := cv.step(ctx); err != nil && !isTurnError(err) {
+		st := cv.chat.State().(*protocol.ChatState)
+		if err := cv.step(ctx, st); err != nil && !isTurnError(err) {
 			return err
 		}
-		st := cv.chat.State().(*protocol.ChatState)
 		busy := st.ActiveTurn != nil && cv.own[st.ActiveTurn.ID] || len(cv.queued) > 0
 		if eof && !busy {
 			return nil

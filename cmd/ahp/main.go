@@ -304,6 +304,7 @@ type app struct {
 // connect dials the host and initializes.
 func (a *app) connect(ctx context.Context) (*client.Client, error) {
 	c, err := client.Dial(ctx, a.g.url, &client.Options{
+		ClientID:             a.newID(),
 		Token:                a.g.token,
 		ClientInfo:           &protocol.Implementation{Name: "ahp", Version: protocol.Ptr(version)},
 		MaxReconnectAttempts: 30,

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/echo"
+	"github.com/ahp-go/ahp/host"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func fixedClock() time.Time { return time.UnixMilli(1_700_000_000_000) }
+
+// buffer is a bytes.Buffer safe for the writes of concurrent goroutines.
+type buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// harness runs the command against an in-process host, with made-up IDs
+// and a fixed clock so that its output is the same every time.
+type harness struct {
+	t   *testing.T
+	url string
+	mu  sync.Mutex
+	ids int
+}
+
+func newHarness(t *testing.T, opts *host.WebSocketOptions) *harness {
+	var hostIDs atomic.Int64
+	h, err := host.New(&host.Options{
+		Now:    fixedClock,
+		NewID:  func() string { return fmt.Sprintf("host-%d", hostIDs.Add(1)) },
+		Agents: []agent.Backend{echo.New(&echo.Options{WordDelay: -1, SlowDelay: 2 * time.Millisecond})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h.WebSocketHandler(opts))
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	return &harness{t: t, url: "ws" + strings.TrimPrefix(srv.URL, "http")}
+}
+
+func (h *harness) newID() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ids++
+	return fmt.Sprintf("00000000-0000-4000-8000-%012d", h.ids)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// invocation is one run of the command.
+type invocation struct {
+	args     []string
+	stdin    io.Reader
+	tty      bool // stdin is a terminal
+	env      *env
+	out, err *buffer
+}
+
+func (h *harness) cmd(stdin string, args ...string) *invocation {
+	inv := &invocation{args: args, stdin: strings.NewReader(stdin), out: &buffer{}, err: &buffer{}}
+	inv.env = &env{
+		stdin: inv.stdin, stdout: inv.out, stderr: inv.err,
+		getenv: func(k string) string {
+			if k == "AHP_URL" {
+				return h.url
+			}
+			return ""
+		},
+		newID: h.newID,
+		now:   fixedClock,
+		loc:   time.UTC,
+		tick:  time.Hour,
+	}
+	return inv
+}
+
+func (inv *invocation) run(t *testing.T) result {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	code := run(ctx, inv.args, inv.env)
+	return result{code, inv.out.String(), inv.err.String()}
+}
+
+var durations = regexp.MustCompile(`"duration":[0-9.]+`)
+
+// golden compares a result with testdata/name.golden.
+func (h *harness) golden(name string, r result) {
+	h.t.Helper()
+	got := fmt.Sprintf("exit %d\n--- stdout\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
+	got = strings.ReplaceAll(got, h.url, "URL")
+	got = durations.ReplaceAllString(got, `"duration":D`)
+	got = mergeText(got)
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			h.t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		h.t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		h.t.Errorf("%s differs from %s (-want +got):\n%s", name, path, diff)
+	}
+}
+
+// TestGolden runs a scripted series of commands against one host; each
+// step's exit code and output must match its golden file.
+func TestGolden(t *testing.T) {
+	h := newHarness(t, nil)
+	const id = "{id}" // the session that "new" creates
+	steps := []struct {
+		name  string
+		stdin string
+		tty   bool
+		args  []string
+	}{
+		{"sessions-empty", "", false, []string{"sessions"}},
+		{"new", "", false, []string{"new"}},
+		{"send", "", false, []string{"send", "00000000-0000-4000-8000-000000000003", "hello world"}},
+		{"send-json", "", false, []string{"--json", "send", id, "two words"}},
+		{"send-stdin", "from a pipe\n", false, []string{"send", id, "-"}},
+		{"send-tool-refused", "", false, []string{"send", id, "/tool x"}},
+		{"send-tool-yes", "", false, []string{"send", "--yes", id, "/tool y"}},
+		{"send-tool-asked", "y\n", true, []string{"send", id, "/tool z"}},
+		{"send-input-refused", "", false, []string{"send", id, "/input Favourite colour?"}},
+		{"send-input-asked", "blue\n", true, []string{"send", id, "/input Favourite colour?"}},
+		{"send-think", "", false, []string{"send", id, "/think carefully"}},
+		{"send-error", "", false, []string{"send", id, "/error"}},
+		{"chat", "first line\nsecond line\n", false, []string{"chat", id}},
+		{"new-json", "", false, []string{"new", "--json", "--cwd", "/tmp"}},
+		{"sessions", "", false, []string{"sessions"}},
+		{"sessions-json", "", false, []string{"sessions", "--json"}},
+		{"send-ambiguous", "", false, []string{"send", "0000", "hi"}},
+		{"rm", "", false, []string{"rm", id}},
+		{"rm-missing", "", false, []string{"rm", id}},
+		{"send-missing", "", false, []string{"send", "ahp-session:/nope", "hi"}},
+		{"usage", "", false, nil},
+		{"usage-unknown", "", false, []string{"frobnicate"}},
+		{"usage-args", "", true, []string{"send", id}},
+		{"help", "", false, []string{"send", "-h"}},
+	}
+	var created string
+	for _, s := range steps {
+		args := make([]string, len(s.args))
+		for i, a := range s.args {
+			args[i] = strings.ReplaceAll(a, id, created)
+		}
+		inv := h.cmd(s.stdin, args...)
+		inv.env.stdinTTY = s.tty
+		r := inv.run(t)
+		if s.name == "new" {
+			created = strings.TrimSpace(r.stdout)
+		}
+		h.golden(s.name, r)
+	}
+}
+
+func TestConnectionFailures(t *testing.T) {
+	h := newHarness(t, &host.WebSocketOptions{Token: "secret"})
+	inv := h.cmd("", "sessions")
+	if r := inv.run(t); r.code != exitAuth {
+		t.Errorf("no token: exit %d, %s", r.code, r.stderr)
+	}
+	inv = h.cmd("", "--token", "secret", "sessions")
+	if r := inv.run(t); r.code != exitOK {
+		t.Errorf("right token: exit %d, %s", r.code, r.stderr)
+	}
+	inv = h.cmd("", "--url", "ws://127.0.0.1:1/", "sessions")
+	if r := inv.run(t); r.code != exitConnection || !strings.Contains(r.stderr, "dial") {
+		t.Errorf("nothing listening: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestWatch follows a chat while another command runs a turn on it.
+func TestWatch(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.cmd("", "new").run(t)
+	id := strings.TrimSpace(r.stdout)
+	stop := make(chan os.Signal, 1)
+	watch := h.cmd("", "watch", "--snapshot", "ahp-chat:/host-1")
+	watch.env.interrupts = stop
+	done := make(chan result, 1)
+	go func() { done <- watch.run(t) }()
+	waitFor(t, watch.err, "watching")
+	if r := h.cmd("", "send", id, "hi there").run(t); r.code != 0 {
+		t.Fatalf("send: %d %s", r.code, r.stderr)
+	}
+	waitFor(t, watch.out, "chat/turnComplete")
+	stop <- os.Interrupt
+	h.golden("watch", <-done)
+}
+
+// TestTwoChats has two chat commands on one session: each sees the
+// other's turns as they stream.
+func TestTwoChats(t *testing.T) {
+	h := newHarness(t, nil)
+	id := strings.TrimSpace(h.cmd("", "new").run(t).stdout)
+	type side struct {
+		in   *io.PipeWriter
+		inv  *invocation
+		done chan result
+	}
+	start := func() *side {
+		pr, pw := io.Pipe()
+		inv := h.cmd("", "chat", id)
+		inv.env.stdin = pr
+		s := &side{in: pw, inv: inv, done: make(chan result, 1)}
+		go func() { s.done <- inv.run(t) }()
+		waitFor(t, inv.err, "Chatting")
+		return s
+	}
+	a, b := start(), start()
+	io.WriteString(a.in, "from a\n")
+	waitFor(t, b.inv.out, "» from a   (from another client)\nYou said: from a\n")
+	waitFor(t, a.inv.out, "You said: from a\n")
+	io.WriteString(b.in, "from b\n")
+	waitFor(t, a.inv.out, "» from b   (from another client)\nYou said: from b\n")
+	a.in.Close()
+	b.in.Close()
+	for _, s := range []*side{a, b} {
+		if r := <-s.done; r.code != 0 {
+			t.Fatalf("chat: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	if got := a.inv.out.String(); got != "You said: from a\n» from b   (from another client)\nYou said: from b\n" {
+		t.Fatalf("a's transcript:\n%s", got)
+	}
+}
+
+// TestStatusLine checks that a turn on a terminal shows a status line,
+// and that nothing of it is left once the turn ends.
+func TestStatusLine(t *testing.T) {
+	h := newHarness(t, nil)
+	id := strings.TrimSpace(h.cmd("", "new").run(t).stdout)
+	inv := h.cmd("", "send", id, "/slow 20")
+	inv.env.stdoutTTY, inv.env.stderrTTY, inv.env.color = true, true, true
+	inv.env.tick = time.Millisecond
+	start := time.Now()
+	inv.env.now = time.Now
+	r := inv.run(t)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "\x1b7") || !regexp.MustCompile(`\d\.\ds`).MatchString(r.stderr) {
+		t.Fatalf("no status line drawn: %q", r.stderr)
+	}
+	if !strings.HasSuffix(r.stderr, "\x1b[J") {
+		t.Fatalf("status line not erased at the end: %q", r.stderr[max(0, len(r.stderr)-40):])
+	}
+	if !strings.HasSuffix(r.stdout, "word20\n") {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	_ = start
+	// With stdout piped and stderr a terminal, the status line keeps to
+	// stderr; with both piped there is none (the golden tests).
+	inv = h.cmd("", "send", id, "/slow 5")
+	inv.env.stderrTTY, inv.env.tick = true, time.Millisecond
+	r = inv.run(t)
+	if strings.Contains(r.stdout, "\x1b") || !strings.Contains(r.stderr, "\r\x1b[K") {
+		t.Fatalf("stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+}
+
+func waitFor(t *testing.T, b *buffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %q in:\n%s", want, b.String())
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// mergeText joins consecutive --json text events of one part: how a reply
+// is cut into events depends on timing.
+func mergeText(out string) string {
+	var lines []string
+	var last map[string]any
+	for _, line := range strings.SplitAfter(out, "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) != nil || ev["type"] != "text" {
+			lines, last = append(lines, line), nil
+			continue
+		}
+		if last != nil && last["partId"] == ev["partId"] {
+			last["text"] = last["text"].(string) + ev["text"].(string)
+			b, _ := json.Marshal(last, json.Deterministic(true))
+			lines[len(lines)-1] = string(b) + "\n"
+			continue
+		}
+		lines, last = append(lines, line), ev
+	}
+	return strings.Join(lines, "")
+}
