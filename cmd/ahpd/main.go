@@ -205,7 +205,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	st, err := cfg.storeConfig.open(log)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 	h, err := host.New(&host.Options{
+		Store:           st,
 		Agents:          agents,
 		ServerInfo:      protocol.Implementation{Name: "ahpd", Version: protocol.Ptr(version)},
 		ReplayEntries:   cfg.ReplaySize,

@@ -1,11 +1,76 @@
 package main
 
-import "flag"
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
 
-// storeConfig holds the persistence settings. The host keeps its state in
-// memory for now; the embedded store will add --data-dir and --store.
-type storeConfig struct{}
+	"github.com/ahp-go/ahp/store"
+	"github.com/ahp-go/ahp/store/sqlite"
+)
 
-func (c *storeConfig) defaults()                 {}
-func (c *storeConfig) register(fs *flag.FlagSet) {}
-func (c *storeConfig) validate() error           { return nil }
+// storeConfig holds the persistence settings: where sessions are kept.
+type storeConfig struct {
+	// Store is "sqlite" (the default: a database in DataDir that survives
+	// restarts and crashes) or "memory" (nothing survives the process).
+	Store string `json:"store"`
+	// DataDir holds the database; empty means defaultDataDir.
+	DataDir string `json:"dataDir"`
+}
+
+func (c *storeConfig) defaults() { c.Store = "sqlite" }
+
+func (c *storeConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Store, "store", c.Store, "where sessions are kept: sqlite (in --data-dir, survives restarts) or memory (lost on exit)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
+}
+
+func (c *storeConfig) validate() error {
+	switch c.Store {
+	case "sqlite", "memory":
+		return nil
+	}
+	return fmt.Errorf("--store %q: want sqlite or memory", c.Store)
+}
+
+// open opens the configured store; the caller closes it after the host.
+func (c *storeConfig) open(log *slog.Logger) (store.Store, error) {
+	if c.Store == "memory" {
+		log.Warn("sessions are kept in memory only (--store memory): they are lost when ahpd exits")
+		return store.NewMemory(), nil
+	}
+	dir := c.DataDir
+	if dir == "" {
+		var err error
+		if dir, err = defaultDataDir(); err != nil {
+			return nil, err
+		}
+	}
+	st, err := sqlite.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("session store opened", "path", st.Path())
+	return st, nil
+}
+
+// defaultDataDir is ahpd under the user's XDG data home.
+func defaultDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "ahpd"), nil
+	}
+	if runtime.GOOS == "windows" {
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return filepath.Join(d, "ahpd"), nil
+		}
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", errors.New("no home directory to keep sessions in: set --data-dir")
+	}
+	return filepath.Join(home, ".local", "share", "ahpd"), nil
+}

@@ -90,7 +90,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	lock, err := lockDir(filepath.Join(dir, LockFile))
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			return nil, fmt.Errorf("sqlite store: %s is in use by another process: %w", dir, err)
+			return nil, fmt.Errorf("sqlite store %s: %w (is another ahpd running?)", dir, err)
 		}
 		return nil, fmt.Errorf("sqlite store: cannot lock the data directory: %w", err)
 	}

@@ -83,7 +83,7 @@ func TestLocked(t *testing.T) {
 	dir := t.TempDir()
 	st := mustOpen(t, dir)
 	_, err := Open(dir, nil)
-	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "in use by another process") {
+	if !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "in use by another process (is another ahpd running?)") {
 		t.Fatalf("second Open: %v, want ErrLocked", err)
 	}
 	st.Close()
