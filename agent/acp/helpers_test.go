@@ -86,6 +86,11 @@ func startHost(t testing.TB, agents ...agent.Backend) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serve(t, h)
+}
+
+// serve serves a host over WebSocket until the test ends.
+func serve(t testing.TB, h *host.Host) *testHost {
 	srv := httptest.NewServer(h.WebSocketHandler(nil))
 	t.Cleanup(func() {
 		h.Close()
@@ -103,7 +108,8 @@ type client struct {
 	mu   sync.Mutex
 	envs []protocol.ActionEnvelope
 	wake chan struct{}
-	// onEnvelope, when set, sees each envelope as it arrives (benchmarks).
+	// onEnvelope, when set, sees each envelope as it arrives instead of
+	// the record (benchmarks). Set it with watch.
 	onEnvelope func(*protocol.ActionEnvelope)
 }
 
@@ -116,7 +122,7 @@ func (th *testHost) dial(t testing.TB, clientID string) *client {
 		t.Fatal(err)
 	}
 	c := &client{t: t, id: clientID, wake: make(chan struct{}, 1)}
-	c.rpc = jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(ws), jsonrpc.HandlerFunc(c.handle), &jsonrpc.ConnOptions{MaxMessageSize: 64 << 20})
+	c.rpc = jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(ws), jsonrpc.HandlerFunc(c.handle), &jsonrpc.ConnOptions{MaxMessageSize: 64 << 20, MaxQueue: 1 << 20})
 	t.Cleanup(func() { c.rpc.Close() })
 	var res protocol.InitializeResult
 	c.must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: clientID}, &res)
@@ -132,11 +138,12 @@ func (c *client) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
 		c.t.Errorf("bad action envelope: %v", err)
 		return nil, nil
 	}
-	if c.onEnvelope != nil {
-		c.onEnvelope(&env)
+	c.mu.Lock()
+	if f := c.onEnvelope; f != nil {
+		c.mu.Unlock()
+		f(&env)
 		return nil, nil
 	}
-	c.mu.Lock()
 	c.envs = append(c.envs, env)
 	c.mu.Unlock()
 	select {
@@ -144,6 +151,13 @@ func (c *client) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
 	default:
 	}
 	return nil, nil
+}
+
+// watch hands every envelope from now on to f.
+func (c *client) watch(f func(*protocol.ActionEnvelope)) {
+	c.mu.Lock()
+	c.onEnvelope = f
+	c.mu.Unlock()
 }
 
 func (c *client) call(method string, params, result any) error {
