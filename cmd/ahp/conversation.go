@@ -60,6 +60,9 @@ func (a *app) open(ctx context.Context, uri string, yes, all bool) (*conversatio
 	}
 	cv := &conversation{a: a, c: a.c, chat: chat, scr: newScreen(a.env, a.g.json), yes: yes, all: all,
 		views: map[string]*turnView{}, before: map[string]bool{}, own: map[string]bool{}, started: map[string]time.Time{}}
+	a.mu.Lock()
+	a.scr = cv.scr
+	a.mu.Unlock()
 	cs := chat.State().(*protocol.ChatState)
 	for _, t := range cs.Turns {
 		cv.before[t.ID] = true

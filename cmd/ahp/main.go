@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -299,6 +300,9 @@ type app struct {
 	*env
 	g *globals
 	c *client.Client
+
+	mu  sync.Mutex
+	scr *screen // the transcript, while a conversation shows one
 }
 
 // connect dials the host and initializes.
@@ -330,16 +334,27 @@ func (a *app) close() {
 
 // connectionEvent tells the user about connection losses.
 func (a *app) connectionEvent(ev client.ConnectionEvent) {
+	var msg string
 	switch ev.State {
 	case client.Disconnected:
-		fmt.Fprintf(a.stderr, "ahp: connection lost (%v); reconnecting\n", ev.Err)
+		msg = fmt.Sprintf("ahp: connection lost (%v); reconnecting", ev.Err)
 	case client.Reconnected:
 		how := "from fresh snapshots"
 		if ev.Resume.Replayed {
 			how = fmt.Sprintf("replayed %d actions", ev.Resume.Actions)
 		}
-		fmt.Fprintf(a.stderr, "ahp: reconnected (%s)\n", how)
+		msg = fmt.Sprintf("ahp: reconnected (%s)", how)
+	default:
+		return
 	}
+	a.mu.Lock()
+	scr := a.scr
+	a.mu.Unlock()
+	if scr != nil {
+		scr.note(msg)
+		return
+	}
+	fmt.Fprintln(a.stderr, msg)
 }
 
 // resolveSession turns a session argument into a session URI: a URI as it

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ahp-go/ahp/protocol"
@@ -18,13 +19,16 @@ import (
 // can keep appending to a partial line. When only stderr is a terminal,
 // the status line is a line of its own there.
 type screen struct {
+	mu       sync.Mutex // the status line and notes may come from other goroutines
 	out, err io.Writer
 	mode     statusMode
 	dim      bool // reasoning may be dimmed
 
-	status string // the status text; "" shows none
-	shown  bool
-	held   bool // no status while asking the user something
+	status   string // the status text; "" shows none
+	shown    bool
+	held     bool // no status while asking the user something
+	midLine  bool // the transcript's last line is unfinished
+	lastPart int  // the part the transcript last wrote to, -1 for none
 }
 
 type statusMode int
@@ -36,7 +40,7 @@ const (
 )
 
 func newScreen(e *env, json bool) *screen {
-	s := &screen{out: e.stdout, err: e.stderr, dim: e.color && !json}
+	s := &screen{out: e.stdout, err: e.stderr, dim: e.color && !json, lastPart: -1}
 	switch {
 	case json || !e.stderrTTY:
 	case e.stdoutTTY:
@@ -47,13 +51,56 @@ func newScreen(e *env, json bool) *screen {
 	return s
 }
 
-// write appends text to the transcript.
-func (s *screen) write(text string) {
+// write appends text of part (-1 for none) to the transcript, starting a
+// new line when the part changes.
+func (s *screen) write(part int, text string) {
 	if text == "" {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.erase()
+	if part != s.lastPart && s.midLine {
+		io.WriteString(s.out, "\n")
+	}
+	s.lastPart = part
 	io.WriteString(s.out, text)
+	s.midLine = !strings.HasSuffix(text, "\n")
+	s.draw()
+}
+
+// line writes a line of its own to the transcript.
+func (s *screen) line(text string) {
+	s.write(-2, text+"\n")
+	s.mu.Lock()
+	s.lastPart = -1
+	s.mu.Unlock()
+}
+
+// endLine finishes an unfinished line.
+func (s *screen) endLine() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.midLine {
+		s.erase()
+		io.WriteString(s.out, "\n")
+		s.midLine = false
+		s.lastPart = -1
+		s.draw()
+	}
+}
+
+// note writes a message to stderr on a line of its own.
+func (s *screen) note(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.erase()
+	if s.midLine {
+		io.WriteString(s.out, "\n")
+		s.midLine = false
+		s.lastPart = -1
+	}
+	io.WriteString(s.err, msg+"\n")
 	s.draw()
 }
 
@@ -62,6 +109,8 @@ func (s *screen) setStatus(text string) {
 	if s.mode == noStatus {
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.erase()
 	s.status = text
 	s.draw()
@@ -70,11 +119,15 @@ func (s *screen) setStatus(text string) {
 // hold removes the status line until release, while the user is asked
 // something on stderr.
 func (s *screen) hold() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.erase()
 	s.held = true
 }
 
 func (s *screen) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.held = false
 	s.draw()
 }

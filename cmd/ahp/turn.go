@@ -17,16 +17,14 @@ type turnView struct {
 	own  bool
 	text map[int]int // bytes printed of each text part, by index
 
-	current     int // index of the part last written to, -1 for none
-	atLineStart bool
-	tools       map[string]string // tool call ID -> last status shown
-	asked       map[string]bool   // tool calls and input requests handed out
-	usage       string            // usage last reported, as JSON
-	finished    bool
+	tools    map[string]string // tool call ID -> last status shown
+	asked    map[string]bool   // tool calls and input requests handed out
+	usage    string            // usage last reported, as JSON
+	finished bool
 }
 
 func newTurnView(a *app, scr *screen, id string, own bool) *turnView {
-	return &turnView{a: a, scr: scr, id: id, own: own, text: map[int]int{}, current: -1, atLineStart: true,
+	return &turnView{a: a, scr: scr, id: id, own: own, text: map[int]int{},
 		tools: map[string]string{}, asked: map[string]bool{}}
 }
 
@@ -47,30 +45,14 @@ func (v *turnView) event(typ string, fields map[string]any) {
 
 // write appends transcript text for part i.
 func (v *turnView) write(i int, s string, dim bool) {
-	if s == "" {
-		return
-	}
-	if v.current != i && v.current >= 0 && !v.atLineStart {
-		v.scr.write("\n")
-	}
-	v.current = i
 	if dim && v.scr.dim {
-		v.scr.write("\x1b[2m" + s + "\x1b[0m")
-	} else {
-		v.scr.write(s)
+		s = "\x1b[2m" + s + "\x1b[0m"
 	}
-	v.atLineStart = strings.HasSuffix(s, "\n")
+	v.scr.write(i, s)
 }
 
 // line writes a line of its own.
-func (v *turnView) line(s string) {
-	if !v.atLineStart {
-		v.scr.write("\n")
-	}
-	v.scr.write(s + "\n")
-	v.atLineStart = true
-	v.current = -1
-}
+func (v *turnView) line(s string) { v.scr.line(s) }
 
 // update prints what is new in the turn's parts and returns the questions
 // not yet handed out.
@@ -202,10 +184,7 @@ func (v *turnView) finish(t *protocol.Turn) error {
 		v.event("end", fields)
 		return err
 	}
-	if !v.atLineStart {
-		v.scr.write("\n")
-		v.atLineStart = true
-	}
+	v.scr.endLine()
 	return err
 }
 
