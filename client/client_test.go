@@ -259,8 +259,8 @@ func TestDispatchAndEcho(t *testing.T) {
 	if got := replyText(st.Turns[0]); got != "You said: hello there" {
 		t.Fatalf("reply %q", got)
 	}
-	sameState(t, "chat", hostState(t, th.url, chat.Channel()), chat.State())
-	sameState(t, "session", hostState(t, th.url, session.Channel()), session.State())
+	converge(t, "chat", chat, hostState(t, th.url, chat.Channel()))
+	converge(t, "session", session, hostState(t, th.url, session.Channel()))
 
 	if _, err := chat.Dispatch(ctx, &protocol.ChatDeltaAction{TurnID: "t", PartID: "p", Content: "x"}); err == nil {
 		t.Fatal("a server action was dispatched")
@@ -313,15 +313,21 @@ func TestRejectedActionsRevert(t *testing.T) {
 			break
 		}
 	}
-	if _, err := chat.Dispatch(ctx, &protocol.ChatTurnCancelledAction{TurnID: "slow"}); err != nil {
+	r, err = chat.Dispatch(ctx, &protocol.ChatTurnCancelledAction{TurnID: "slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The optimistic state shows the cancellation at once; the host's
+	// only once it has the action.
+	if err := r.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	st := waitState(t, chat, "cancelled", turnDone("slow"))
 	if st.Turns[0].State != protocol.TurnStateCancelled {
 		t.Fatalf("turn %s", st.Turns[0].State)
 	}
-	sameState(t, "chat", hostState(t, th.url, chat.Channel()), chat.State())
-	sameState(t, "session", hostState(t, th.url, session.Channel()), session.State())
+	converge(t, "chat", chat, hostState(t, th.url, chat.Channel()))
+	converge(t, "session", session, hostState(t, th.url, session.Channel()))
 }
 
 func TestSubscriptionsShareAMirror(t *testing.T) {
@@ -426,7 +432,7 @@ func TestFetchTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitState(t, tail, "older turns", func(s *protocol.ChatState) bool { return len(s.Turns) == 3 && s.TurnsNextCursor == nil })
-	sameState(t, "chat", chat.State(), tail.State())
+	converge(t, "chat", tail, chat.State())
 }
 
 // TestFetchTurnsLoadsBeforeReplying checks, on the raw wire, the order the

@@ -208,7 +208,7 @@ func TestReconnectReplayMidTurn(t *testing.T) {
 	if got := replyText(st.Turns[0]); strings.Count(got, "word") != 40 || !strings.HasSuffix(got, "word40") {
 		t.Fatalf("reply after the replay: %q", got)
 	}
-	sameState(t, "chat", hostState(t, th.url, chat.Channel()), chat.State())
+	converge(t, "chat", chat, hostState(t, th.url, chat.Channel()))
 	replayed := false
 	for {
 		ev, err := chat.Next(ctx)
@@ -250,8 +250,8 @@ func TestReconnectSnapshotMidTurn(t *testing.T) {
 	if got := replyText(st.Turns[0]); strings.Count(got, "word") != 40 {
 		t.Fatalf("reply after the snapshot: %q", got)
 	}
-	sameState(t, "chat", hostState(t, th.url, chat.Channel()), chat.State())
-	sameState(t, "the other client's chat", chat.State(), other.State())
+	converge(t, "chat", chat, hostState(t, th.url, chat.Channel()))
+	converge(t, "the other client's chat", other, chat.State())
 	for {
 		ev, err := chat.Next(ctx)
 		if err != nil {
@@ -294,7 +294,7 @@ func TestPendingClearedOnReconnect(t *testing.T) {
 	if got := session.State().(*protocol.SessionState).Title; got == "lost" || len(session.Pending()) != 0 {
 		t.Fatalf("after reconnecting: title %q, %d pending", got, len(session.Pending()))
 	}
-	sameState(t, "session", hostState(t, th.url, session.Channel()), session.State())
+	converge(t, "session", session, hostState(t, th.url, session.Channel()))
 }
 
 // TestMissingChannelsEnd disposes of a session while a client is away: its
@@ -360,7 +360,9 @@ func TestCallsWaitForReconnection(t *testing.T) {
 	}
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
+	n := log.count()
 	d.cut() // and never let it back
+	log.wait(t, client.Disconnected, n)
 	if err := c.Ping(short, nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("ping while away: %v", err)
 	}
