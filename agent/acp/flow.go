@@ -25,10 +25,10 @@ import (
 // should the two counts drift apart (a line that looked like an update and
 // was not), a Read that has seen no progress for flowResync starts counting
 // afresh rather than stall.
-const (
-	flowLimit  = 512
-	flowResync = time.Second
-)
+const flowLimit = 512
+
+// flowResync is a variable for tests.
+var flowResync = time.Second
 
 var (
 	updateMethod = []byte(`"session/update"`)

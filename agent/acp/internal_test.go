@@ -1,0 +1,258 @@
+package acp
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+func TestSplitCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+		err  bool
+	}{
+		{"node agent.js", []string{"node", "agent.js"}, false},
+		{"  gemini   --acp ", []string{"gemini", "--acp"}, false},
+		{`a 'b c' "d \"e\"" f\ g ''`, []string{"a", "b c", `d "e"`, "f g", ""}, false},
+		{`a 'b`, nil, true},
+		{`a \`, nil, true},
+		{"", nil, false},
+	} {
+		got, err := splitCommandLine(tc.in)
+		if (err != nil) != tc.err || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestParseFlagAndValidate(t *testing.T) {
+	c, err := ParseFlag("example=node /x/dist/examples/agent.js")
+	if err != nil || c.Name != "example" || c.Command != "node" || !slices.Equal(c.Args, []string{"/x/dist/examples/agent.js"}) {
+		t.Fatalf("%+v %v", c, err)
+	}
+	for _, bad := range []Config{
+		{Name: "", Command: "x"},
+		{Name: "a b", Command: "x"},
+		{Name: "a"},
+		{Name: "a", Command: "x", Env: map[string]string{"A=B": "c"}},
+		{Name: "a", Command: "x", WorkingDirectory: WorkingDirectory{Policy: "sometimes"}},
+		{Name: "a", Command: "x", WorkingDirectory: WorkingDirectory{Policy: PolicyFixed}},
+		{Name: "a", Command: "x", WorkingDirectory: WorkingDirectory{Directory: "relative/dir"}},
+	} {
+		if bad.Validate() == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte(`"1m30s"`), &d); err != nil || time.Duration(d) != 90*time.Second {
+		t.Errorf("duration %v %v", d, err)
+	}
+	if json.Unmarshal([]byte(`90`), &d) == nil {
+		t.Error("a number was accepted as a duration")
+	}
+}
+
+func TestEnviron(t *testing.T) {
+	c := Config{Env: map[string]string{"API_KEY": "${SECRET}", "HOME": "/h", "PLAIN": "x$"}}
+	env := c.environ([]string{"HOME=/root", "SECRET=s3", "PATH=/bin"})
+	slices.Sort(env)
+	want := []string{"API_KEY=s3", "HOME=/h", "PATH=/bin", "PLAIN=x$", "SECRET=s3"}
+	if diff := cmp.Diff(want, env); diff != "" {
+		t.Errorf("environ (-want +got):\n%s", diff)
+	}
+}
+
+func TestLineRange(t *testing.T) {
+	text := "1\n2\n3\n4\n"
+	p := func(n int) *int { return &n }
+	for _, tc := range []struct {
+		line, limit *int
+		want        string
+	}{
+		{nil, nil, text},
+		{p(2), nil, "2\n3\n4\n"},
+		{p(2), p(2), "2\n3\n"},
+		{nil, p(1), "1\n"},
+		{p(9), nil, ""},
+	} {
+		if got := lineRange(text, tc.line, tc.limit); got != tc.want {
+			t.Errorf("line %v limit %v: %q, want %q", tc.line, tc.limit, got, tc.want)
+		}
+	}
+}
+
+func TestLineDiff(t *testing.T) {
+	for _, tc := range []struct {
+		old, new       string
+		added, removed int
+	}{
+		{"", "a\nb\n", 2, 0},
+		{"a\nb\n", "a\nb\n", 0, 0},
+		{"a\nb\nc\n", "a\nB\nc\nd\n", 2, 1},
+		{"a\n", "", 0, 1},
+	} {
+		a, r := lineDiff(tc.old, tc.new)
+		if a != tc.added || r != tc.removed {
+			t.Errorf("%q -> %q: +%d -%d, want +%d -%d", tc.old, tc.new, a, r, tc.added, tc.removed)
+		}
+	}
+}
+
+func TestChooseOption(t *testing.T) {
+	opts := []acpsdk.PermissionOption{
+		{OptionId: "always", Kind: acpsdk.PermissionOptionKindAllowAlways},
+		{OptionId: "once", Kind: acpsdk.PermissionOptionKindAllowOnce},
+		{OptionId: "no", Kind: acpsdk.PermissionOptionKindRejectOnce},
+	}
+	pick := func(approved bool, selected string) string {
+		a := &protocol.ChatToolCallConfirmedAction{Approved: approved}
+		if selected != "" {
+			a.SelectedOptionID = &selected
+		}
+		o := chooseOption(opts, a)
+		if o.Cancelled != nil {
+			return "cancelled"
+		}
+		return string(o.Selected.OptionId)
+	}
+	for _, tc := range []struct {
+		approved bool
+		selected string
+		want     string
+	}{
+		{true, "", "once"},
+		{true, "always", "always"},
+		{true, "no", "once"}, // a deny option cannot approve
+		{false, "", "no"},
+		{false, "always", "no"},
+	} {
+		if got := pick(tc.approved, tc.selected); got != tc.want {
+			t.Errorf("approved %v selected %q: %s, want %s", tc.approved, tc.selected, got, tc.want)
+		}
+	}
+	if o := chooseOption(opts[:2], &protocol.ChatToolCallConfirmedAction{}); o.Cancelled == nil {
+		t.Error("a denial without a reject option must answer cancelled")
+	}
+}
+
+// TestUpdateKind decodes updates with the SDK and checks that kinds it
+// does not know are told apart from the variant it falls back to.
+func TestUpdateKind(t *testing.T) {
+	for _, tc := range []struct {
+		json string
+		kind string
+		ok   bool
+	}{
+		{`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hi"}}`, kindMessageChunk, true},
+		{`{"sessionUpdate":"session_info_update","title":"t"}`, kindSessionInfo, true},
+		{`{"sessionUpdate":"future_thing","content":{"type":"text","text":"no"}}`, "future_thing", false},
+		{`{"sessionUpdate":"other_future_thing","value":1}`, "other_future_thing", false},
+	} {
+		var u acpsdk.SessionUpdate
+		if err := json.Unmarshal([]byte(tc.json), &u); err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		kind, ok := updateKind(&u)
+		if kind != tc.kind || ok != tc.ok {
+			t.Errorf("%s: %q %v, want %q %v", tc.json, kind, ok, tc.kind, tc.ok)
+		}
+	}
+}
+
+func TestPromptBlocks(t *testing.T) {
+	text := base64.StdEncoding.EncodeToString([]byte("hello"))
+	msg := protocol.Message{Text: "look", Attachments: []protocol.MessageAttachment{
+		&protocol.SimpleMessageAttachment{Label: "sel", ModelRepresentation: protocol.Ptr("selected code")},
+		&protocol.MessageResourceAttachment{Label: "main.go", URI: "file:///w/main.go", ContentType: protocol.Ptr("text/x-go")},
+		&protocol.MessageEmbeddedResourceAttachment{Label: "pic.png", Data: "AAAA", ContentType: "image/png"},
+		&protocol.MessageEmbeddedResourceAttachment{Label: "notes.txt", Data: text, ContentType: "text/plain"},
+	}}
+	describe := func(bs []acpsdk.ContentBlock) []string {
+		var out []string
+		for _, b := range bs {
+			switch {
+			case b.Text != nil:
+				out = append(out, "text:"+b.Text.Text)
+			case b.ResourceLink != nil:
+				out = append(out, "link:"+b.ResourceLink.Uri)
+			case b.Image != nil:
+				out = append(out, "image:"+b.Image.MimeType)
+			case b.Resource != nil && b.Resource.Resource.TextResourceContents != nil:
+				out = append(out, "resource:"+b.Resource.Resource.TextResourceContents.Text)
+			}
+		}
+		return out
+	}
+	rich := describe(promptBlocks(acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true}, msg))
+	if diff := cmp.Diff([]string{"text:look", "text:selected code", "link:file:///w/main.go", "image:image/png", "resource:hello"}, rich); diff != "" {
+		t.Errorf("rich agent (-want +got):\n%s", diff)
+	}
+	plain := describe(promptBlocks(acpsdk.PromptCapabilities{}, msg))
+	if len(plain) != 5 || !strings.Contains(plain[3], "does not accept") || plain[4] != "text:notes.txt:\nhello" {
+		t.Errorf("plain agent: %q", plain)
+	}
+}
+
+// TestFlowReader: the reader holds back once flowLimit updates wait for
+// the bridge, goes on as the bridge takes them, and resynchronises when
+// the counts drift apart.
+func TestFlowReader(t *testing.T) {
+	old := flowResync
+	flowResync = 200 * time.Millisecond
+	defer func() { flowResync = old }()
+	var in strings.Builder
+	for range flowLimit + 10 {
+		in.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n")
+	}
+	in.WriteString(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")
+	f := newFlowReader(strings.NewReader(in.String()))
+	sc := bufio.NewScanner(f)
+	lines := make(chan string)
+	go func() {
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	for i := range flowLimit {
+		select {
+		case <-lines:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("blocked after %d lines", i)
+		}
+	}
+	select {
+	case <-lines:
+		t.Fatal("read past the limit with no update taken")
+	case <-time.After(50 * time.Millisecond):
+	}
+	f.done()
+	select {
+	case <-lines:
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not go on after the bridge took an update")
+	}
+	// No more progress: after flowResync it goes on anyway.
+	start := time.Now()
+	n := 0
+	for range lines {
+		n++
+	}
+	if n != 10 || time.Since(start) < 150*time.Millisecond {
+		t.Errorf("read %d more lines in %v", n, time.Since(start))
+	}
+	if _, err := f.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("at the end: %v", err)
+	}
+}
