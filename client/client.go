@@ -644,15 +644,18 @@ func (ch *feed) signalLocked() {
 
 // handleNotification handles a notification from the host, on the
 // reader goroutine, in arrival order.
-func (c *Client) handleNotification(n *protocol.Notification) {
+func (c *Client) handleNotification(n *protocol.Notification, decoded any) {
 	if n.Method == "action" {
-		var env protocol.ActionEnvelope
-		if err := protocol.Unmarshal(n.Params, &env); err != nil {
-			c.log.Warn("undecodable action envelope dropped", "err", err)
-			return
+		env, ok := decoded.(*protocol.ActionEnvelope)
+		if !ok {
+			env = new(protocol.ActionEnvelope)
+			if err := protocol.Unmarshal(n.Params, env); err != nil {
+				c.log.Warn("undecodable action envelope dropped", "err", err)
+				return
+			}
 		}
 		c.mu.Lock()
-		c.receiveLocked(&env, false)
+		c.receiveLocked(env, false)
 		c.mu.Unlock()
 		return
 	}

@@ -61,13 +61,13 @@ func (l *link) Read(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		msg, err := protocol.DecodeMessage(data)
+		msg, decoded, err := protocol.DecodeMessageWith(data, actionParams)
 		if err != nil {
 			return data, nil // the peer reports it
 		}
 		switch {
 		case msg.Notification != nil:
-			l.c.handleNotification(msg.Notification)
+			l.c.handleNotification(msg.Notification, decoded)
 			continue
 		case msg.Response != nil:
 			if oc := l.take(msg.Response.ID); oc != nil {
@@ -80,6 +80,15 @@ func (l *link) Read(ctx context.Context) ([]byte, error) {
 }
 
 func (l *link) Write(ctx context.Context, data []byte) error { return l.t.Write(ctx, data) }
+
+// actionParams has "action" notifications, the bulk of the traffic,
+// decoded in the same pass as the message.
+func actionParams(method string) any {
+	if method == "action" {
+		return new(protocol.ActionEnvelope)
+	}
+	return nil
+}
 
 func (l *link) Close() error {
 	l.mu.Lock()
