@@ -185,6 +185,21 @@ func (b *Backend) clientInfo() acpsdk.Implementation {
 	return acpsdk.Implementation{Name: b.opts.ClientName, Version: b.opts.ClientVersion}
 }
 
+// AuthMethods returns the ids of the authentication methods the agent
+// advertised when probed (see Config.AuthMethod).
+func (b *Backend) AuthMethods() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.probed == nil {
+		return nil
+	}
+	var ids []string
+	for _, m := range b.probed.init.AuthMethods {
+		ids = append(ids, authMethodID(m))
+	}
+	return ids
+}
+
 // Info describes the agent as the root state lists it.
 func (b *Backend) Info() protocol.AgentInfo {
 	b.mu.Lock()
@@ -381,4 +396,17 @@ func (probeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalReques
 }
 func (probeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
 	return acpsdk.WaitForTerminalExitResponse{}, errProbe
+}
+
+// authMethodID returns the id of an advertised authentication method.
+func authMethodID(m acpsdk.AuthMethod) string {
+	switch {
+	case m.Agent != nil:
+		return m.Agent.Id
+	case m.EnvVar != nil:
+		return m.EnvVar.Id
+	case m.Terminal != nil:
+		return m.Terminal.Id
+	}
+	return "?"
 }

@@ -192,9 +192,9 @@ func (s *session) toolCall(t *turn, id string, f toolFields, permission bool) *t
 	}
 	switch {
 	case tc.status == toolStreaming && (created || titleChanged) && tc.title != "":
-		s.emit(t, &protocol.ChatToolCallDeltaAction{TurnID: t.id, ToolCallID: id, InvocationMessage: protocol.Ptr(protocol.PlainText(tc.title))})
+		s.emit(t, &protocol.ChatToolCallDeltaAction{TurnID: t.id, ToolCallID: id, InvocationMessage: protocol.Ptr(protocol.PlainText(tc.title)), Meta: tc.meta()})
 	case tc.status == toolRunning && contentChanged:
-		s.emit(t, &protocol.ChatToolCallContentChangedAction{TurnID: t.id, ToolCallID: id, Content: tc.allContent()})
+		s.emit(t, &protocol.ChatToolCallContentChangedAction{TurnID: t.id, ToolCallID: id, Content: tc.allContent(), Meta: tc.meta()})
 	}
 	return tc
 }
@@ -237,7 +237,7 @@ func (s *session) complete(t *turn, tc *tool, success bool) {
 		}
 		res.Error = &protocol.ToolCallResultError{Message: msg}
 	}
-	s.emit(t, &protocol.ChatToolCallCompleteAction{TurnID: t.id, ToolCallID: tc.id, Result: res})
+	s.emit(t, &protocol.ChatToolCallCompleteAction{TurnID: t.id, ToolCallID: tc.id, Result: res, Meta: tc.meta()})
 	tc.status = toolDone
 }
 

@@ -103,7 +103,8 @@ func (c *agentConfig) backends(log *slog.Logger) ([]agent.Backend, error) {
 				return
 			}
 			info := b.Info()
-			log.Info("ACP agent ready", "agent", info.Provider, "name", info.DisplayName, "models", len(info.Models), "took", time.Since(start).Round(time.Millisecond))
+			log.Info("ACP agent ready", "agent", info.Provider, "name", info.DisplayName, "models", len(info.Models),
+				"authMethods", b.AuthMethods(), "took", time.Since(start).Round(time.Millisecond))
 		})
 	}
 	wg.Wait()
