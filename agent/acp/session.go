@@ -52,7 +52,13 @@ type session struct {
 	commands []acpsdk.AvailableCommand
 	custom   bool // modes or commands changed since last dispatched
 	warned   map[string]bool
+	// early holds session-level updates for ACP sessions not registered
+	// yet: an agent may send them before it answers session/new.
+	early map[acpKey][]*acpsdk.SessionNotification
 }
+
+// maxEarly bounds the updates kept for a session not registered yet.
+const maxEarly = 32
 
 // acpKey names an ACP session of one agent process: ids are only unique
 // within a process.
@@ -93,6 +99,7 @@ func newSession(b *Backend, req agent.OpenRequest, host agent.Host, dir string) 
 		chats:       map[string]*chat{},
 		byACP:       map[acpKey]*chat{},
 		warned:      map[string]bool{},
+		early:       map[acpKey][]*acpsdk.SessionNotification{},
 	}
 	s.chats[req.Chat] = &chat{uri: req.Chat}
 	return s
@@ -359,7 +366,10 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 // about it.
 func (s *session) sessionOpenedLocked(c *chat, p *process, id acpsdk.SessionId, models *acpsdk.SessionModelState, modes *acpsdk.SessionModeState) {
 	c.acpID, c.gen = id, p.gen
-	s.byACP[acpKey{p.gen, id}] = c
+	key := acpKey{p.gen, id}
+	s.byACP[key] = c
+	early := s.early[key]
+	delete(s.early, key)
 	if models != nil {
 		c.model, c.models = string(models.CurrentModelId), models.AvailableModels
 	}
@@ -370,6 +380,9 @@ func (s *session) sessionOpenedLocked(c *chat, p *process, id acpsdk.SessionId, 
 			s.custom = true
 			s.flushSessionLocked()
 		}
+	}
+	for _, n := range early {
+		s.updateLocked(p, n)
 	}
 }
 

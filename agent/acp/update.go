@@ -84,11 +84,28 @@ func (s *session) update(p *process, n *acpsdk.SessionNotification) {
 		s.warnOnceLocked("update:"+kind, "skipping session/update of a kind this host does not know", "kind", kind)
 		return
 	}
+	s.updateLocked(p, n)
+}
+
+// updateLocked applies an update of a known kind.
+func (s *session) updateLocked(p *process, n *acpsdk.SessionNotification) {
+	u := &n.Update
+	kind, _ := updateKind(u)
 	if s.closed {
 		return
 	}
-	c := s.byACP[acpKey{p.gen, n.SessionId}]
-	if c == nil || c.loading {
+	key := acpKey{p.gen, n.SessionId}
+	c := s.byACP[key]
+	if c == nil {
+		switch kind {
+		case kindCommands, kindMode, kindSessionInfo:
+			if len(s.early[key]) < maxEarly {
+				s.early[key] = append(s.early[key], n)
+			}
+		}
+		return
+	}
+	if c.loading {
 		return
 	}
 

@@ -99,7 +99,7 @@ func TestRunACPAgent(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--log-level", "error",
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--log-level", "error", "--store", "memory",
 			"--agent", "test=" + os.Args[0] + " -test.run=^$"}, pw, io.Discard)
 		pw.Close()
 	}()

@@ -131,6 +131,14 @@ func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsd
 	id := acpsdk.SessionId("sess-" + strconv.Itoa(a.next))
 	a.sessions[id] = &session{id: id, cwd: p.Cwd, mode: "ask", model: "small", cancel: make(chan struct{})}
 	a.mu.Unlock()
+	// Some agents announce their commands before answering.
+	err := a.conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: id, Update: acpsdk.SessionUpdate{
+		AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: []acpsdk.AvailableCommand{
+			{Name: "review", Description: "Review the current change"},
+		}}}})
+	if err != nil {
+		return acpsdk.NewSessionResponse{}, err
+	}
 	return acpsdk.NewSessionResponse{
 		SessionId: id,
 		Modes: &acpsdk.SessionModeState{CurrentModeId: "ask", AvailableModes: []acpsdk.SessionMode{
