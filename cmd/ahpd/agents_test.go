@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -239,4 +240,104 @@ func (c *rawClient) waitFor(t *testing.T, what string, match func(protocol.Actio
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
+}
+
+// TestRunTypeScriptExampleAgent runs ahpd with the example agent of the
+// TypeScript ACP SDK (see agent/acp's interop test for the details): a
+// full turn whose permission request a second client answers, then a
+// cancelled turn.
+func TestRunTypeScriptExampleAgent(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("node is required for the ACP interop test in CI")
+		}
+		t.Skip("node is not installed")
+	}
+	dir := os.Getenv("AHP_ACP_TS_SDK")
+	if dir == "" {
+		dir = filepath.Join("..", "..", ".cache", "acp-sdk", "node_modules", "@agentclientprotocol", "sdk")
+	}
+	script, _ := filepath.Abs(filepath.Join(dir, "dist", "examples", "agent.js"))
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("the TypeScript ACP SDK example agent is missing (%v): npm install --prefix .cache/acp-sdk @agentclientprotocol/sdk@1.9.0", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--log-level", "error", "--store", "memory",
+			"--agent", "example=" + node + " '" + script + "'"}, pw, io.Discard)
+		pw.Close()
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("ahpd did not stop")
+		}
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimPrefix(strings.TrimSpace(line), "ahpd listening on ")
+	go io.Copy(io.Discard, pr)
+
+	a := dialClient(t, url, "a")
+	b := dialClient(t, url, "b")
+	a.call(t, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "a"}, nil)
+	b.call(t, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "b"}, nil)
+	sess := protocol.SessionURI("s1")
+	a.call(t, "createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("example"), WorkingDirectories: []string{"file://" + t.TempDir()}}, nil)
+	var sub protocol.SubscribeResult
+	a.call(t, "subscribe", &protocol.SubscribeParams{Channel: sess}, &sub)
+	st := sub.Snapshot.State.(*protocol.SessionState)
+	if st.Lifecycle == protocol.SessionLifecycleCreating {
+		a.waitFor(t, "session ready", func(e protocol.ActionEnvelope) bool { return e.Action.Type() == "session/ready" })
+	}
+	chat := *st.DefaultChat
+	a.call(t, "subscribe", &protocol.SubscribeParams{Channel: chat}, nil)
+	b.call(t, "subscribe", &protocol.SubscribeParams{Channel: chat}, nil)
+	start := func(id string) {
+		a.notify(t, chat, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()),
+			Message: protocol.Message{Text: "go", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}})
+	}
+	ended := func(id, typ string) func(protocol.ActionEnvelope) bool {
+		return func(e protocol.ActionEnvelope) bool {
+			switch x := e.Action.(type) {
+			case *protocol.ChatTurnCompleteAction:
+				return x.TurnID == id && typ == e.Action.Type()
+			case *protocol.ChatTurnCancelledAction:
+				return x.TurnID == id && typ == e.Action.Type()
+			}
+			return false
+		}
+	}
+
+	start("t1")
+	var ready *protocol.ChatToolCallReadyAction
+	b.waitFor(t, "the permission request", func(e protocol.ActionEnvelope) bool {
+		r, ok := e.Action.(*protocol.ChatToolCallReadyAction)
+		if ok && r.Confirmed == nil {
+			ready = r
+		}
+		return ok && r.Confirmed == nil
+	})
+	b.notify(t, chat, &protocol.ChatToolCallConfirmedAction{TurnID: "t1", ToolCallID: ready.ToolCallID, Approved: true, SelectedOptionID: protocol.Ptr("allow")})
+	a.waitFor(t, "the first turn", ended("t1", "chat/turnComplete"))
+	b.waitFor(t, "the first turn", ended("t1", "chat/turnComplete"))
+
+	start("t2")
+	a.waitFor(t, "the second turn streaming", func(e protocol.ActionEnvelope) bool {
+		r, ok := e.Action.(*protocol.ChatResponsePartAction)
+		return ok && r.TurnID == "t2"
+	})
+	b.notify(t, chat, &protocol.ChatTurnCancelledAction{TurnID: "t2"})
+	a.waitFor(t, "the cancelled turn", ended("t2", "chat/turnCancelled"))
+	a.waitFor(t, "the agent to stop", func(e protocol.ActionEnvelope) bool {
+		x, ok := e.Action.(*protocol.ChatActivityChangedAction)
+		return ok && x.Activity == nil
+	})
 }
