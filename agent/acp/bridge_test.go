@@ -289,6 +289,7 @@ func TestFiles(t *testing.T) {
 		"write " + filepath.Join(dir, "sub", "b.txt") + " hello",
 		"write " + filepath.Join(outside, "x.txt") + " nope",
 		"write " + filepath.Join(dir, "link.txt") + " nope",
+		"write " + filepath.Join(dir, "huge.txt") + " " + strings.Repeat("y", 1500),
 	}, "\n")
 	turn := a.startTurn(chat, "t1", script)
 	a.waitTurnEnd(turn)
@@ -302,6 +303,7 @@ func TestFiles(t *testing.T) {
 		"missing.txt does not exist",
 		"wrote " + filepath.Join(dir, "sub", "b.txt"),
 		"x.txt is outside the session's working directory",
+		"the content for " + filepath.Join(dir, "huge.txt") + " is 1500 bytes; files over 1000 bytes are refused",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("reply lacks %q:\n%s", want, got)
@@ -310,8 +312,8 @@ func TestFiles(t *testing.T) {
 	if strings.Contains(got, "secret\n") || strings.HasSuffix(got, "secret") {
 		t.Errorf("a file outside was read:\n%s", got)
 	}
-	if strings.Count(got, "write error") != 2 {
-		t.Errorf("want 2 refused writes:\n%s", got)
+	if strings.Count(got, "write error") != 3 {
+		t.Errorf("want 3 refused writes:\n%s", got)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "sub", "b.txt")); err != nil || string(b) != "hello" {
 		t.Errorf("b.txt: %q %v", b, err)
