@@ -191,8 +191,16 @@ func (s *session) ensureProcess(ctx context.Context) (*process, error) {
 			s.mu.Unlock()
 			return nil, errors.New("the session is closed")
 		}
-		if s.proc != nil {
-			p := s.proc
+		if p := s.proc; p != nil {
+			select {
+			case <-p.exited:
+				// It has exited and the watcher has not said so yet.
+				s.mu.Unlock()
+				s.processExited(p)
+				s.mu.Lock()
+				continue
+			default:
+			}
 			s.mu.Unlock()
 			return p, nil
 		}
