@@ -117,3 +117,25 @@ func (f *flowReader) done() {
 	default:
 	}
 }
+
+// drain waits until the bridge has been given every update handed to the
+// SDK, or until timeout. The SDK delivers queued notifications after the
+// connection has closed; an agent's last words before it exits must land
+// before its exit is reported.
+func (f *flowReader) drain(timeout time.Duration) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		f.mu.Lock()
+		n := f.pending
+		f.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-f.progress:
+		case <-deadline.C:
+			return
+		}
+	}
+}

@@ -107,6 +107,7 @@ func startProcess(cfg *Config, dir string, env []string, newClient func(*process
 			outR.Close()
 			<-p.conn.Done()
 		}
+		p.flow.drain(time.Second)
 		select {
 		case <-stderrDone:
 		case <-time.After(time.Second):

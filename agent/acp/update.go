@@ -20,8 +20,8 @@ type client struct {
 // SDK's notification goroutine and never waits on the network: Dispatch
 // only queues.
 func (c *client) SessionUpdate(_ context.Context, n acpsdk.SessionNotification) error {
-	c.p.flow.done()
 	c.s.update(c.p, &n)
+	c.p.flow.done()
 	return nil
 }
 
