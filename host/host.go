@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
@@ -139,8 +140,12 @@ type channel struct {
 	subs    map[*conn]*subscription
 	session *session // owning session, nil for root
 
-	// logged counts the actions stored since the channel's last snapshot.
-	logged int
+	// logged and loggedBytes measure the actions stored since the
+	// channel's last snapshot; snapBytes is the size of that snapshot,
+	// set by the store's writer once it has encoded it.
+	logged      int
+	loggedBytes int
+	snapBytes   atomic.Int64
 	// Chats only: state.Turns holds the completed turns with ordinals
 	// turnBase and up; older ones are in the store. turnSeqs[i] is the
 	// serverSeq that completed state.Turns[i] in this run, 0 for turns

@@ -20,8 +20,11 @@ import (
 //
 // Channels: every session and chat channel has a snapshot and the log of
 // its actions after it. A snapshot is written when the channel is created,
-// whenever one of its turns ends or is truncated, and after every
-// snapshotEvery actions; writing it drops the log before it. A chat's
+// whenever one of its turns ends or is truncated, and once the log holds
+// at least snapshotEvery actions and outweighs the last snapshot (so a
+// long streaming turn is not written again every few actions: the bytes
+// written for snapshots stay proportional to the bytes logged). Writing a
+// snapshot drops the log before it. A chat's
 // snapshot leaves out its completed turns, which are stored one by one, in
 // order, as they end. Reading a channel back is its snapshot, the recent
 // turns, and its logged actions replayed through the reducers with the
@@ -214,6 +217,10 @@ func rebuildChannel(s *session, c store.Channel) (*channel, error) {
 		return nil, err
 	}
 	ch := &channel{uri: c.Channel, kind: parsed.Kind, subs: map[*conn]*subscription{}, session: s, logged: len(c.Actions)}
+	ch.snapBytes.Store(int64(len(c.State)))
+	for _, a := range c.Actions {
+		ch.loggedBytes += len(a.Envelope)
+	}
 	switch parsed.Kind {
 	case protocol.ChannelSession:
 		var st protocol.SessionState
@@ -290,7 +297,8 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	var buf [3]pending
 	ops := append(buf[:0], pending{op: store.AppendAction{Action: store.Action{Seq: seq, Channel: ch.uri, At: h.clock.UnixMilli(), Envelope: env}}})
 	ch.logged++
-	snap := ch.logged >= snapshotEvery
+	ch.loggedBytes += len(env)
+	snap := ch.logged >= snapshotEvery && int64(ch.loggedBytes) >= ch.snapBytes.Load()
 	ended := false
 	if ch.kind == protocol.ChannelChat {
 		pc, nc := prev.(*protocol.ChatState), ch.state.(*protocol.ChatState)
@@ -319,7 +327,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	}
 	if snap {
 		ops = append(ops, snapshotOf(ch, seq))
-		ch.logged = 0
+		ch.logged, ch.loggedBytes = 0, 0
 	}
 	h.jr.queue(seq, ops...)
 	if ended {
@@ -340,6 +348,7 @@ func snapshotOf(ch *channel, seq int64) pending {
 	uri, sess := ch.uri, ch.session.uri
 	return pending{encode: func() (store.Op, error) {
 		data, err := protocol.Marshal(state)
+		ch.snapBytes.Store(int64(len(data)))
 		return store.PutSnapshot{Snapshot: store.Snapshot{Channel: uri, Session: sess, Seq: seq, State: data}}, err
 	}}
 }

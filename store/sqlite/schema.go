@@ -34,12 +34,12 @@ CREATE TABLE channels (
 CREATE INDEX channels_by_session ON channels (session);
 
 CREATE TABLE actions (
-	seq      INTEGER PRIMARY KEY,
 	channel  TEXT NOT NULL,
+	seq      INTEGER NOT NULL,
 	at       INTEGER NOT NULL,
-	envelope BLOB NOT NULL
-);
-CREATE INDEX actions_by_channel ON actions (channel, seq);
+	envelope BLOB NOT NULL,
+	PRIMARY KEY (channel, seq)
+) WITHOUT ROWID;
 
 CREATE TABLE turns (
 	chat    TEXT NOT NULL,

@@ -232,7 +232,10 @@ func (w *batchWriter) exec(query string, args ...any) {
 		}
 		w.stmts[query] = st
 	}
-	_, w.err = st.ExecContext(w.ctx, args...)
+	// Statements run without the context: a cancellable one costs a
+	// goroutine per statement in the driver, and the transaction already
+	// ends with the context.
+	_, w.err = st.Exec(args...)
 }
 
 func (w *batchWriter) apply(op store.Op) {
