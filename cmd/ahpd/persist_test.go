@@ -26,14 +26,11 @@ import (
 )
 
 // init keeps the package's tests away from the user's data directory:
-// runs without --data-dir use a temporary XDG data home. (TestMain belongs
-// to agents_test.go.)
+// runs without --data-dir use a data home of this process under the
+// temporary directory, created only if a test uses it. (TestMain belongs to
+// agents_test.go.)
 func init() {
-	dir, err := os.MkdirTemp("", "ahpd-test-xdg-")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("XDG_DATA_HOME", dir)
+	os.Setenv("XDG_DATA_HOME", filepath.Join(os.TempDir(), fmt.Sprintf("ahpd-test-data-%d", os.Getpid())))
 }
 
 func TestStoreFlags(t *testing.T) {
