@@ -44,11 +44,15 @@ type spyStore struct {
 	turnsRead atomic.Int64 // turns returned by LoadSession and Turns
 	failing   atomic.Bool
 	failSeq   error
+	stall     atomic.Pointer[chan struct{}] // when set, writes wait until it is closed
 }
 
 func (s *spyStore) Write(ctx context.Context, b store.Batch) error {
 	if s.failing.Load() {
 		return fmt.Errorf("spy store: %w", store.ErrFull)
+	}
+	if ch := s.stall.Load(); ch != nil {
+		<-*ch
 	}
 	return s.Store.Write(ctx, b)
 }
@@ -457,6 +461,49 @@ func TestStoreFailure(t *testing.T) {
 	want := map[string]string{uri: "while failing", protocol.SessionURI("after"): "New Session"}
 	if d := cmp.Diff(want, titles); d != "" {
 		t.Fatalf("sessions after recovery and restart (-want +got):\n%s", d)
+	}
+}
+
+// TestStalledStore: when the store stops answering, the host refuses new
+// work once a change has waited MaxSaveDelay, which bounds what a crash
+// could lose; it takes work again once the store catches up.
+func TestStalledStore(t *testing.T) {
+	mem := store.NewMemory()
+	spy := &spyStore{Store: mem}
+	th := startHost(t, &host.Options{Store: spy, MaxSaveDelay: 100 * time.Millisecond})
+	c := th.dial(t, "a")
+	c.initialize()
+	uri, _ := c.newSession("stall")
+	c.subscribe(uri)
+
+	stall := make(chan struct{})
+	spy.stall.Store(&stall)
+	c.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
+	c.waitFor("title", hasType("session/titleChanged"))
+	time.Sleep(150 * time.Millisecond)
+	err := c.call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
+		t.Fatalf("createSession while the store stalls: %v", err)
+	}
+	close(stall)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := th.h.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
+	th.h.Crash()
+
+	th2 := startHost(t, &host.Options{Store: mem})
+	c2 := th2.dial(t, "b")
+	c2.initialize()
+	titles := map[string]string{}
+	for _, s := range list(c2) {
+		titles[s.Resource] = s.Title
+	}
+	want := map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"}
+	if d := cmp.Diff(want, titles); d != "" {
+		t.Fatalf("sessions after the stall and a crash (-want +got):\n%s", d)
 	}
 }
 
