@@ -147,12 +147,12 @@ func (j *journal) run() {
 	defer close(j.done)
 	for {
 		j.mu.Lock()
-		for len(j.ops) == 0 && j.queued == j.durable && !j.stopping {
+		for len(j.ops) == 0 && j.queued <= j.durable && !j.stopping {
 			j.mu.Unlock()
 			<-j.wake
 			j.mu.Lock()
 		}
-		if len(j.ops) == 0 && j.queued == j.durable {
+		if len(j.ops) == 0 && j.queued <= j.durable {
 			j.mu.Unlock()
 			return // stopping, and everything is written
 		}
@@ -206,7 +206,7 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 		}
 		j.log.Error("saving changes failed; retrying (new work is refused meanwhile)", "changes", len(batch), "attempt", attempt+1, "err", err)
 		select {
-		case <-time.After(min(50*time.Millisecond<<attempt, 2*time.Second)):
+		case <-time.After(min(50*time.Millisecond<<min(attempt, 6), 2*time.Second)):
 		case <-j.ctx.Done():
 		}
 	}
@@ -218,7 +218,7 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 	if j.err != nil {
 		j.log.Info("saving changes works again")
 	}
-	j.durable, j.err, j.inflight = upTo, nil, time.Time{}
+	j.durable, j.err, j.inflight = max(j.durable, upTo), nil, time.Time{}
 	j.stats.Batches++
 	j.stats.Ops += int64(len(batch))
 	if !since.IsZero() {
