@@ -308,11 +308,9 @@ func (c *conn) fetchTurns(req *jsonrpc.Request) error {
 	if err != nil {
 		return rpcError(protocol.CodeInternalError, "fetchTurns: %v", err)
 	}
-	if err := req.Reply(&protocol.FetchTurnsResult{}, nil); err != nil {
-		return err
-	}
-	// The page goes to this client alone, after the reply: other clients
-	// and the host's own state already hold these turns.
+	// The schema asks for the page before the reply. It goes to this
+	// client alone: other clients and the host's own state may already
+	// hold these turns, and each client's window is its own.
 	c.sendLocked(h.privateEnvelope(ch.uri, action, nil, ""))
-	return nil
+	return req.Reply(&protocol.FetchTurnsResult{}, nil)
 }

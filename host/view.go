@@ -79,10 +79,16 @@ func parseTurnsCursor(cursor *string) (int64, error) {
 // turnsPageLocked returns the chat/turnsLoaded action holding the page of
 // turns that precede the cursor, and the cursor of the page before it.
 // Turns below the window come from the store.
+//
+// Without a cursor the page is the one just before the turns the host holds
+// in memory, which is what a client that subscribed without a view has.
 func (h *Host) turnsPageLocked(ch *channel, cursor *string) (*protocol.ChatTurnsLoadedAction, error) {
-	end, err := parseTurnsCursor(cursor)
-	if err != nil {
-		return nil, err
+	end := ch.turnBase
+	if cursor != nil {
+		var err error
+		if end, err = parseTurnsCursor(cursor); err != nil {
+			return nil, err
+		}
 	}
 	cs := ch.state.(*protocol.ChatState)
 	end = min(end, ch.turnBase+int64(len(cs.Turns)))
