@@ -65,14 +65,21 @@ func decodeWith(unmarshal func([]byte, any) error) (*delta, error) {
 	return &d, nil
 }
 
+// decodeGenerated decodes the way the client does: message, envelope and
+// action in one pass.
 func decodeGenerated() (*protocol.ChatDeltaAction, error) {
-	msg, err := protocol.DecodeMessage(notification)
+	_, decoded, err := protocol.DecodeMessageWith(notification, func(method string) any {
+		if method == "action" {
+			return new(protocol.ActionEnvelope)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	var env protocol.ActionEnvelope
-	if err := protocol.Unmarshal(msg.Notification.Params, &env); err != nil {
-		return nil, err
+	env, ok := decoded.(*protocol.ActionEnvelope)
+	if !ok {
+		return nil, errors.New("params not decoded")
 	}
 	d, ok := env.Action.(*protocol.ChatDeltaAction)
 	if !ok {

@@ -1,6 +1,6 @@
 module github.com/ahp-go/ahp/internal/jsonbench
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/ahp-go/ahp v0.0.0
@@ -21,7 +21,7 @@ require (
 	github.com/segmentio/asm v1.1.3 // indirect
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	golang.org/x/arch v0.0.0-20210923205945-b76863e36670 // indirect
-	golang.org/x/sys v0.22.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )
 
 replace github.com/ahp-go/ahp => ../..
