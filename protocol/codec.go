@@ -81,21 +81,35 @@ func unmarshalWith(data []byte, fn func(*jsontext.Decoder) error) error {
 	return json.Unmarshal(data, &f)
 }
 
-// decodeObject reads a JSON object into x. null leaves x as it is.
-func decodeObject(dec *jsontext.Decoder, typ string, x memberDecoder) error {
+// open reads the start of a JSON object or array (want is '{' or '['). It
+// reports null when the value is null instead, which it consumes.
+func open(dec *jsontext.Decoder, want jsontext.Kind) (null bool, err error) {
 	switch k := dec.PeekKind(); k {
 	case 'n':
 		_, err := dec.ReadToken()
-		return err
-	case '{':
-	case 0:
+		return true, err
+	case want:
 		_, err := dec.ReadToken()
-		return err
+		return false, err
 	default:
-		return fmt.Errorf("protocol: %s: want a JSON object, got %v", typ, k)
+		if _, err := dec.ReadToken(); err != nil {
+			return false, err
+		}
+		what := "an object"
+		if want == '[' {
+			what = "an array"
+		}
+		return false, fmt.Errorf("want a JSON %s, got %v", what, k)
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
+}
+
+// decodeObject reads a JSON object into x. null leaves x as it is.
+func decodeObject(dec *jsontext.Decoder, typ string, x memberDecoder) error {
+	if null, err := open(dec, '{'); null || err != nil {
+		if err != nil {
+			return fmt.Errorf("protocol: %s: %w", typ, err)
+		}
+		return nil
 	}
 	for dec.PeekKind() != '}' {
 		name, err := readName(dec)
@@ -262,18 +276,7 @@ func readPtr[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)
 // readSlice decodes an array. null gives nil and [] gives an empty,
 // non-nil slice so that the two stay apart when encoded again.
 func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) ([]T, error) {
-	switch k := dec.PeekKind(); k {
-	case 'n':
-		_, err := dec.ReadToken()
-		return nil, err
-	case '[':
-	default:
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("want a JSON array, got %v", k)
-	}
-	if _, err := dec.ReadToken(); err != nil {
+	if null, err := open(dec, '['); null || err != nil {
 		return nil, err
 	}
 	out := []T{}
@@ -290,18 +293,7 @@ func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, erro
 
 // readMap decodes an object of values of one type.
 func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (map[string]T, error) {
-	switch k := dec.PeekKind(); k {
-	case 'n':
-		_, err := dec.ReadToken()
-		return nil, err
-	case '{':
-	default:
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("want a JSON object, got %v", k)
-	}
-	if _, err := dec.ReadToken(); err != nil {
+	if null, err := open(dec, '{'); null || err != nil {
 		return nil, err
 	}
 	out := map[string]T{}
@@ -333,19 +325,11 @@ type bufferedMember struct {
 // the variant once it is known. An unknown tag yields *Unknown holding the
 // object. null yields nil.
 func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) unionMember) (any, error) {
-	switch k := dec.PeekKind(); k {
-	case 'n':
-		_, err := dec.ReadToken()
-		return nil, err
-	case '{':
-	default:
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, err
+	if null, err := open(dec, '{'); null || err != nil {
+		if err != nil {
+			return nil, fmt.Errorf("protocol: %s: %w", typ, err)
 		}
-		return nil, fmt.Errorf("protocol: %s: want a JSON object, got %v", typ, k)
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, err
+		return nil, nil
 	}
 	var before []bufferedMember
 	for dec.PeekKind() != '}' {
