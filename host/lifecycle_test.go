@@ -1,9 +1,16 @@
 package host_test
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -52,5 +59,37 @@ func TestShutdownEndsRunningTurns(t *testing.T) {
 	case <-c.rpc.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("connection not closed on shutdown")
+	}
+}
+
+// TestWebSocketUpgradeChecks covers the token and the browser origin check
+// at the upgrade.
+func TestWebSocketUpgradeChecks(t *testing.T) {
+	th := startHost(t, nil)
+	srv := httptest.NewServer(th.h.WebSocketHandler(&host.WebSocketOptions{Token: "s3cret", OriginPatterns: []string{"app.example"}}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		ok     bool
+	}{
+		{"no token", nil, false},
+		{"wrong token", http.Header{"Authorization": {"Bearer nope"}}, false},
+		{"token", http.Header{"Authorization": {"Bearer s3cret"}}, true},
+		{"cross-origin browser", http.Header{"Authorization": {"Bearer s3cret"}, "Origin": {"https://evil.example"}}, false},
+		{"allowed origin", http.Header{"Authorization": {"Bearer s3cret"}, "Origin": {"https://app.example"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: tc.header})
+			if (err == nil) != tc.ok {
+				t.Fatalf("dial: %v (status %v)", err, resp)
+			}
+			if ws != nil {
+				ws.CloseNow()
+			}
+		})
 	}
 }
