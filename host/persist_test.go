@@ -451,16 +451,22 @@ func TestStoreFailure(t *testing.T) {
 	c.must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("after")}, nil)
 	th.h.Close()
 
-	th2 := startHost(t, &host.Options{Store: mem})
-	c2 := th2.dial(t, "b")
-	c2.initialize()
+	wantTitlesAfterRestart(t, mem, map[string]string{uri: "while failing", protocol.SessionURI("after"): "New Session"})
+}
+
+// wantTitlesAfterRestart starts a new host on st and checks the titles of
+// the sessions it lists.
+func wantTitlesAfterRestart(t *testing.T, st store.Store, want map[string]string) {
+	t.Helper()
+	th := startHost(t, &host.Options{Store: st})
+	c := th.dial(t, "b")
+	c.initialize()
 	titles := map[string]string{}
-	for _, s := range list(c2) {
+	for _, s := range list(c) {
 		titles[s.Resource] = s.Title
 	}
-	want := map[string]string{uri: "while failing", protocol.SessionURI("after"): "New Session"}
 	if d := cmp.Diff(want, titles); d != "" {
-		t.Fatalf("sessions after recovery and restart (-want +got):\n%s", d)
+		t.Fatalf("sessions after a restart (-want +got):\n%s", d)
 	}
 }
 
@@ -494,17 +500,7 @@ func TestStalledStore(t *testing.T) {
 	c.must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
 	th.h.Crash()
 
-	th2 := startHost(t, &host.Options{Store: mem})
-	c2 := th2.dial(t, "b")
-	c2.initialize()
-	titles := map[string]string{}
-	for _, s := range list(c2) {
-		titles[s.Resource] = s.Title
-	}
-	want := map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"}
-	if d := cmp.Diff(want, titles); d != "" {
-		t.Fatalf("sessions after the stall and a crash (-want +got):\n%s", d)
-	}
+	wantTitlesAfterRestart(t, mem, map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"})
 }
 
 // TestTruncateBeyondWindow truncates to a turn that is only in the store:
