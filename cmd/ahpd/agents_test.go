@@ -96,28 +96,7 @@ func TestAgentFlagsAndFile(t *testing.T) {
 // binary playing the scripted agent) and drives a turn from two clients.
 func TestRunACPAgent(t *testing.T) {
 	t.Setenv(agentEnv, "1")
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--log-level", "error", "--store", "memory",
-			"--agent", "test=" + os.Args[0] + " -test.run=^$"}, pw, io.Discard)
-		pw.Close()
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			t.Error("ahpd did not stop")
-		}
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := strings.TrimPrefix(strings.TrimSpace(line), "ahpd listening on ")
-	go io.Copy(io.Discard, pr)
+	url := runAhpd(t, "--store", "memory", "--agent", "test="+os.Args[0]+" -test.run=^$")
 
 	a := dialClient(t, url, "a")
 	b := dialClient(t, url, "b")
@@ -262,28 +241,7 @@ func TestRunTypeScriptExampleAgent(t *testing.T) {
 	if _, err := os.Stat(script); err != nil {
 		t.Fatalf("the TypeScript ACP SDK example agent is missing (%v): npm install --prefix .cache/acp-sdk @agentclientprotocol/sdk@1.9.0", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--log-level", "error", "--store", "memory",
-			"--agent", "example=" + node + " '" + script + "'"}, pw, io.Discard)
-		pw.Close()
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			t.Error("ahpd did not stop")
-		}
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := strings.TrimPrefix(strings.TrimSpace(line), "ahpd listening on ")
-	go io.Copy(io.Discard, pr)
+	url := runAhpd(t, "--store", "memory", "--agent", "example="+node+" '"+script+"'")
 
 	a := dialClient(t, url, "a")
 	b := dialClient(t, url, "b")
@@ -340,4 +298,31 @@ func TestRunTypeScriptExampleAgent(t *testing.T) {
 		x, ok := e.Action.(*protocol.ChatActivityChangedAction)
 		return ok && x.Activity == nil
 	})
+}
+
+// runAhpd runs ahpd in-process on a free loopback port with args, returns
+// the URL it printed, and stops it when the test ends.
+func runAhpd(t *testing.T, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"--listen", "127.0.0.1:0", "--log-level", "error"}, args...), pw, io.Discard)
+		pw.Close()
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("ahpd did not stop")
+		}
+	})
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, pr)
+	return strings.TrimPrefix(strings.TrimSpace(line), "ahpd listening on ")
 }
