@@ -93,3 +93,30 @@ func TestWebSocketUpgradeChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionGating checks that a connection is only sent actions its
+// negotiated version knows (versioning.md, forward compatibility):
+// session/workingDirectorySet came in 0.7.0, so a 0.6.0 client does not
+// see it, while a 0.8.0 client does.
+func TestVersionGating(t *testing.T) {
+	th := startHost(t, nil)
+	newer, older := th.dial(t, "newer"), th.dial(t, "older")
+	newer.initialize()
+	var res protocol.InitializeResult
+	older.must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.6.0"}, ClientID: "older"}, &res)
+	if res.ProtocolVersion != "0.6.0" {
+		t.Fatalf("negotiated %s", res.ProtocolVersion)
+	}
+	uri, _ := newer.newSession("gated")
+	older.subscribe(uri)
+	newer.dispatch(uri, &protocol.SessionWorkingDirectorySetAction{Directory: "file:///tmp"})
+	newer.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "after"})
+	newer.waitFor("both actions", hasType("session/titleChanged"))
+	if !hasType("session/workingDirectorySet")(newer.waitFor("", hasType("session/titleChanged"))) {
+		t.Fatal("the 0.8.0 client did not get session/workingDirectorySet")
+	}
+	envs := older.waitFor("title", hasType("session/titleChanged"))
+	if hasType("session/workingDirectorySet")(envs) {
+		t.Fatal("the 0.6.0 client was sent an action introduced in 0.7.0")
+	}
+}
