@@ -15,14 +15,13 @@ func TestReplyBeforeLaterWrites(t *testing.T) {
 	for _, tk := range transports {
 		t.Run(tk.name, func(t *testing.T) {
 			got := make(chan string, 4)
+			notified := make(chan error, 1)
 			server := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 				if err := req.Reply("early", nil); err != nil {
 					return nil, err
 				}
 				req.Reply("twice", nil) // ignored
-				if err := req.Conn().Notify(ctx, "after", nil); err != nil {
-					t.Error(err)
-				}
+				notified <- req.Conn().Notify(ctx, "after", nil)
 				return "late", nil // ignored
 			})
 			client := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -36,6 +35,9 @@ func TestReplyBeforeLaterWrites(t *testing.T) {
 			}
 			if res != "early" {
 				t.Fatalf("result %q, want the early reply", res)
+			}
+			if err := <-notified; err != nil {
+				t.Fatalf("notify after the reply: %v", err)
 			}
 			if n := <-got; n != "notification after" {
 				t.Fatalf("got %q", n)
