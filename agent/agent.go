@@ -39,6 +39,10 @@ type OpenRequest struct {
 	WorkingDirectory string
 	// Params are the createSession parameters as the client sent them.
 	Params *protocol.CreateSessionParams
+	// Resume holds what the session passed to Host.Remember before the
+	// host restarted; nil for a new session. An agent uses it to pick up
+	// its own conversation again (an ACP session id, say).
+	Resume map[string]string
 }
 
 // Host is what a session uses to act on its channels. Its methods are safe
@@ -51,6 +55,12 @@ type Host interface {
 	// ChatState returns the current state of one of the session's chats,
 	// or nil when it does not exist. The value must not be modified.
 	ChatState(chat string) *protocol.ChatState
+	// Remember keeps a small value with the session, saved with it and
+	// handed back in OpenRequest.Resume when the session is opened again
+	// after a host restart. An empty value forgets the key. Clients can
+	// see these values in the session summary's _meta, so they must not
+	// be secrets.
+	Remember(key, value string)
 }
 
 // Event is something that happened on one of a session's channels that the

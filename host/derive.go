@@ -3,6 +3,8 @@ package host
 import (
 	"slices"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
 )
@@ -192,7 +194,37 @@ func (h *Host) summaryLocked(s *session) protocol.SessionSummary {
 		Annotations:        st.Annotations,
 		CreatedAt:          s.createdAt,
 		ModifiedAt:         modified,
+		Meta:               memoMeta(s.memo),
 	}
+}
+
+// memoKey is the _meta key of a session summary under which the host keeps
+// what the session's agent asked it to remember.
+const memoKey = "ahp-go/agent"
+
+// memoMeta encodes an agent's memo as summary _meta; nil when empty.
+func memoMeta(memo map[string]string) map[string]jsontext.Value {
+	if len(memo) == 0 {
+		return nil
+	}
+	data, err := protocol.Marshal(memo)
+	if err != nil {
+		return nil
+	}
+	return map[string]jsontext.Value{memoKey: data}
+}
+
+// memoOf decodes an agent's memo from summary _meta.
+func memoOf(meta map[string]jsontext.Value) map[string]string {
+	raw, ok := meta[memoKey]
+	if !ok {
+		return nil
+	}
+	var memo map[string]string
+	if protocol.Unmarshal(raw, &memo) != nil {
+		return nil
+	}
+	return memo
 }
 
 // syncSessionSummaryLocked announces changes of a session's catalog entry

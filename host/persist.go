@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -79,6 +80,7 @@ func (h *Host) open() error {
 				createdAt:  sum.CreatedAt,
 				modifiedAt: sum.ModifiedAt,
 				summary:    sum,
+				memo:       memoOf(sum.Meta),
 				chatURIs:   e.Chats,
 				running:    e.Running,
 			}
@@ -182,7 +184,7 @@ func (h *Host) loadSessionLocked(s *session) error {
 			Message:   fmt.Sprintf("the agent provider %q is not available on this host", s.provider),
 		}}, nil)
 	default:
-		req := agent.OpenRequest{Session: s.uri, Params: &protocol.CreateSessionParams{
+		req := agent.OpenRequest{Session: s.uri, Resume: maps.Clone(s.memo), Params: &protocol.CreateSessionParams{
 			Channel:            s.uri,
 			Provider:           protocol.Ptr(s.provider),
 			WorkingDirectories: st.WorkingDirectories,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
@@ -661,6 +662,61 @@ func TestSaveLag(t *testing.T) {
 		t.Logf("%d changes in %d batches, longest wait to be saved %v", ops, batches, lag)
 		if lag > host.DefaultMaxSaveDelay {
 			t.Fatalf("a change waited %v to be saved, more than the %v the host allows", lag, host.DefaultMaxSaveDelay)
+		}
+	})
+}
+
+// memoBackend remembers a value on open and records the Resume it got.
+type memoBackend struct {
+	resumes chan map[string]string
+}
+
+func (b *memoBackend) Info() protocol.AgentInfo {
+	return protocol.AgentInfo{Provider: "memo", DisplayName: "Memo", Models: []protocol.SessionModelInfo{}}
+}
+func (b *memoBackend) Close() error { return nil }
+func (b *memoBackend) Open(_ context.Context, req agent.OpenRequest, h agent.Host) (agent.Session, error) {
+	b.resumes <- req.Resume
+	h.Remember("conversation", "c-42")
+	return memoSession{}, nil
+}
+
+type memoSession struct{}
+
+func (memoSession) Handle(agent.Event) {}
+func (memoSession) Close() error       { return nil }
+
+// TestAgentMemoSurvivesRestart checks that what an agent asks the host to
+// remember comes back in OpenRequest.Resume when the session reopens after
+// a restart.
+func TestAgentMemoSurvivesRestart(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		b := &memoBackend{resumes: make(chan map[string]string, 2)}
+		th := startHost(t, &host.Options{Store: st, Agents: []agent.Backend{b}})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, _ := c.newSession("memo")
+		if r := <-b.resumes; r != nil {
+			t.Fatalf("a new session got Resume %v", r)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := th.h.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		th.h.Close()
+
+		th2 := startHost(t, &host.Options{Store: st, Agents: []agent.Backend{b}})
+		c2 := th2.dial(t, "b")
+		c2.initialize()
+		c2.subscribe(uri)
+		select {
+		case r := <-b.resumes:
+			if r["conversation"] != "c-42" {
+				t.Fatalf("Resume after restart %v", r)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the session was not reopened")
 		}
 	})
 }

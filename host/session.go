@@ -30,6 +30,7 @@ type session struct {
 	createdAt  string
 	modifiedAt string
 	summary    protocol.SessionSummary // as last announced on the root channel
+	memo       map[string]string       // what the agent asked to keep (agent.Host.Remember)
 	chatURIs   []string                // the session's chats, in creation order
 	running    bool                    // a turn runs in one of its chats, as last stored
 
@@ -140,6 +141,28 @@ type agentHost struct {
 
 func (ah agentHost) Dispatch(channel string, a protocol.StateAction) error {
 	return ah.h.dispatchServer(ah.s, channel, a)
+}
+
+// Remember keeps a value for the session's agent in the session's catalog
+// entry, where it survives restarts.
+func (ah agentHost) Remember(key, value string) {
+	h := ah.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := ah.s
+	if h.closed || h.sessions[s.uri] != s || s.memo[key] == value {
+		return
+	}
+	if value == "" {
+		delete(s.memo, key)
+	} else {
+		if s.memo == nil {
+			s.memo = map[string]string{}
+		}
+		s.memo[key] = value
+	}
+	s.summary.Meta = memoMeta(s.memo)
+	h.syncCatalogLocked(s, true)
 }
 
 func (ah agentHost) ChatState(chat string) *protocol.ChatState {

@@ -55,6 +55,9 @@ type session struct {
 	// early holds session-level updates for ACP sessions not registered
 	// yet: an agent may send them before it answers session/new.
 	early map[acpKey][]*acpsdk.SessionNotification
+	// resume maps chat URIs to the ACP sessions they had before a host
+	// restart (agent.OpenRequest.Resume).
+	resume map[string]string
 }
 
 // maxEarly bounds the updates kept for a session not registered yet.
@@ -101,7 +104,8 @@ func newSession(b *Backend, req agent.OpenRequest, host agent.Host, dir string) 
 		warned:      map[string]bool{},
 		early:       map[acpKey][]*acpsdk.SessionNotification{},
 	}
-	s.chats[req.Chat] = &chat{uri: req.Chat}
+	s.resume = req.Resume
+	s.chats[req.Chat] = &chat{uri: req.Chat, acpID: acpsdk.SessionId(req.Resume[req.Chat])}
 	return s
 }
 
@@ -176,7 +180,9 @@ func (s *session) Close() error {
 func (s *session) chatLocked(uri string) *chat {
 	c := s.chats[uri]
 	if c == nil {
-		c = &chat{uri: uri}
+		// A chat of a session reopened after a host restart starts from the
+		// ACP session it had, which ensureACPSession reloads when it can.
+		c = &chat{uri: uri, acpID: acpsdk.SessionId(s.resume[uri])}
 		s.chats[uri] = c
 	}
 	return c
@@ -354,6 +360,7 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 		if err == nil {
 			s.sessionOpenedLocked(c, p, old, res.Models, res.Modes)
 			s.mu.Unlock()
+			s.host.Remember(c.uri, string(old))
 			return old, nil
 		}
 		delete(s.byACP, acpKey{p.gen, old})
@@ -367,6 +374,8 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 	s.mu.Lock()
 	s.sessionOpenedLocked(c, p, res.SessionId, res.Models, res.Modes)
 	s.mu.Unlock()
+	// Kept with the session so that a host restart can reload it.
+	s.host.Remember(c.uri, string(res.SessionId))
 	return res.SessionId, nil
 }
 

@@ -40,6 +40,8 @@ func (h *fakeHost) ChatState(string) *protocol.ChatState {
 	return h.chat
 }
 
+func (h *fakeHost) Remember(string, string) {}
+
 // apply applies a client action and hands it to the agent, as the host does.
 func (h *fakeHost) apply(s agent.Session, a protocol.StateAction) {
 	h.mu.Lock()

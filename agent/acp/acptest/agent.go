@@ -33,7 +33,11 @@
 //	commands             an available_commands_update
 //	unknown              an update whose kind the SDK does not know
 //	stop REASON          answer with that stop reason
+//	whoami               says "session ID" with the ACP session id
 //
+// With LoadSessionEnv set to "1" in its environment the agent also
+// advertises session/load: it then accepts any session id, as if it had
+// kept that session from an earlier run.
 // Sessions advertise two modes ("ask", "code") and two models ("small",
 // "large"); set_mode and set_model are recorded and echoed by "state".
 package acptest
@@ -60,10 +64,14 @@ const (
 	Version = "1.0.0"
 )
 
+// LoadSessionEnv names the environment variable that makes the agent
+// advertise session/load.
+const LoadSessionEnv = "ACPTEST_LOAD_SESSION"
+
 // Serve runs the agent over r (its stdin) and w (its stdout) until r ends.
 func Serve(r io.Reader, w io.Writer) error {
 	lw := &lineWriter{w: w}
-	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}}
+	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}, canLoad: os.Getenv(LoadSessionEnv) == "1"}
 	a.conn = acpsdk.NewAgentSideConnection(a, lw, r)
 	<-a.conn.Done()
 	return nil
@@ -84,6 +92,8 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 type agent struct {
 	conn *acpsdk.AgentSideConnection
 	out  *lineWriter
+
+	canLoad bool // advertise session/load
 
 	mu       sync.Mutex
 	next     int
@@ -115,6 +125,7 @@ func (a *agent) Initialize(_ context.Context, _ acpsdk.InitializeRequest) (acpsd
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		AgentInfo:       &acpsdk.Implementation{Name: Name, Title: acpsdk.Ptr("ACP test agent"), Version: Version},
 		AgentCapabilities: acpsdk.AgentCapabilities{
+			LoadSession:        a.canLoad,
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 		},
 		AuthMethods: []acpsdk.AuthMethod{},
@@ -128,7 +139,8 @@ func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsd
 func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
 	a.mu.Lock()
 	a.next++
-	id := acpsdk.SessionId("sess-" + strconv.Itoa(a.next))
+	// The process id keeps ids apart across restarts of the agent.
+	id := acpsdk.SessionId("sess-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(a.next))
 	a.sessions[id] = &session{id: id, cwd: p.Cwd, mode: "ask", model: "small", cancel: make(chan struct{})}
 	a.mu.Unlock()
 	// Some agents announce their commands before answering.
@@ -150,6 +162,20 @@ func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsd
 			{ModelId: "large", Name: "Large", Description: acpsdk.Ptr("The big one")},
 		}},
 	}, nil
+}
+
+// LoadSession takes up a session of an earlier run of the agent. This
+// agent keeps nothing between runs, so it only registers the id again.
+func (a *agent) LoadSession(_ context.Context, p acpsdk.LoadSessionRequest) (acpsdk.LoadSessionResponse, error) {
+	if !a.canLoad {
+		return acpsdk.LoadSessionResponse{}, errors.New("session/load is not supported")
+	}
+	a.mu.Lock()
+	if a.sessions[p.SessionId] == nil {
+		a.sessions[p.SessionId] = &session{id: p.SessionId, cwd: p.Cwd, mode: "ask", model: "small", cancel: make(chan struct{})}
+	}
+	a.mu.Unlock()
+	return acpsdk.LoadSessionResponse{}, nil
 }
 
 func (a *agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest) (acpsdk.SetSessionModeResponse, error) {
@@ -275,7 +301,7 @@ var commands = map[string]bool{
 	"say": true, "words": true, "think": true, "tool": true, "tool-first": true, "autotool": true,
 	"read": true, "write": true, "slow": true, "hang": true, "crash": true, "child": true,
 	"plan": true, "usage": true, "title": true, "mode": true, "commands": true, "unknown": true,
-	"stop": true, "state": true,
+	"stop": true, "state": true, "whoami": true,
 }
 
 func (r *run) play(text string) {
@@ -377,6 +403,8 @@ func (r *run) command(cmd, arg string) {
 		}
 	case "stop":
 		r.stop = acpsdk.StopReason(arg)
+	case "whoami":
+		r.say("session " + string(r.s.id))
 	case "state":
 		r.s.mu.Lock()
 		msg := fmt.Sprintf("mode=%s model=%s cwd=%s", r.s.mode, r.s.model, r.s.cwd)
