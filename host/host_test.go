@@ -37,13 +37,13 @@ func TestNegotiation(t *testing.T) {
 		t.Run(strings.Join(tc.offered, ","), func(t *testing.T) {
 			c := th.dial(t, "neg")
 			var res protocol.InitializeResult
-			err := c.call("initialize", &protocol.InitializeParams{ProtocolVersions: tc.offered, ClientID: "neg"}, &res)
+			err := c.Call("initialize", &protocol.InitializeParams{ProtocolVersions: tc.offered, ClientID: "neg"}, &res)
 			if tc.code != 0 {
 				if rpcCode(err) != tc.code {
 					t.Fatalf("got %v, want code %d", err, tc.code)
 				}
 				select {
-				case <-c.rpc.Done():
+				case <-c.RPC.Done():
 				case <-time.After(5 * time.Second):
 					t.Fatal("connection not closed after an unsupported version")
 				}
@@ -63,21 +63,21 @@ func TestRequestsBeforeInitialize(t *testing.T) {
 	th := startHost(t, nil)
 	c := th.dial(t, "early")
 	// transport.md: ping works whether or not the client has initialized.
-	if err := c.call("ping", nil, nil); err != nil {
+	if err := c.Call("ping", nil, nil); err != nil {
 		t.Fatalf("ping: %v", err)
 	}
-	err := c.call("listSessions", &protocol.ListSessionsParams{}, nil)
+	err := c.Call("listSessions", &protocol.ListSessionsParams{}, nil)
 	if rpcCode(err) != protocol.CodeInvalidRequest {
 		t.Fatalf("listSessions before initialize: %v", err)
 	}
 	c.initialize()
-	if err := c.call("listSessions", &protocol.ListSessionsParams{}, nil); err != nil {
+	if err := c.Call("listSessions", &protocol.ListSessionsParams{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if rpcCode(c.call("noSuchMethod", nil, nil)) != protocol.CodeMethodNotFound {
+	if rpcCode(c.Call("noSuchMethod", nil, nil)) != protocol.CodeMethodNotFound {
 		t.Fatal("unknown method not reported as -32601")
 	}
-	if rpcCode(c.call("subscribe", map[string]any{"channel": 42}, nil)) != protocol.CodeInvalidParams {
+	if rpcCode(c.Call("subscribe", map[string]any{"channel": 42}, nil)) != protocol.CodeInvalidParams {
 		t.Fatal("bad params not reported as -32602")
 	}
 }
@@ -94,22 +94,22 @@ func TestSessionLifecycleAndCatalog(t *testing.T) {
 		t.Fatalf("agents %+v", root.Agents)
 	}
 	uri, chat := a.newSession("s1")
-	a.waitNotification("root/sessionAdded")
+	a.WaitNotification("root/sessionAdded")
 	if chat == "" {
 		t.Fatal("no default chat")
 	}
-	err := a.call("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
+	err := a.Call("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
 	if rpcCode(err) != int64(protocol.AhpErrorCodeSessionAlreadyExists) {
 		t.Fatalf("second createSession: %v", err)
 	}
-	err = a.call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("s2"), Provider: protocol.Ptr("nope")}, nil)
+	err = a.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("s2"), Provider: protocol.Ptr("nope")}, nil)
 	if rpcCode(err) != int64(protocol.AhpErrorCodeProviderNotFound) {
 		t.Fatalf("unknown provider: %v", err)
 	}
-	a.must("disposeSession", &protocol.DisposeSessionParams{Channel: uri}, nil)
-	a.waitNotification("root/sessionRemoved")
+	a.Must("disposeSession", &protocol.DisposeSessionParams{Channel: uri}, nil)
+	a.WaitNotification("root/sessionRemoved")
 	var list protocol.ListSessionsResult
-	a.must("listSessions", &protocol.ListSessionsParams{}, &list)
+	a.Must("listSessions", &protocol.ListSessionsParams{}, &list)
 	if len(list.Items) != 0 {
 		t.Fatalf("disposed session still listed: %+v", list.Items)
 	}
@@ -123,17 +123,17 @@ func TestTurnSeenByEverySubscriber(t *testing.T) {
 	a.initialize()
 	b.initialize()
 	_, chat := a.newSession("turns")
-	snapA, snapB := a.subscribe(chat), b.subscribe(chat)
-	a.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(fixedClock()), Message: userMessage("hello there world")})
-	envsA := only(chat, a.waitFor("turn end", turnEnded))
-	envsB := only(chat, b.waitFor("turn end", turnEnded))
+	snapA, snapB := a.Subscribe(chat), b.Subscribe(chat)
+	a.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(fixedClock()), Message: userMessage("hello there world")})
+	envsA := only(chat, a.WaitFor("turn end", turnEnded))
+	envsB := only(chat, b.WaitFor("turn end", turnEnded))
 	if diff := cmp.Diff(encodeAll(t, envsA), encodeAll(t, envsB)); diff != "" {
 		t.Fatalf("subscribers saw different envelopes:\n%s", diff)
 	}
 	if o := envsA[0].Origin; o == nil || o.ClientID != "a" || o.ClientSeq != 1 {
 		t.Fatalf("echo origin %+v", o)
 	}
-	final := b.subscribe(chat)
+	final := b.Subscribe(chat)
 	for name, snap := range map[string]*protocol.Snapshot{"a": snapA, "b": snapB} {
 		got := encode(t, mirror(t, snap, envsA))
 		if diff := cmp.Diff(encode(t, final.State), got); diff != "" {
@@ -172,13 +172,13 @@ func TestRejectionsAndIgnoredChannels(t *testing.T) {
 	a.initialize()
 	b.initialize()
 	uri, chat := a.newSession("rej")
-	b.subscribe(chat)
-	a.subscribe(chat)
+	b.Subscribe(chat)
+	a.Subscribe(chat)
 
 	// chat-channel.md: turnCancelled with no active turn is rejected,
 	// echoed to the sender only.
-	a.dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: "none"})
-	envs := a.waitFor("rejection", func(envs []protocol.ActionEnvelope) bool {
+	a.Dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: "none"})
+	envs := a.WaitFor("rejection", func(envs []protocol.ActionEnvelope) bool {
 		for _, e := range envs {
 			if e.RejectionReason != nil {
 				return true
@@ -191,12 +191,12 @@ func TestRejectionsAndIgnoredChannels(t *testing.T) {
 		t.Fatalf("rejection echo %+v", rej)
 	}
 	// session-channel.md: a default chat outside the catalog is rejected.
-	a.dispatch(uri, &protocol.SessionDefaultChatChangedAction{DefaultChat: protocol.Ptr("ahp-chat:/nope")})
+	a.Dispatch(uri, &protocol.SessionDefaultChatChangedAction{DefaultChat: protocol.Ptr("ahp-chat:/nope")})
 	// An action on an unknown channel is ignored with no echo; a server
 	// action from a client is rejected.
-	a.dispatch("ahp-chat:/unknown", &protocol.ChatTurnCancelledAction{TurnID: "x"})
-	a.dispatch(chat, &protocol.ChatDeltaAction{TurnID: "t", PartID: "p", Content: "x"})
-	envs = a.waitFor("three rejections", func(envs []protocol.ActionEnvelope) bool {
+	a.Dispatch("ahp-chat:/unknown", &protocol.ChatTurnCancelledAction{TurnID: "x"})
+	a.Dispatch(chat, &protocol.ChatDeltaAction{TurnID: "t", PartID: "p", Content: "x"})
+	envs = a.WaitFor("three rejections", func(envs []protocol.ActionEnvelope) bool {
 		n := 0
 		for _, e := range envs {
 			if e.RejectionReason != nil {
@@ -211,19 +211,19 @@ func TestRejectionsAndIgnoredChannels(t *testing.T) {
 		}
 	}
 	// A tool call confirmation: the first answer wins.
-	a.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/tool ping")})
-	a.waitFor("tool ready", hasType("chat/toolCallReady"))
+	a.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/tool ping")})
+	a.WaitFor("tool ready", hasType("chat/toolCallReady"))
 	toolID := ""
-	for _, e := range a.waitFor("tool", hasType("chat/toolCallReady")) {
+	for _, e := range a.WaitFor("tool", hasType("chat/toolCallReady")) {
 		if r, ok := e.Action.(*protocol.ChatToolCallReadyAction); ok {
 			toolID = r.ToolCallID
 		}
 	}
-	b.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: "t1", ToolCallID: toolID, Approved: true})
-	a.waitFor("b's confirmation", hasType("chat/toolCallConfirmed"))
-	a.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: "t1", ToolCallID: toolID, Approved: false})
-	a.waitFor("turn end", turnEnded)
-	envs = a.waitFor("second confirmation rejected", func(envs []protocol.ActionEnvelope) bool {
+	b.Dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: "t1", ToolCallID: toolID, Approved: true})
+	a.WaitFor("b's confirmation", hasType("chat/toolCallConfirmed"))
+	a.Dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: "t1", ToolCallID: toolID, Approved: false})
+	a.WaitFor("turn end", turnEnded)
+	envs = a.WaitFor("second confirmation rejected", func(envs []protocol.ActionEnvelope) bool {
 		for _, e := range envs {
 			if c, ok := e.Action.(*protocol.ChatToolCallConfirmedAction); ok && !c.Approved && e.RejectionReason != nil {
 				return true
@@ -231,7 +231,7 @@ func TestRejectionsAndIgnoredChannels(t *testing.T) {
 		}
 		return false
 	})
-	for _, e := range b.waitFor("turn end", turnEnded) {
+	for _, e := range b.WaitFor("turn end", turnEnded) {
 		if e.RejectionReason != nil {
 			t.Fatalf("b received a's rejection: %+v", e)
 		}
@@ -245,14 +245,14 @@ func TestListSessionsPaging(t *testing.T) {
 	c.initialize()
 	const n = 7
 	for i := range n {
-		c.must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI(fmt.Sprintf("p%d", i))}, nil)
+		c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI(fmt.Sprintf("p%d", i))}, nil)
 		time.Sleep(2 * time.Millisecond)
 	}
 	var all []protocol.SessionSummary
 	var cursor *string
 	for pages := 0; ; pages++ {
 		var res protocol.ListSessionsResult
-		c.must("listSessions", &protocol.ListSessionsParams{Limit: protocol.Ptr[int64](3), Cursor: cursor}, &res)
+		c.Must("listSessions", &protocol.ListSessionsParams{Limit: protocol.Ptr[int64](3), Cursor: cursor}, &res)
 		if len(res.Items) > 3 {
 			t.Fatalf("page of %d items with limit 3", len(res.Items))
 		}
@@ -274,7 +274,7 @@ func TestListSessionsPaging(t *testing.T) {
 			t.Fatalf("not newest first: %s before %s", all[i-1].ModifiedAt, all[i].ModifiedAt)
 		}
 	}
-	if rpcCode(c.call("listSessions", &protocol.ListSessionsParams{Cursor: protocol.Ptr("garbage!")}, nil)) != protocol.CodeInvalidParams {
+	if rpcCode(c.Call("listSessions", &protocol.ListSessionsParams{Cursor: protocol.Ptr("garbage!")}, nil)) != protocol.CodeInvalidParams {
 		t.Fatal("bad cursor not rejected with -32602")
 	}
 }
@@ -284,21 +284,21 @@ func TestReconnect(t *testing.T) {
 	a := th.dial(t, "rc")
 	a.initialize()
 	uri, chat := a.newSession("rc")
-	snap := a.subscribe(chat)
+	snap := a.Subscribe(chat)
 	last := snap.FromSeq
-	a.rpc.Close()
+	a.RPC.Close()
 
 	// Another client runs a turn while a is away.
 	b := th.dial(t, "other")
 	b.initialize()
-	b.subscribe(chat)
-	b.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("one two")})
-	b.waitFor("turn end", turnEnded)
+	b.Subscribe(chat)
+	b.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("one two")})
+	b.WaitFor("turn end", turnEnded)
 
 	// lifecycle.md: replay of the missed envelopes, and missing channels.
 	a2 := th.dial(t, "rc")
 	var raw jsonValue
-	a2.must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat, "ahp-session:/gone"}}, &raw)
+	a2.Must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat, "ahp-session:/gone"}}, &raw)
 	res, err := protocol.UnmarshalReconnectResult(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -321,8 +321,8 @@ func TestReconnect(t *testing.T) {
 
 	// Past the replay log, fresh snapshots.
 	for i := range 40 {
-		b.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: fmt.Sprintf("x%d", i), StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("more")})
-		b.waitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
+		b.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: fmt.Sprintf("x%d", i), StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("more")})
+		b.WaitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
 			n := 0
 			for _, e := range envs {
 				if _, ok := e.Action.(*protocol.ChatTurnCompleteAction); ok {
@@ -333,7 +333,7 @@ func TestReconnect(t *testing.T) {
 		})
 	}
 	a3 := th.dial(t, "rc")
-	a3.must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{chat}}, &raw)
+	a3.Must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{chat}}, &raw)
 	res, err = protocol.UnmarshalReconnectResult(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +400,7 @@ func TestSlowConsumerDisconnected(t *testing.T) {
 	fast := th.dial(t, "fast")
 	fast.initialize()
 	_, chat := fast.newSession("slow")
-	fast.subscribe(chat)
+	fast.Subscribe(chat)
 
 	slow := &blockingTransport{in: make(chan []byte, 4), closed: make(chan struct{}), written: make(chan struct{}, 1)}
 	done := make(chan error, 1)
@@ -409,8 +409,8 @@ func TestSlowConsumerDisconnected(t *testing.T) {
 	<-slow.written
 
 	for i := range 5 {
-		fast.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: fmt.Sprintf("t%d", i), StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/slow 3")})
-		fast.waitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
+		fast.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: fmt.Sprintf("t%d", i), StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/slow 3")})
+		fast.WaitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
 			n := 0
 			for _, e := range envs {
 				if _, ok := e.Action.(*protocol.ChatTurnCompleteAction); ok {
@@ -464,7 +464,7 @@ func TestHostileFrames(t *testing.T) {
 	if _, _, err := ws.Read(ctx); err == nil {
 		t.Fatal("connection survived a 5 MiB frame over the 1 MiB limit")
 	}
-	if err := good.call("ping", nil, nil); err != nil {
+	if err := good.Call("ping", nil, nil); err != nil {
 		t.Fatalf("other connection harmed: %v", err)
 	}
 }

@@ -24,14 +24,14 @@ func TestActiveClientRemovedOnDisconnect(t *testing.T) {
 
 	tool := th.dial(t, "tool-client")
 	tool.initialize()
-	tool.dispatch(uri, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{ClientID: "tool-client", Tools: []protocol.ToolDefinition{}}})
-	watcher.waitFor("active client set", hasType("session/activeClientSet"))
-	tool.rpc.Close()
-	envs := watcher.waitFor("active client removed", hasType("session/activeClientRemoved"))
+	tool.Dispatch(uri, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{ClientID: "tool-client", Tools: []protocol.ToolDefinition{}}})
+	watcher.WaitFor("active client set", hasType("session/activeClientSet"))
+	tool.RPC.Close()
+	envs := watcher.WaitFor("active client removed", hasType("session/activeClientRemoved"))
 	if o := envs[len(envs)-1].Origin; o != nil {
 		t.Fatalf("removal should come from the host, got origin %+v", o)
 	}
-	st := watcher.subscribe(uri).State.(*protocol.SessionState)
+	st := watcher.Subscribe(uri).State.(*protocol.SessionState)
 	if len(st.ActiveClients) != 0 {
 		t.Fatalf("active clients %+v", st.ActiveClients)
 	}
@@ -45,18 +45,18 @@ func TestShutdownEndsRunningTurns(t *testing.T) {
 	c := th.dial(t, "c")
 	c.initialize()
 	_, chat := c.newSession("shutdown")
-	c.subscribe(chat)
-	c.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/slow 500")})
-	c.waitFor("streaming", hasType("chat/delta"))
+	c.Subscribe(chat)
+	c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/slow 500")})
+	c.WaitFor("streaming", hasType("chat/delta"))
 	th.h.Close()
-	envs := c.waitFor("turn failed", hasType("chat/error"))
+	envs := c.WaitFor("turn failed", hasType("chat/error"))
 	for _, e := range envs {
 		if a, ok := e.Action.(*protocol.ChatErrorAction); ok && a.Error.ErrorType != "hostShutdown" {
 			t.Fatalf("error %+v", a.Error)
 		}
 	}
 	select {
-	case <-c.rpc.Done():
+	case <-c.RPC.Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("connection not closed on shutdown")
 	}
@@ -103,19 +103,19 @@ func TestVersionGating(t *testing.T) {
 	newer, older := th.dial(t, "newer"), th.dial(t, "older")
 	newer.initialize()
 	var res protocol.InitializeResult
-	older.must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.6.0"}, ClientID: "older"}, &res)
+	older.Must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.6.0"}, ClientID: "older"}, &res)
 	if res.ProtocolVersion != "0.6.0" {
 		t.Fatalf("negotiated %s", res.ProtocolVersion)
 	}
 	uri, _ := newer.newSession("gated")
-	older.subscribe(uri)
-	newer.dispatch(uri, &protocol.SessionWorkingDirectorySetAction{Directory: "file:///tmp"})
-	newer.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "after"})
-	newer.waitFor("both actions", hasType("session/titleChanged"))
-	if !hasType("session/workingDirectorySet")(newer.waitFor("", hasType("session/titleChanged"))) {
+	older.Subscribe(uri)
+	newer.Dispatch(uri, &protocol.SessionWorkingDirectorySetAction{Directory: "file:///tmp"})
+	newer.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "after"})
+	newer.WaitFor("both actions", hasType("session/titleChanged"))
+	if !hasType("session/workingDirectorySet")(newer.WaitFor("", hasType("session/titleChanged"))) {
 		t.Fatal("the 0.8.0 client did not get session/workingDirectorySet")
 	}
-	envs := older.waitFor("title", hasType("session/titleChanged"))
+	envs := older.WaitFor("title", hasType("session/titleChanged"))
 	if hasType("session/workingDirectorySet")(envs) {
 		t.Fatal("the 0.6.0 client was sent an action introduced in 0.7.0")
 	}

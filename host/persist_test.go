@@ -106,14 +106,14 @@ func maxSeq(envs []protocol.ActionEnvelope) int64 {
 }
 
 func startTurn(c *client, chat, id, text string) {
-	c.t.Helper()
-	c.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: userMessage(text)})
+	c.T.Helper()
+	c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: userMessage(text)})
 }
 
 func list(c *client) []protocol.SessionSummary {
-	c.t.Helper()
+	c.T.Helper()
 	var res protocol.ListSessionsResult
-	c.must("listSessions", &protocol.ListSessionsParams{}, &res)
+	c.Must("listSessions", &protocol.ListSessionsParams{}, &res)
 	return res.Items
 }
 
@@ -126,25 +126,25 @@ func TestRestartKeepsSessions(t *testing.T) {
 		c := th.dial(t, "a")
 		c.initialize(protocol.RootURI)
 		uri, chat := c.newSession("keep")
-		c.subscribe(chat)
+		c.Subscribe(chat)
 		startTurn(c, chat, "t1", "hello world")
-		c.waitFor("first turn", endedOn(chat))
+		c.WaitFor("first turn", endedOn(chat))
 		second := protocol.ChatURI("second")
-		c.subscribe(uri)
-		c.must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: second, InitialMessage: protocol.Ptr(userMessage("in the second chat"))}, nil)
-		if c.subscribe(second).State.(*protocol.ChatState).ActiveTurn != nil {
-			c.waitFor("second chat's turn", endedOn(second))
+		c.Subscribe(uri)
+		c.Must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: second, InitialMessage: protocol.Ptr(userMessage("in the second chat"))}, nil)
+		if c.Subscribe(second).State.(*protocol.ChatState).ActiveTurn != nil {
+			c.WaitFor("second chat's turn", endedOn(second))
 		}
 		other, _ := c.newSession("other")
-		c.dispatch(other, &protocol.SessionTitleChangedAction{Title: "Renamed"})
-		c.waitFor("rename", hasType("session/titleChanged"))
+		c.Dispatch(other, &protocol.SessionTitleChangedAction{Title: "Renamed"})
+		c.WaitFor("rename", hasType("session/titleChanged"))
 
 		before := list(c)
 		states := map[string]string{}
 		for _, u := range []string{uri, chat, second, other} {
-			states[u] = encode(t, c.subscribe(u).State)
+			states[u] = encode(t, c.Subscribe(u).State)
 		}
-		last := maxSeq(c.waitFor("", func([]protocol.ActionEnvelope) bool { return true }))
+		last := maxSeq(c.WaitFor("", func([]protocol.ActionEnvelope) bool { return true }))
 		if err := th.h.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -159,13 +159,13 @@ func TestRestartKeepsSessions(t *testing.T) {
 			t.Fatalf("catalog after restart (-before +after):\n%s", d)
 		}
 		for u, want := range states {
-			if d := cmp.Diff(want, encode(t, c2.subscribe(u).State)); d != "" {
+			if d := cmp.Diff(want, encode(t, c2.Subscribe(u).State)); d != "" {
 				t.Fatalf("%s after restart (-before +after):\n%s", u, d)
 			}
 		}
 		// The session works on: a new turn runs.
 		startTurn(c2, chat, "t2", "again")
-		envs := c2.waitFor("a turn after restart", endedOn(chat))
+		envs := c2.WaitFor("a turn after restart", endedOn(chat))
 		for _, e := range envs {
 			if e.ServerSeq <= last {
 				t.Fatalf("serverSeq %d after restart, not above %d", e.ServerSeq, last)
@@ -184,11 +184,11 @@ func TestCrashEndsInterruptedTurn(t *testing.T) {
 		c := th.dial(t, "a")
 		c.initialize()
 		uri, chat := c.newSession("crash")
-		c.subscribe(chat)
+		c.Subscribe(chat)
 		startTurn(c, chat, "slow", "/slow 500")
-		c.waitFor("some deltas", func(envs []protocol.ActionEnvelope) bool { return countType("chat/delta", envs) >= 5 })
+		c.WaitFor("some deltas", func(envs []protocol.ActionEnvelope) bool { return countType("chat/delta", envs) >= 5 })
 		list(c) // everything seen so far is saved once this answers
-		saved := countType("chat/delta", c.waitFor("", func([]protocol.ActionEnvelope) bool { return true }))
+		saved := countType("chat/delta", c.WaitFor("", func([]protocol.ActionEnvelope) bool { return true }))
 		th.h.Crash()
 
 		th2 := startHost(t, &host.Options{Store: st})
@@ -201,7 +201,7 @@ func TestCrashEndsInterruptedTurn(t *testing.T) {
 		if items[0].Status&protocol.SessionStatusInProgress != 0 || items[0].Status&protocol.SessionStatusError == 0 {
 			t.Fatalf("session status after the crash %d: want an error, not in progress", items[0].Status)
 		}
-		cs := c2.subscribe(chat).State.(*protocol.ChatState)
+		cs := c2.Subscribe(chat).State.(*protocol.ChatState)
 		if cs.ActiveTurn != nil || len(cs.Turns) != 1 {
 			t.Fatalf("after the crash: active %v, %d turns", cs.ActiveTurn, len(cs.Turns))
 		}
@@ -219,7 +219,7 @@ func TestCrashEndsInterruptedTurn(t *testing.T) {
 		th3 := startHost(t, &host.Options{Store: st})
 		c3 := th3.dial(t, "c")
 		c3.initialize()
-		cs = c3.subscribe(chat).State.(*protocol.ChatState)
+		cs = c3.Subscribe(chat).State.(*protocol.ChatState)
 		if len(cs.Turns) != 1 || cs.ActiveTurn != nil {
 			t.Fatalf("after a second restart: %d turns, active %v", len(cs.Turns), cs.ActiveTurn)
 		}
@@ -235,16 +235,16 @@ func TestReconnectAcrossRestart(t *testing.T) {
 		a := th.dial(t, "rc")
 		a.initialize()
 		uri, chat := a.newSession("rc")
-		a.subscribe(chat)
+		a.Subscribe(chat)
 		startTurn(a, chat, "t1", "before the crash")
-		last := maxSeq(a.waitFor("turn", endedOn(chat)))
+		last := maxSeq(a.WaitFor("turn", endedOn(chat)))
 		list(a) // saved
 		th.h.Crash()
 
 		th2 := startHost(t, &host.Options{Store: st})
 		a2 := th2.dial(t, "rc")
 		var raw jsonValue
-		a2.must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat}}, &raw)
+		a2.Must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat}}, &raw)
 		res, err := protocol.UnmarshalReconnectResult(raw)
 		if err != nil {
 			t.Fatal(err)
@@ -265,11 +265,11 @@ func TestReconnectAcrossRestart(t *testing.T) {
 		// Seen in this run: a replay.
 		b := th2.dial(t, "fresh")
 		seen := b.initialize().ServerSeq
-		b.subscribe(chat)
+		b.Subscribe(chat)
 		startTurn(b, chat, "t2", "after")
-		b.waitFor("turn", endedOn(chat))
+		b.WaitFor("turn", endedOn(chat))
 		b2 := th2.dial(t, "fresh")
-		b2.must("reconnect", &protocol.ReconnectParams{ClientID: "fresh", LastSeenServerSeq: seen, Subscriptions: []string{chat}}, &raw)
+		b2.Must("reconnect", &protocol.ReconnectParams{ClientID: "fresh", LastSeenServerSeq: seen, Subscriptions: []string{chat}}, &raw)
 		res, err = protocol.UnmarshalReconnectResult(raw)
 		if err != nil {
 			t.Fatal(err)
@@ -289,9 +289,9 @@ func TestLongHistoryIsPaged(t *testing.T) {
 		c := th.dial(t, "a")
 		c.initialize()
 		uri, chat := c.newSession("long")
-		c.subscribe(chat)
+		c.Subscribe(chat)
 		startTurn(c, chat, "h00000", "the first turn")
-		c.waitFor("turn", endedOn(chat))
+		c.WaitFor("turn", endedOn(chat))
 		th.h.Close()
 
 		// Copy the stored turn into a long history.
@@ -323,7 +323,7 @@ func TestLongHistoryIsPaged(t *testing.T) {
 		c2 := th2.dial(t, "b")
 		c2.initialize()
 		var sub protocol.SubscribeResult
-		c2.must("subscribe", &protocol.SubscribeParams{Channel: chat, View: &protocol.SubscribeView{Turns: protocol.Ptr[int64](20)}}, &sub)
+		c2.Must("subscribe", &protocol.SubscribeParams{Channel: chat, View: &protocol.SubscribeView{Turns: protocol.Ptr[int64](20)}}, &sub)
 		cs := sub.Snapshot.State.(*protocol.ChatState)
 		if len(cs.Turns) != 20 || cs.Turns[19].ID != "h09999" || cs.TurnsNextCursor == nil {
 			t.Fatalf("view of 20: %d turns, cursor %v", len(cs.Turns), cs.TurnsNextCursor)
@@ -337,8 +337,8 @@ func TestLongHistoryIsPaged(t *testing.T) {
 		cursor := cs.TurnsNextCursor
 		next := 9980
 		for page := range 4 {
-			c2.must("fetchTurns", &protocol.FetchTurnsParams{Channel: chat, Cursor: cursor}, nil)
-			envs := c2.waitFor("a page", func(envs []protocol.ActionEnvelope) bool { return countType("chat/turnsLoaded", envs) > page })
+			c2.Must("fetchTurns", &protocol.FetchTurnsParams{Channel: chat, Cursor: cursor}, nil)
+			envs := c2.WaitFor("a page", func(envs []protocol.ActionEnvelope) bool { return countType("chat/turnsLoaded", envs) > page })
 			var loaded *protocol.ChatTurnsLoadedAction
 			for _, e := range envs {
 				if l, ok := e.Action.(*protocol.ChatTurnsLoadedAction); ok {
@@ -358,7 +358,7 @@ func TestLongHistoryIsPaged(t *testing.T) {
 		}
 
 		// Without a view, every retained turn.
-		full := c2.subscribe(chat).State.(*protocol.ChatState)
+		full := c2.Subscribe(chat).State.(*protocol.ChatState)
 		if len(full.Turns) != n || full.Turns[0].ID != "h00000" || full.TurnsNextCursor != nil {
 			t.Fatalf("full snapshot: %d turns", len(full.Turns))
 		}
@@ -375,9 +375,9 @@ func TestUnusedSessionsStayInStore(t *testing.T) {
 	var chats []string
 	for i := range 5 {
 		_, chat := c.newSession(fmt.Sprintf("s%d", i))
-		c.subscribe(chat)
+		c.Subscribe(chat)
 		startTurn(c, chat, "t", "hi")
-		c.waitFor("turn", endedOn(chat))
+		c.WaitFor("turn", endedOn(chat))
 		chats = append(chats, chat)
 	}
 	th.h.Close()
@@ -393,9 +393,9 @@ func TestUnusedSessionsStayInStore(t *testing.T) {
 		t.Fatalf("%d sessions read before any was used", n)
 	}
 	// An action on a chat not yet in memory reads its session.
-	c2.subscribe(chats[2])
+	c2.Subscribe(chats[2])
 	startTurn(c2, chats[2], "t2", "again")
-	c2.waitFor("turn", endedOn(chats[2]))
+	c2.WaitFor("turn", endedOn(chats[2]))
 	if n := spy.loads.Load(); n != 1 {
 		t.Fatalf("%d sessions read, want 1", n)
 	}
@@ -411,26 +411,26 @@ func TestStoreFailure(t *testing.T) {
 	c := th.dial(t, "a")
 	c.initialize()
 	uri, _ := c.newSession("ok")
-	c.subscribe(uri)
+	c.Subscribe(uri)
 
 	spy.failing.Store(true)
-	c.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "while failing"})
-	c.waitFor("title", hasType("session/titleChanged"))
+	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "while failing"})
+	c.WaitFor("title", hasType("session/titleChanged"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := th.h.Sync(ctx)
 	if err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("Sync while the store fails: %v", err)
 	}
-	err = c.call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
+	err = c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "cannot save changes") {
 		t.Fatalf("createSession while the store fails: %v", err)
 	}
-	if err := c.call("listSessions", &protocol.ListSessionsParams{}, nil); err == nil || !strings.Contains(err.Error(), "not saved") {
+	if err := c.Call("listSessions", &protocol.ListSessionsParams{}, nil); err == nil || !strings.Contains(err.Error(), "not saved") {
 		t.Fatalf("listSessions while the store fails: %v", err)
 	}
-	seq := c.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "refused"})
-	envs := c.waitFor("rejection", func(envs []protocol.ActionEnvelope) bool {
+	seq := c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "refused"})
+	envs := c.WaitFor("rejection", func(envs []protocol.ActionEnvelope) bool {
 		for _, e := range envs {
 			if e.Origin != nil && e.Origin.ClientSeq == seq && e.RejectionReason != nil {
 				return true
@@ -449,7 +449,7 @@ func TestStoreFailure(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	c.must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("after")}, nil)
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("after")}, nil)
 	th.h.Close()
 
 	wantTitlesAfterRestart(t, mem, map[string]string{uri: "while failing", protocol.SessionURI("after"): "New Session"})
@@ -481,14 +481,14 @@ func TestStalledStore(t *testing.T) {
 	c := th.dial(t, "a")
 	c.initialize()
 	uri, _ := c.newSession("stall")
-	c.subscribe(uri)
+	c.Subscribe(uri)
 
 	stall := make(chan struct{})
 	spy.stall.Store(&stall)
-	c.dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
-	c.waitFor("title", hasType("session/titleChanged"))
+	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
+	c.WaitFor("title", hasType("session/titleChanged"))
 	time.Sleep(150 * time.Millisecond)
-	err := c.call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
+	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
 		t.Fatalf("createSession while the store stalls: %v", err)
 	}
@@ -498,7 +498,7 @@ func TestStalledStore(t *testing.T) {
 	if err := th.h.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c.must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
 	th.h.Crash()
 
 	wantTitlesAfterRestart(t, mem, map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"})
@@ -514,10 +514,10 @@ func TestTruncateBeyondWindow(t *testing.T) {
 		c := th.dial(t, "a")
 		c.initialize()
 		_, chat := c.newSession("trunc")
-		c.subscribe(chat)
+		c.Subscribe(chat)
 		for i := range 6 {
 			startTurn(c, chat, fmt.Sprintf("t%d", i), "turn")
-			c.waitFor("turn", func(envs []protocol.ActionEnvelope) bool {
+			c.WaitFor("turn", func(envs []protocol.ActionEnvelope) bool {
 				return countType("chat/turnComplete", only(chat, envs)) == i+1
 			})
 		}
@@ -527,11 +527,11 @@ func TestTruncateBeyondWindow(t *testing.T) {
 		c2 := th2.dial(t, "b")
 		c2.initialize()
 		var sub protocol.SubscribeResult
-		c2.must("subscribe", &protocol.SubscribeParams{Channel: chat, View: &protocol.SubscribeView{Turns: protocol.Ptr[int64](1)}}, &sub)
+		c2.Must("subscribe", &protocol.SubscribeParams{Channel: chat, View: &protocol.SubscribeView{Turns: protocol.Ptr[int64](1)}}, &sub)
 		snap := sub.Snapshot
-		bad := c2.dispatch(chat, &protocol.ChatTruncatedAction{TurnID: protocol.Ptr("nope")})
-		c2.dispatch(chat, &protocol.ChatTruncatedAction{TurnID: protocol.Ptr("t1")})
-		envs := c2.waitFor("truncation", func(envs []protocol.ActionEnvelope) bool {
+		bad := c2.Dispatch(chat, &protocol.ChatTruncatedAction{TurnID: protocol.Ptr("nope")})
+		c2.Dispatch(chat, &protocol.ChatTruncatedAction{TurnID: protocol.Ptr("t1")})
+		envs := c2.WaitFor("truncation", func(envs []protocol.ActionEnvelope) bool {
 			for _, e := range envs {
 				if _, ok := e.Action.(*protocol.ChatTruncatedAction); ok && e.RejectionReason == nil {
 					return true
@@ -552,7 +552,7 @@ func TestTruncateBeyondWindow(t *testing.T) {
 		if d := cmp.Diff([]string{"t1"}, ids); d != "" {
 			t.Fatalf("the client's turns after truncation (-want +got):\n%s", d)
 		}
-		full := c2.subscribe(chat).State.(*protocol.ChatState)
+		full := c2.Subscribe(chat).State.(*protocol.ChatState)
 		if len(full.Turns) != 2 || full.Turns[1].ID != "t1" {
 			t.Fatalf("host turns after truncation: %d", len(full.Turns))
 		}
@@ -561,12 +561,12 @@ func TestTruncateBeyondWindow(t *testing.T) {
 		th3 := startHost(t, opts)
 		c3 := th3.dial(t, "c")
 		c3.initialize()
-		if n := len(c3.subscribe(chat).State.(*protocol.ChatState).Turns); n != 2 {
+		if n := len(c3.Subscribe(chat).State.(*protocol.ChatState).Turns); n != 2 {
 			t.Fatalf("after a restart: %d turns, want 2", n)
 		}
 		startTurn(c3, chat, "t9", "new")
-		c3.waitFor("turn", endedOn(chat))
-		if got := c3.subscribe(chat).State.(*protocol.ChatState).Turns; len(got) != 3 || got[2].ID != "t9" {
+		c3.WaitFor("turn", endedOn(chat))
+		if got := c3.Subscribe(chat).State.(*protocol.ChatState).Turns; len(got) != 3 || got[2].ID != "t9" {
 			t.Fatalf("a turn after truncation: %d turns", len(got))
 		}
 	})
@@ -581,9 +581,9 @@ func TestDisposalsSurviveRestart(t *testing.T) {
 		gone, _ := c.newSession("gone")
 		kept, _ := c.newSession("kept")
 		extra := protocol.ChatURI("extra")
-		c.must("createChat", &protocol.CreateChatParams{Channel: kept, Chat: extra}, nil)
-		c.must("disposeChat", &protocol.DisposeChatParams{Channel: extra}, nil)
-		c.must("disposeSession", &protocol.DisposeSessionParams{Channel: gone}, nil)
+		c.Must("createChat", &protocol.CreateChatParams{Channel: kept, Chat: extra}, nil)
+		c.Must("disposeChat", &protocol.DisposeChatParams{Channel: extra}, nil)
+		c.Must("disposeSession", &protocol.DisposeSessionParams{Channel: gone}, nil)
 		th.h.Crash()
 
 		th2 := startHost(t, &host.Options{Store: st})
@@ -593,14 +593,14 @@ func TestDisposalsSurviveRestart(t *testing.T) {
 		if len(items) != 1 || items[0].Resource != kept {
 			t.Fatalf("sessions after restart: %+v", items)
 		}
-		if err := c2.call("subscribe", &protocol.SubscribeParams{Channel: extra}, nil); rpcCode(err) != int64(protocol.AhpErrorCodeNotFound) {
+		if err := c2.Call("subscribe", &protocol.SubscribeParams{Channel: extra}, nil); rpcCode(err) != int64(protocol.AhpErrorCodeNotFound) {
 			t.Fatalf("subscribing to a disposed chat: %v", err)
 		}
-		if st := c2.subscribe(kept).State.(*protocol.SessionState); len(st.Chats) != 1 {
+		if st := c2.Subscribe(kept).State.(*protocol.SessionState); len(st.Chats) != 1 {
 			t.Fatalf("the kept session lists %d chats", len(st.Chats))
 		}
 		// The URIs can be used again.
-		c2.must("createSession", &protocol.CreateSessionParams{Channel: gone}, nil)
+		c2.Must("createSession", &protocol.CreateSessionParams{Channel: gone}, nil)
 	})
 }
 
@@ -627,9 +627,9 @@ func TestSeqIncreasesAcrossRestarts(t *testing.T) {
 			t.Fatalf("restart %d: serverSeq %d, not above %d", i, seq, last)
 		}
 		_, chat := c.newSession(fmt.Sprintf("s%d", i))
-		c.subscribe(chat)
+		c.Subscribe(chat)
 		startTurn(c, chat, "t", "hi")
-		last = maxSeq(c.waitFor("turn", endedOn(chat)))
+		last = maxSeq(c.WaitFor("turn", endedOn(chat)))
 		if i%2 == 0 {
 			th.h.Crash()
 		} else {
@@ -646,10 +646,10 @@ func TestSaveLag(t *testing.T) {
 		c := th.dial(t, "a")
 		c.initialize()
 		_, chat := c.newSession("lag")
-		c.subscribe(chat)
+		c.Subscribe(chat)
 		for i := range 3 {
 			startTurn(c, chat, fmt.Sprintf("t%d", i), strings.Repeat("word ", 200))
-			c.waitFor("turn", func(envs []protocol.ActionEnvelope) bool {
+			c.WaitFor("turn", func(envs []protocol.ActionEnvelope) bool {
 				return countType("chat/turnComplete", only(chat, envs)) == i+1
 			})
 		}
@@ -709,7 +709,7 @@ func TestAgentMemoSurvivesRestart(t *testing.T) {
 		th2 := startHost(t, &host.Options{Store: st, Agents: []agent.Backend{b}})
 		c2 := th2.dial(t, "b")
 		c2.initialize()
-		c2.subscribe(uri)
+		c2.Subscribe(uri)
 		select {
 		case r := <-b.resumes:
 			if r["conversation"] != "c-42" {

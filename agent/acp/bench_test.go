@@ -49,7 +49,7 @@ func BenchmarkStreamReply(b *testing.B) {
 			// One turn runs at a time: any end is the end of the turn.
 			ended := make(chan struct{}, 1)
 			deltas := 0
-			c.watch(func(e *protocol.ActionEnvelope) {
+			c.Watch(func(e *protocol.ActionEnvelope) {
 				switch a := e.Action.(type) {
 				case *protocol.ChatDeltaAction:
 					deltas++

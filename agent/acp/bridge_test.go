@@ -27,7 +27,7 @@ func TestProbeAndInfo(t *testing.T) {
 	}
 	th := startHost(t, b)
 	c := th.dial(t, "a")
-	root := c.subscribe(protocol.RootURI).State.(*protocol.RootState)
+	root := c.Subscribe(protocol.RootURI).State.(*protocol.RootState)
 	if len(root.Agents) != 1 {
 		t.Fatalf("agents: %+v", root.Agents)
 	}
@@ -67,7 +67,7 @@ func TestStreamingSeenByTwoClients(t *testing.T) {
 	if got := b.join(sess); got != chat {
 		t.Fatalf("default chat %s, want %s", got, chat)
 	}
-	chatSnap := b.subscribe(chat)
+	chatSnap := b.Subscribe(chat)
 	turn := a.startTurn(chat, "t1", "words Hello shared world\nthink Let me see\nsay Done.\nusage")
 	a.waitTurnEnd(turn)
 	b.waitTurnEnd(turn)
@@ -81,7 +81,7 @@ func TestStreamingSeenByTwoClients(t *testing.T) {
 		}
 		return out
 	}
-	ea, eb := onlyChat(a.envelopes()), onlyChat(b.envelopes())
+	ea, eb := onlyChat(a.Envelopes()), onlyChat(b.Envelopes())
 	if diff := cmp.Diff(envTypes(ea), envTypes(eb)); diff != "" {
 		t.Fatalf("clients saw different actions (-a +b):\n%s", diff)
 	}
@@ -135,9 +135,9 @@ func envTypes(envs []protocol.ActionEnvelope) []string {
 // pendingTool waits for a tool call waiting for confirmation and returns
 // its id.
 func pendingTool(c *client, turn string) *protocol.ChatToolCallReadyAction {
-	c.t.Helper()
+	c.T.Helper()
 	var ready *protocol.ChatToolCallReadyAction
-	c.waitFor("a tool call waiting for confirmation", func(envs []protocol.ActionEnvelope) bool {
+	c.WaitFor("a tool call waiting for confirmation", func(envs []protocol.ActionEnvelope) bool {
 		for _, e := range envs {
 			if r, ok := e.Action.(*protocol.ChatToolCallReadyAction); ok && r.TurnID == turn && r.Confirmed == nil {
 				ready = r
@@ -174,16 +174,16 @@ func TestToolPermission(t *testing.T) {
 	if st := th.sessionState(t, sess); len(st.InputNeeded) != 1 {
 		t.Errorf("inputNeeded %+v", st.InputNeeded)
 	}
-	b.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: true, SelectedOptionID: protocol.Ptr("always")})
+	b.Dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: true, SelectedOptionID: protocol.Ptr("always")})
 	// Client a answers too, after b's answer was accepted: too late.
-	a.waitFor("b's answer", func(envs []protocol.ActionEnvelope) bool {
+	a.WaitFor("b's answer", func(envs []protocol.ActionEnvelope) bool {
 		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
 			return e.Action.Type() == "chat/toolCallConfirmed" && e.Origin != nil && e.Origin.ClientID == "b"
 		})
 	})
-	a.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: false})
+	a.Dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: false})
 	// The second answer is rejected.
-	a.waitFor("the second answer rejected", func(envs []protocol.ActionEnvelope) bool {
+	a.WaitFor("the second answer rejected", func(envs []protocol.ActionEnvelope) bool {
 		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
 			return e.Action.Type() == "chat/toolCallConfirmed" && e.RejectionReason != nil
 		})
@@ -226,7 +226,7 @@ func TestPermissionBeforeToolCall(t *testing.T) {
 	_, chat := a.newSession("s1", "test", t.TempDir())
 	turn := a.startTurn(chat, "t1", "tool-first Delete things")
 	ready := pendingTool(a, turn)
-	a.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: false})
+	a.Dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: false})
 	a.waitTurnEnd(turn)
 	tr := finishedTurn(t, th.chatState(t, chat), turn)
 	tcs := toolCalls(tr.ResponseParts)
@@ -354,7 +354,7 @@ func TestSlowCancel(t *testing.T) {
 	sess, chat := a.newSession("s1", "test", t.TempDir())
 	b.join(sess)
 	turn := a.startTurn(chat, "t1", "slow 500")
-	a.waitFor("some deltas", func(envs []protocol.ActionEnvelope) bool {
+	a.WaitFor("some deltas", func(envs []protocol.ActionEnvelope) bool {
 		n := 0
 		for _, e := range envs {
 			if _, ok := e.Action.(*protocol.ChatDeltaAction); ok {
@@ -363,7 +363,7 @@ func TestSlowCancel(t *testing.T) {
 		}
 		return n >= 3
 	})
-	a.dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn})
+	a.Dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn})
 	end := b.waitTurnEnd(turn)
 	if _, ok := end.Action.(*protocol.ChatTurnCancelledAction); !ok {
 		t.Fatalf("turn ended with %s", end.Action.Type())
@@ -372,7 +372,7 @@ func TestSlowCancel(t *testing.T) {
 	// to answer, so the late chunks cannot land in it.
 	next := a.startTurn(chat, "t2", "say again")
 	// The activity shows the agent stopping, then clears.
-	envs := b.waitFor("activity cleared", func(envs []protocol.ActionEnvelope) bool {
+	envs := b.WaitFor("activity cleared", func(envs []protocol.ActionEnvelope) bool {
 		set := false
 		for _, e := range envs {
 			if a, ok := e.Action.(*protocol.ChatActivityChangedAction); ok {
@@ -425,7 +425,7 @@ func TestCancelTimeoutRestarts(t *testing.T) {
 	a := th.dial(t, "a")
 	_, chat := a.newSession("s1", "test", t.TempDir())
 	turn := a.startTurn(chat, "t1", "say waiting\nhang")
-	a.waitFor("first chunk", func(envs []protocol.ActionEnvelope) bool {
+	a.WaitFor("first chunk", func(envs []protocol.ActionEnvelope) bool {
 		for _, e := range envs {
 			if _, ok := e.Action.(*protocol.ChatResponsePartAction); ok {
 				return true
@@ -433,7 +433,7 @@ func TestCancelTimeoutRestarts(t *testing.T) {
 		}
 		return false
 	})
-	a.dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn})
+	a.Dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn})
 	a.waitTurnEnd(turn)
 	next := a.startTurn(chat, "t2", "say fresh")
 	end := a.waitTurnEnd(next)
@@ -464,7 +464,7 @@ func TestCrashMidTurn(t *testing.T) {
 		t.Errorf("parts before the crash lost: %q", markdown(tr.ResponseParts))
 	}
 	var list protocol.ListSessionsResult
-	a.must("listSessions", &protocol.ListSessionsParams{}, &list)
+	a.Must("listSessions", &protocol.ListSessionsParams{}, &list)
 	if len(list.Items) != 1 || list.Items[0].Resource != sess || list.Items[0].Status&protocol.SessionStatusError == 0 {
 		t.Errorf("session summary %+v lacks the error bit", list.Items)
 	}
@@ -500,7 +500,7 @@ func TestDisposeKillsProcessGroup(t *testing.T) {
 	if !alive(pid) {
 		t.Fatal("the child is not running")
 	}
-	a.must("disposeSession", &protocol.DisposeSessionParams{Channel: sess}, nil)
+	a.Must("disposeSession", &protocol.DisposeSessionParams{Channel: sess}, nil)
 	deadline := time.Now().Add(10 * time.Second)
 	for alive(pid) {
 		if time.Now().After(deadline) {
@@ -583,7 +583,7 @@ func TestModeAndModelSelection(t *testing.T) {
 	msg := userMessage("state")
 	msg.Agent = &protocol.AgentSelection{URI: "acp:mode/code"}
 	msg.Model = &protocol.ModelSelection{ID: "large"}
-	a.dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: msg})
+	a.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: msg})
 	a.waitTurnEnd("t1")
 	got := markdown(finishedTurn(t, th.chatState(t, chat), "t1").ResponseParts)
 	if want := "mode=code model=large cwd=" + dir; got != want {
@@ -598,8 +598,8 @@ func TestSecondChat(t *testing.T) {
 	a := th.dial(t, "a")
 	sess, chat := a.newSession("s1", "test", t.TempDir())
 	chat2 := protocol.ChatURI("second")
-	a.must("createChat", &protocol.CreateChatParams{Channel: sess, Chat: chat2}, nil)
-	a.subscribe(chat2)
+	a.Must("createChat", &protocol.CreateChatParams{Channel: sess, Chat: chat2}, nil)
+	a.Subscribe(chat2)
 	t1 := a.startTurn(chat, "t1", "slow 10")
 	t2 := a.startTurn(chat2, "t2", "say other")
 	a.waitTurnEnd(t1)
@@ -651,10 +651,10 @@ func TestWorkingDirectoryPolicy(t *testing.T) {
 		t.Errorf("fixed policy: %q", got)
 	}
 	uri := protocol.SessionURI("s2")
-	a.must("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: protocol.Ptr("require")}, nil)
-	st := a.subscribe(uri).State.(*protocol.SessionState)
+	a.Must("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: protocol.Ptr("require")}, nil)
+	st := a.Subscribe(uri).State.(*protocol.SessionState)
 	if st.Lifecycle == protocol.SessionLifecycleCreating {
-		a.waitFor("creation failed", func(envs []protocol.ActionEnvelope) bool {
+		a.WaitFor("creation failed", func(envs []protocol.ActionEnvelope) bool {
 			return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool { return e.Action.Type() == "session/creationFailed" })
 		})
 		st = th.sessionState(t, uri)

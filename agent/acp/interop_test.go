@@ -69,7 +69,7 @@ func TestInteropTypeScriptExampleAgent(t *testing.T) {
 	if ready.ToolCallID != "call_2" || len(ready.Options) != 2 {
 		t.Fatalf("permission %+v", ready)
 	}
-	c2.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: true, SelectedOptionID: protocol.Ptr("allow")})
+	c2.Dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn, ToolCallID: ready.ToolCallID, Approved: true, SelectedOptionID: protocol.Ptr("allow")})
 	if end := a.waitTurnEnd(turn); end.Action.Type() != "chat/turnComplete" {
 		t.Fatalf("turn ended with %+v", end.Action)
 	}
@@ -92,18 +92,18 @@ func TestInteropTypeScriptExampleAgent(t *testing.T) {
 
 	// A cancelled turn: the agent answers "cancelled" at its next step.
 	turn2 := a.startTurn(chat, "t2", "Again")
-	a.waitFor("the first chunk", func(envs []protocol.ActionEnvelope) bool {
+	a.WaitFor("the first chunk", func(envs []protocol.ActionEnvelope) bool {
 		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
 			r, ok := e.Action.(*protocol.ChatResponsePartAction)
 			return ok && r.TurnID == turn2
 		})
 	})
-	c2.dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn2})
+	c2.Dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn2})
 	if end := a.waitTurnEnd(turn2); end.Action.Type() != "chat/turnCancelled" {
 		t.Fatalf("cancelled turn ended with %+v", end.Action)
 	}
 	// The chat shows the agent stopping until it has answered.
-	a.waitFor("the agent to stop", func(envs []protocol.ActionEnvelope) bool {
+	a.WaitFor("the agent to stop", func(envs []protocol.ActionEnvelope) bool {
 		set := false
 		for _, e := range envs {
 			if x, ok := e.Action.(*protocol.ChatActivityChangedAction); ok {
@@ -119,7 +119,7 @@ func TestInteropTypeScriptExampleAgent(t *testing.T) {
 	// And the chat still works.
 	turn3 := a.startTurn(chat, "t3", "Once more")
 	ready = pendingTool(a, turn3)
-	a.dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn3, ToolCallID: ready.ToolCallID, Approved: false})
+	a.Dispatch(chat, &protocol.ChatToolCallConfirmedAction{TurnID: turn3, ToolCallID: ready.ToolCallID, Approved: false})
 	if end := a.waitTurnEnd(turn3); end.Action.Type() != "chat/turnComplete" {
 		t.Fatalf("third turn ended with %+v", end.Action)
 	}

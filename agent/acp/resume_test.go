@@ -38,7 +38,7 @@ func TestResumeAfterHostRestart(t *testing.T) {
 	if first == "" {
 		t.Fatal("no answer to whoami")
 	}
-	c.rpc.Close()
+	c.RPC.Close()
 	th.h.Close()
 
 	th2 := newHost()
