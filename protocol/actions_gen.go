@@ -31,42 +31,18 @@ type ActionEnvelope struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ActionEnvelope) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "action"); err != nil {
-		return err
-	}
-	if err := writeUnion[StateAction](enc, x.Action); err != nil {
-		return err
-	}
-	if err := writeName(enc, "serverSeq"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.ServerSeq); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "action", x.Action, writeUnion[StateAction])
+	member(enc, &err, "serverSeq", x.ServerSeq, writeInt)
 	if x.Origin != nil {
-		if err := writeName(enc, "origin"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ActionOrigin](enc, *x.Origin); err != nil {
-			return err
-		}
+		member(enc, &err, "origin", *x.Origin, writeMarshaler[ActionOrigin])
 	}
 	if x.RejectionReason != nil {
-		if err := writeName(enc, "rejectionReason"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.RejectionReason); err != nil {
-			return err
-		}
+		member(enc, &err, "rejectionReason", *x.RejectionReason, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -106,19 +82,10 @@ type ActionOrigin struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ActionOrigin) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientSeq"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.ClientSeq); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "clientId", x.ClientID, writeString)
+	member(enc, &err, "clientSeq", x.ClientSeq, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -156,25 +123,11 @@ func (*AnnotationsEntryRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsEntryRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "annotations/entryRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "annotationId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.AnnotationID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "entryId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.EntryID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "annotations/entryRemoved", writeString)
+	member(enc, &err, "annotationId", x.AnnotationID, writeString)
+	member(enc, &err, "entryId", x.EntryID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -214,25 +167,11 @@ func (*AnnotationsEntrySetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsEntrySetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "annotations/entrySet"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "annotationId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.AnnotationID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "entry"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[AnnotationEntry](enc, x.Entry); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "annotations/entrySet", writeString)
+	member(enc, &err, "annotationId", x.AnnotationID, writeString)
+	member(enc, &err, "entry", x.Entry, writeMarshaler[AnnotationEntry])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -271,19 +210,10 @@ func (*AnnotationsRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "annotations/removed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "annotationId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.AnnotationID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "annotations/removed", writeString)
+	member(enc, &err, "annotationId", x.AnnotationID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -319,19 +249,10 @@ func (*AnnotationsSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "annotations/set"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "annotation"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Annotation](enc, x.Annotation); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "annotations/set", writeString)
+	member(enc, &err, "annotation", x.Annotation, writeMarshaler[Annotation])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -371,52 +292,23 @@ func (*AnnotationsUpdatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsUpdatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "annotations/updated"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "annotationId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.AnnotationID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "annotations/updated", writeString)
+	member(enc, &err, "annotationId", x.AnnotationID, writeString)
 	if x.TurnID != nil {
-		if err := writeName(enc, "turnId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.TurnID); err != nil {
-			return err
-		}
+		member(enc, &err, "turnId", *x.TurnID, writeString)
 	}
 	if x.Resource != nil {
-		if err := writeName(enc, "resource"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Resource); err != nil {
-			return err
-		}
+		member(enc, &err, "resource", *x.Resource, writeString)
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Resolved != nil {
-		if err := writeName(enc, "resolved"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Resolved); err != nil {
-			return err
-		}
+		member(enc, &err, "resolved", *x.Resolved, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -462,13 +354,9 @@ func (*ChangesetClearedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetClearedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/cleared"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/cleared", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -503,40 +391,21 @@ func (*ChangesetContentChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetContentChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/contentChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "files"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ChangesetFile) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/contentChanged", writeString)
+	member(enc, &err, "files", x.Files, func(enc *jsontext.Encoder, v []ChangesetFile) error {
 		return writeSlice(enc, v, writeMarshaler[ChangesetFile])
-	}(enc, x.Files); err != nil {
-		return err
-	}
+	})
 	if x.Operations != nil {
-		if err := writeName(enc, "operations"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChangesetOperation) error {
+		member(enc, &err, "operations", x.Operations, func(enc *jsontext.Encoder, v []ChangesetOperation) error {
 			return writeSlice(enc, v, writeMarshaler[ChangesetOperation])
-		}(enc, x.Operations); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ErrorInfo](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ErrorInfo])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -579,19 +448,10 @@ func (*ChangesetFileRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetFileRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/fileRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "fileId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.FileID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/fileRemoved", writeString)
+	member(enc, &err, "fileId", x.FileID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -627,19 +487,10 @@ func (*ChangesetFileSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetFileSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/fileSet"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "file"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ChangesetFile](enc, x.File); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/fileSet", writeString)
+	member(enc, &err, "file", x.File, writeMarshaler[ChangesetFile])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -676,25 +527,11 @@ func (*ChangesetFilesReviewChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetFilesReviewChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/filesReviewChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "files"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Files); err != nil {
-		return err
-	}
-	if err := writeName(enc, "reviewed"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Reviewed); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/filesReviewChanged", writeString)
+	member(enc, &err, "files", x.Files, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	member(enc, &err, "reviewed", x.Reviewed, writeBool)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -737,34 +574,15 @@ func (*ChangesetOperationStatusChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationStatusChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/operationStatusChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "operationId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.OperationID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChangesetOperationStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/operationStatusChanged", writeString)
+	member(enc, &err, "operationId", x.OperationID, writeString)
+	member(enc, &err, "status", x.Status, writeStringAs[ChangesetOperationStatus])
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ErrorInfo](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ErrorInfo])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -805,24 +623,15 @@ func (*ChangesetOperationsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/operationsChanged"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/operationsChanged", writeString)
 	if x.Operations != nil {
-		if err := writeName(enc, "operations"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChangesetOperation) error {
+		member(enc, &err, "operations", x.Operations, func(enc *jsontext.Encoder, v []ChangesetOperation) error {
 			return writeSlice(enc, v, writeMarshaler[ChangesetOperation])
-		}(enc, x.Operations); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -860,28 +669,14 @@ func (*ChangesetStatusChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetStatusChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "changeset/statusChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChangesetStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "changeset/statusChanged", writeString)
+	member(enc, &err, "status", x.Status, writeStringAs[ChangesetStatus])
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ErrorInfo](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ErrorInfo])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1042,22 +837,13 @@ func (*ChatActivityChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatActivityChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/activityChanged"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/activityChanged", writeString)
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1095,40 +881,16 @@ func (*ChatDeltaAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatDeltaAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/delta"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "partId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.PartID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Content); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/delta", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "partId", x.PartID, writeString)
+	member(enc, &err, "content", x.Content, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1172,22 +934,13 @@ func (*ChatDraftChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatDraftChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/draftChanged"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/draftChanged", writeString)
 	if x.Draft != nil {
-		if err := writeName(enc, "draft"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Message](enc, *x.Draft); err != nil {
-			return err
-		}
+		member(enc, &err, "draft", *x.Draft, writeMarshaler[Message])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1225,40 +978,16 @@ func (*ChatErrorAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatErrorAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/error"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "duration"); err != nil {
-		return err
-	}
-	if err := writeFloat(enc, x.Duration); err != nil {
-		return err
-	}
-	if err := writeName(enc, "error"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ErrorInfo](enc, x.Error); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/error", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "duration", x.Duration, writeFloat)
+	member(enc, &err, "error", x.Error, writeMarshaler[ErrorInfo])
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1304,34 +1033,15 @@ func (*ChatInputAnswerChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputAnswerChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/inputAnswerChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "requestId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.RequestID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "questionId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.QuestionID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/inputAnswerChanged", writeString)
+	member(enc, &err, "requestId", x.RequestID, writeString)
+	member(enc, &err, "questionId", x.QuestionID, writeString)
 	if x.Answer != nil {
-		if err := writeName(enc, "answer"); err != nil {
-			return err
-		}
-		if err := writeUnion[ChatInputAnswer](enc, x.Answer); err != nil {
-			return err
-		}
+		member(enc, &err, "answer", x.Answer, writeUnion[ChatInputAnswer])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1374,36 +1084,17 @@ func (*ChatInputCompletedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputCompletedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/inputCompleted"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "requestId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.RequestID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "response"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChatInputResponseKind](enc, x.Response); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/inputCompleted", writeString)
+	member(enc, &err, "requestId", x.RequestID, writeString)
+	member(enc, &err, "response", x.Response, writeStringAs[ChatInputResponseKind])
 	if x.Answers != nil {
-		if err := writeName(enc, "answers"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]ChatInputAnswer) error {
+		member(enc, &err, "answers", x.Answers, func(enc *jsontext.Encoder, v map[string]ChatInputAnswer) error {
 			return writeMap(enc, v, writeUnion[ChatInputAnswer])
-		}(enc, x.Answers); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1446,19 +1137,10 @@ func (*ChatInputRequestedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputRequestedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/inputRequested"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "request"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ChatInputRequest](enc, x.Request); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/inputRequested", writeString)
+	member(enc, &err, "request", x.Request, writeMarshaler[ChatInputRequest])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1495,25 +1177,11 @@ func (*ChatPendingMessageRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatPendingMessageRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/pendingMessageRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[PendingMessageKind](enc, x.Kind); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/pendingMessageRemoved", writeString)
+	member(enc, &err, "kind", x.Kind, writeStringAs[PendingMessageKind])
+	member(enc, &err, "id", x.ID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1554,31 +1222,12 @@ func (*ChatPendingMessageSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatPendingMessageSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/pendingMessageSet"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[PendingMessageKind](enc, x.Kind); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Message](enc, x.Message); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/pendingMessageSet", writeString)
+	member(enc, &err, "kind", x.Kind, writeStringAs[PendingMessageKind])
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "message", x.Message, writeMarshaler[Message])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1620,19 +1269,10 @@ func (*ChatQueuedMessagesReorderedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatQueuedMessagesReorderedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/queuedMessagesReordered"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "order"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Order); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/queuedMessagesReordered", writeString)
+	member(enc, &err, "order", x.Order, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1671,40 +1311,16 @@ func (*ChatReasoningAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatReasoningAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/reasoning"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "partId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.PartID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Content); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/reasoning", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "partId", x.PartID, writeString)
+	member(enc, &err, "content", x.Content, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1750,34 +1366,15 @@ func (*ChatResponsePartAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatResponsePartAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/responsePart"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "part"); err != nil {
-		return err
-	}
-	if err := writeUnion[ResponsePart](enc, x.Part); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/responsePart", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "part", x.Part, writeUnion[ResponsePart])
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1818,62 +1415,23 @@ type ChatToolCallApprovedAction struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallApprovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallConfirmed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "approved"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Approved); err != nil {
-		return err
-	}
-	if err := writeName(enc, "confirmed"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallConfirmationReason](enc, x.Confirmed); err != nil {
-		return err
-	}
+	member(enc, &err, "type", "chat/toolCallConfirmed", writeString)
+	member(enc, &err, "approved", x.Approved, writeBool)
+	member(enc, &err, "confirmed", x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	if x.EditedToolInput != nil {
-		if err := writeName(enc, "editedToolInput"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.EditedToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "editedToolInput", *x.EditedToolInput, writeString)
 	}
 	if x.SelectedOptionID != nil {
-		if err := writeName(enc, "selectedOptionId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.SelectedOptionID); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOptionId", *x.SelectedOptionID, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1929,39 +1487,15 @@ func (*ChatToolCallAuthRequiredAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallAuthRequiredAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallAuthRequired"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallAuthRequired", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "auth"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[McpAuthRequirement](enc, x.Auth); err != nil {
+	member(enc, &err, "auth", x.Auth, writeMarshaler[McpAuthRequirement])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2008,34 +1542,15 @@ func (*ChatToolCallAuthResolvedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallAuthResolvedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallAuthResolved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallAuthResolved", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2080,48 +1595,19 @@ func (*ChatToolCallCompleteAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallCompleteAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallComplete"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallComplete", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "result"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ToolCallResult](enc, x.Result); err != nil {
-		return err
-	}
+	member(enc, &err, "result", x.Result, writeMarshaler[ToolCallResult])
 	if x.RequiresResultConfirmation != nil {
-		if err := writeName(enc, "requiresResultConfirmation"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.RequiresResultConfirmation); err != nil {
-			return err
-		}
+		member(enc, &err, "requiresResultConfirmation", *x.RequiresResultConfirmation, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2177,88 +1663,34 @@ func (*ChatToolCallConfirmedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallConfirmedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallConfirmed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallConfirmed", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "approved"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Approved); err != nil {
-		return err
-	}
+	member(enc, &err, "approved", x.Approved, writeBool)
 	if x.Confirmed != nil {
-		if err := writeName(enc, "confirmed"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ToolCallConfirmationReason](enc, *x.Confirmed); err != nil {
-			return err
-		}
+		member(enc, &err, "confirmed", *x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	}
 	if x.EditedToolInput != nil {
-		if err := writeName(enc, "editedToolInput"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.EditedToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "editedToolInput", *x.EditedToolInput, writeString)
 	}
 	if x.SelectedOptionID != nil {
-		if err := writeName(enc, "selectedOptionId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.SelectedOptionID); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOptionId", *x.SelectedOptionID, writeString)
 	}
 	if x.Reason != nil {
-		if err := writeName(enc, "reason"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ChatToolCallConfirmedActionReason](enc, *x.Reason); err != nil {
-			return err
-		}
+		member(enc, &err, "reason", *x.Reason, writeStringAs[ChatToolCallConfirmedActionReason])
 	}
 	if x.UserSuggestion != nil {
-		if err := writeName(enc, "userSuggestion"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Message](enc, *x.UserSuggestion); err != nil {
-			return err
-		}
+		member(enc, &err, "userSuggestion", *x.UserSuggestion, writeMarshaler[Message])
 	}
 	if x.ReasonMessage != nil {
-		if err := writeName(enc, "reasonMessage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.ReasonMessage); err != nil {
-			return err
-		}
+		member(enc, &err, "reasonMessage", *x.ReasonMessage, writeMarshaler[StringOrMarkdown])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2332,41 +1764,17 @@ func (*ChatToolCallContentChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallContentChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallContentChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallContentChanged", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ToolResultContent) error {
+	member(enc, &err, "content", x.Content, func(enc *jsontext.Encoder, v []ToolResultContent) error {
 		return writeSlice(enc, v, writeUnion[ToolResultContent])
-	}(enc, x.Content); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2417,50 +1825,21 @@ func (*ChatToolCallDeltaAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallDeltaAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallDelta"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallDelta", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Content != nil {
-		if err := writeName(enc, "content"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Content); err != nil {
-			return err
-		}
+		member(enc, &err, "content", *x.Content, writeString)
 	}
 	if x.InvocationMessage != nil {
-		if err := writeName(enc, "invocationMessage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.InvocationMessage); err != nil {
-			return err
-		}
+		member(enc, &err, "invocationMessage", *x.InvocationMessage, writeMarshaler[StringOrMarkdown])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2508,70 +1887,26 @@ type ChatToolCallDeniedAction struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallDeniedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallConfirmed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "approved"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Approved); err != nil {
-		return err
-	}
-	if err := writeName(enc, "reason"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChatToolCallDeniedActionReason](enc, x.Reason); err != nil {
-		return err
-	}
+	member(enc, &err, "type", "chat/toolCallConfirmed", writeString)
+	member(enc, &err, "approved", x.Approved, writeBool)
+	member(enc, &err, "reason", x.Reason, writeStringAs[ChatToolCallDeniedActionReason])
 	if x.UserSuggestion != nil {
-		if err := writeName(enc, "userSuggestion"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Message](enc, *x.UserSuggestion); err != nil {
-			return err
-		}
+		member(enc, &err, "userSuggestion", *x.UserSuggestion, writeMarshaler[Message])
 	}
 	if x.ReasonMessage != nil {
-		if err := writeName(enc, "reasonMessage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.ReasonMessage); err != nil {
-			return err
-		}
+		member(enc, &err, "reasonMessage", *x.ReasonMessage, writeMarshaler[StringOrMarkdown])
 	}
 	if x.SelectedOptionID != nil {
-		if err := writeName(enc, "selectedOptionId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.SelectedOptionID); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOptionId", *x.SelectedOptionID, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2648,114 +1983,45 @@ func (*ChatToolCallReadyAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallReadyAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallReady"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallReady", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
 	}
 	if x.ConfirmationTitle != nil {
-		if err := writeName(enc, "confirmationTitle"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.ConfirmationTitle); err != nil {
-			return err
-		}
+		member(enc, &err, "confirmationTitle", *x.ConfirmationTitle, writeMarshaler[StringOrMarkdown])
 	}
 	if x.RiskAssessment != nil {
-		if err := writeName(enc, "riskAssessment"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallRiskAssessment](enc, x.RiskAssessment); err != nil {
-			return err
-		}
+		member(enc, &err, "riskAssessment", x.RiskAssessment, writeUnion[ToolCallRiskAssessment])
 	}
 	if x.Edits != nil {
-		if err := writeName(enc, "edits"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ChatToolCallReadyActionEdits](enc, *x.Edits); err != nil {
-			return err
-		}
+		member(enc, &err, "edits", *x.Edits, writeMarshaler[ChatToolCallReadyActionEdits])
 	}
 	if x.Editable != nil {
-		if err := writeName(enc, "editable"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Editable); err != nil {
-			return err
-		}
+		member(enc, &err, "editable", *x.Editable, writeBool)
 	}
 	if x.Confirmed != nil {
-		if err := writeName(enc, "confirmed"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ToolCallConfirmationReason](enc, *x.Confirmed); err != nil {
-			return err
-		}
+		member(enc, &err, "confirmed", *x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	}
 	if x.Options != nil {
-		if err := writeName(enc, "options"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ConfirmationOption) error {
+		member(enc, &err, "options", x.Options, func(enc *jsontext.Encoder, v []ConfirmationOption) error {
 			return writeSlice(enc, v, writeMarshaler[ConfirmationOption])
-		}(enc, x.Options); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2822,13 +2088,9 @@ type ChatToolCallReadyActionEdits struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallReadyActionEdits) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []FileEdit) error { return writeSlice(enc, v, writeMarshaler[FileEdit]) }(enc, x.Items); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []FileEdit) error { return writeSlice(enc, v, writeMarshaler[FileEdit]) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2865,39 +2127,15 @@ func (*ChatToolCallResultConfirmedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallResultConfirmedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallResultConfirmed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallResultConfirmed", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "approved"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Approved); err != nil {
+	member(enc, &err, "approved", x.Approved, writeBool)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2948,62 +2186,23 @@ func (*ChatToolCallStartAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatToolCallStartAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/toolCallStart"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/toolCallStart", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3056,22 +2255,13 @@ func (*ChatTruncatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTruncatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/truncated"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/truncated", writeString)
 	if x.TurnID != nil {
-		if err := writeName(enc, "turnId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.TurnID); err != nil {
-			return err
-		}
+		member(enc, &err, "turnId", *x.TurnID, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3108,34 +2298,15 @@ func (*ChatTurnCancelledAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnCancelledAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/turnCancelled"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "duration"); err != nil {
-		return err
-	}
-	if err := writeFloat(enc, x.Duration); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/turnCancelled", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "duration", x.Duration, writeFloat)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3178,34 +2349,15 @@ func (*ChatTurnCompleteAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnCompleteAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/turnComplete"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "duration"); err != nil {
-		return err
-	}
-	if err := writeFloat(enc, x.Duration); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/turnComplete", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "duration", x.Duration, writeFloat)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3250,48 +2402,19 @@ func (*ChatTurnStartedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnStartedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/turnStarted"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "startedAt"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.StartedAt); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Message](enc, x.Message); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/turnStarted", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "startedAt", x.StartedAt, writeString)
+	member(enc, &err, "message", x.Message, writeMarshaler[Message])
 	if x.QueuedMessageID != nil {
-		if err := writeName(enc, "queuedMessageId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.QueuedMessageID); err != nil {
-			return err
-		}
+		member(enc, &err, "queuedMessageId", *x.QueuedMessageID, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3339,28 +2462,14 @@ func (*ChatTurnsLoadedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatTurnsLoadedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/turnsLoaded"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turns"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []Turn) error { return writeSlice(enc, v, writeMarshaler[Turn]) }(enc, x.Turns); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/turnsLoaded", writeString)
+	member(enc, &err, "turns", x.Turns, func(enc *jsontext.Encoder, v []Turn) error { return writeSlice(enc, v, writeMarshaler[Turn]) })
 	if x.TurnsNextCursor != nil {
-		if err := writeName(enc, "turnsNextCursor"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.TurnsNextCursor); err != nil {
-			return err
-		}
+		member(enc, &err, "turnsNextCursor", *x.TurnsNextCursor, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3400,34 +2509,15 @@ func (*ChatUsageAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatUsageAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/usage"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "usage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[UsageInfo](enc, x.Usage); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/usage", writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "usage", x.Usage, writeMarshaler[UsageInfo])
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3468,19 +2558,10 @@ func (*ChatWorkingDirectoryRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatWorkingDirectoryRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/workingDirectoryRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "directory"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Directory); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/workingDirectoryRemoved", writeString)
+	member(enc, &err, "directory", x.Directory, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3516,19 +2597,10 @@ func (*ChatWorkingDirectorySetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatWorkingDirectorySetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat/workingDirectorySet"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "directory"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Directory); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat/workingDirectorySet", writeString)
+	member(enc, &err, "directory", x.Directory, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3573,19 +2645,10 @@ func (*ResourceWatchChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWatchChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "resourceWatch/changed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "changes"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ResourceWatchChangedActionChanges](enc, x.Changes); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "resourceWatch/changed", writeString)
+	member(enc, &err, "changes", x.Changes, writeMarshaler[ResourceWatchChangedActionChanges])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3615,15 +2678,11 @@ type ResourceWatchChangedActionChanges struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWatchChangedActionChanges) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ResourceChange) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []ResourceChange) error {
 		return writeSlice(enc, v, writeMarshaler[ResourceChange])
-	}(enc, x.Items); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3659,19 +2718,10 @@ func (*RootActiveSessionsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootActiveSessionsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "root/activeSessionsChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "activeSessions"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.ActiveSessions); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "root/activeSessionsChanged", writeString)
+	member(enc, &err, "activeSessions", x.ActiveSessions, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3707,19 +2757,10 @@ func (*RootAgentsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootAgentsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "root/agentsChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "agents"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []AgentInfo) error { return writeSlice(enc, v, writeMarshaler[AgentInfo]) }(enc, x.Agents); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "root/agentsChanged", writeString)
+	member(enc, &err, "agents", x.Agents, func(enc *jsontext.Encoder, v []AgentInfo) error { return writeSlice(enc, v, writeMarshaler[AgentInfo]) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3756,28 +2797,14 @@ func (*RootConfigChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootConfigChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "root/configChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "config"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Config); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "root/configChanged", writeString)
+	member(enc, &err, "config", x.Config, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	if x.Replace != nil {
-		if err := writeName(enc, "replace"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Replace); err != nil {
-			return err
-		}
+		member(enc, &err, "replace", *x.Replace, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3815,21 +2842,12 @@ func (*RootTerminalsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootTerminalsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "root/terminalsChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "terminals"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []TerminalInfo) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "root/terminalsChanged", writeString)
+	member(enc, &err, "terminals", x.Terminals, func(enc *jsontext.Encoder, v []TerminalInfo) error {
 		return writeSlice(enc, v, writeMarshaler[TerminalInfo])
-	}(enc, x.Terminals); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3865,19 +2883,10 @@ func (*SessionActiveClientRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionActiveClientRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/activeClientRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/activeClientRemoved", writeString)
+	member(enc, &err, "clientId", x.ClientID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3913,19 +2922,10 @@ func (*SessionActiveClientSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionActiveClientSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/activeClientSet"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "activeClient"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[SessionActiveClient](enc, x.ActiveClient); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/activeClientSet", writeString)
+	member(enc, &err, "activeClient", x.ActiveClient, writeMarshaler[SessionActiveClient])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3961,22 +2961,13 @@ func (*SessionActivityChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionActivityChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/activityChanged"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/activityChanged", writeString)
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4011,22 +3002,13 @@ func (*SessionChangesetsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChangesetsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/changesetsChanged"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/changesetsChanged", writeString)
 	if x.Changesets != nil {
-		if err := writeName(enc, "changesets"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Changeset) error { return writeSlice(enc, v, writeMarshaler[Changeset]) }(enc, x.Changesets); err != nil {
-			return err
-		}
+		member(enc, &err, "changesets", x.Changesets, func(enc *jsontext.Encoder, v []Changeset) error { return writeSlice(enc, v, writeMarshaler[Changeset]) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4061,19 +3043,10 @@ func (*SessionChatAddedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatAddedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/chatAdded"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "summary"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ChatSummary](enc, x.Summary); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/chatAdded", writeString)
+	member(enc, &err, "summary", x.Summary, writeMarshaler[ChatSummary])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4109,19 +3082,10 @@ func (*SessionChatRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/chatRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/chatRemoved", writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4158,25 +3122,11 @@ func (*SessionChatUpdatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatUpdatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/chatUpdated"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "changes"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[SessionChatUpdatedActionChanges](enc, x.Changes); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/chatUpdated", writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "changes", x.Changes, writeMarshaler[SessionChatUpdatedActionChanges])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4219,128 +3169,49 @@ type SessionChatUpdatedActionChanges struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatUpdatedActionChanges) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Resource != nil {
-		if err := writeName(enc, "resource"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Resource); err != nil {
-			return err
-		}
+		member(enc, &err, "resource", *x.Resource, writeString)
 	} else if slices.Contains(x.Cleared, "resource") {
-		if err := writeName(enc, "resource"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "resource", struct{}{}, writeNull)
 	}
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	} else if slices.Contains(x.Cleared, "title") {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "title", struct{}{}, writeNull)
 	}
 	if x.Status != nil {
-		if err := writeName(enc, "status"); err != nil {
-			return err
-		}
-		if err := writeUintAs[SessionStatus](enc, *x.Status); err != nil {
-			return err
-		}
+		member(enc, &err, "status", *x.Status, writeUintAs[SessionStatus])
 	} else if slices.Contains(x.Cleared, "status") {
-		if err := writeName(enc, "status"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "status", struct{}{}, writeNull)
 	}
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
 	} else if slices.Contains(x.Cleared, "activity") {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", struct{}{}, writeNull)
 	}
 	if x.ModifiedAt != nil {
-		if err := writeName(enc, "modifiedAt"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ModifiedAt); err != nil {
-			return err
-		}
+		member(enc, &err, "modifiedAt", *x.ModifiedAt, writeString)
 	} else if slices.Contains(x.Cleared, "modifiedAt") {
-		if err := writeName(enc, "modifiedAt"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "modifiedAt", struct{}{}, writeNull)
 	}
 	if x.Origin != nil {
-		if err := writeName(enc, "origin"); err != nil {
-			return err
-		}
-		if err := writeUnion[ChatOrigin](enc, x.Origin); err != nil {
-			return err
-		}
+		member(enc, &err, "origin", x.Origin, writeUnion[ChatOrigin])
 	} else if slices.Contains(x.Cleared, "origin") {
-		if err := writeName(enc, "origin"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "origin", struct{}{}, writeNull)
 	}
 	if x.Interactivity != nil {
-		if err := writeName(enc, "interactivity"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ChatInteractivity](enc, *x.Interactivity); err != nil {
-			return err
-		}
+		member(enc, &err, "interactivity", *x.Interactivity, writeStringAs[ChatInteractivity])
 	} else if slices.Contains(x.Cleared, "interactivity") {
-		if err := writeName(enc, "interactivity"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "interactivity", struct{}{}, writeNull)
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	} else if slices.Contains(x.Cleared, "workingDirectories") {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", struct{}{}, writeNull)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4435,28 +3306,14 @@ func (*SessionConfigChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/configChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "config"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Config); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/configChanged", writeString)
+	member(enc, &err, "config", x.Config, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	if x.Replace != nil {
-		if err := writeName(enc, "replace"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Replace); err != nil {
-			return err
-		}
+		member(enc, &err, "replace", *x.Replace, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4494,19 +3351,10 @@ func (*SessionCreationFailedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCreationFailedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/creationFailed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "error"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ErrorInfo](enc, x.Error); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/creationFailed", writeString)
+	member(enc, &err, "error", x.Error, writeMarshaler[ErrorInfo])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4542,19 +3390,10 @@ func (*SessionCustomizationRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/customizationRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/customizationRemoved", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4591,25 +3430,11 @@ func (*SessionCustomizationToggledAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationToggledAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/customizationToggled"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "enabled"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Enabled); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/customizationToggled", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "enabled", x.Enabled, writeBool)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4648,19 +3473,10 @@ func (*SessionCustomizationUpdatedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationUpdatedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/customizationUpdated"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "customization"); err != nil {
-		return err
-	}
-	if err := writeUnion[Customization](enc, x.Customization); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/customizationUpdated", writeString)
+	member(enc, &err, "customization", x.Customization, writeUnion[Customization])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4696,21 +3512,12 @@ func (*SessionCustomizationsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionCustomizationsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/customizationsChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "customizations"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []Customization) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/customizationsChanged", writeString)
+	member(enc, &err, "customizations", x.Customizations, func(enc *jsontext.Encoder, v []Customization) error {
 		return writeSlice(enc, v, writeUnion[Customization])
-	}(enc, x.Customizations); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4746,22 +3553,13 @@ func (*SessionDefaultChatChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionDefaultChatChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/defaultChatChanged"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/defaultChatChanged", writeString)
 	if x.DefaultChat != nil {
-		if err := writeName(enc, "defaultChat"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DefaultChat); err != nil {
-			return err
-		}
+		member(enc, &err, "defaultChat", *x.DefaultChat, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4796,19 +3594,10 @@ func (*SessionInputNeededRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionInputNeededRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/inputNeededRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/inputNeededRemoved", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4844,19 +3633,10 @@ func (*SessionInputNeededSetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionInputNeededSetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/inputNeededSet"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "request"); err != nil {
-		return err
-	}
-	if err := writeUnion[SessionInputRequest](enc, x.Request); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/inputNeededSet", writeString)
+	member(enc, &err, "request", x.Request, writeUnion[SessionInputRequest])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4892,19 +3672,10 @@ func (*SessionIsArchivedChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionIsArchivedChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/isArchivedChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "isArchived"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.IsArchived); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/isArchivedChanged", writeString)
+	member(enc, &err, "isArchived", x.IsArchived, writeBool)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4940,19 +3711,10 @@ func (*SessionIsReadChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionIsReadChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/isReadChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "isRead"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.IsRead); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/isReadChanged", writeString)
+	member(enc, &err, "isRead", x.IsRead, writeBool)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4988,19 +3750,10 @@ func (*SessionMcpServerStartRequestedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMcpServerStartRequestedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/mcpServerStartRequested"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/mcpServerStartRequested", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5038,34 +3791,15 @@ func (*SessionMcpServerStateChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMcpServerStateChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/mcpServerStateChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "state"); err != nil {
-		return err
-	}
-	if err := writeUnion[McpServerState](enc, x.State); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/mcpServerStateChanged", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "state", x.State, writeUnion[McpServerState])
 	if x.Channel != nil {
-		if err := writeName(enc, "channel"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Channel); err != nil {
-			return err
-		}
+		member(enc, &err, "channel", *x.Channel, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5106,19 +3840,10 @@ func (*SessionMcpServerStopRequestedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMcpServerStopRequestedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/mcpServerStopRequested"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/mcpServerStopRequested", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5154,22 +3879,13 @@ func (*SessionMetaChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMetaChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/metaChanged"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/metaChanged", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5203,13 +3919,9 @@ func (*SessionReadyAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionReadyAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/ready"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/ready", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5242,21 +3954,12 @@ func (*SessionServerToolsChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionServerToolsChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/serverToolsChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "tools"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ToolDefinition) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/serverToolsChanged", writeString)
+	member(enc, &err, "tools", x.Tools, func(enc *jsontext.Encoder, v []ToolDefinition) error {
 		return writeSlice(enc, v, writeMarshaler[ToolDefinition])
-	}(enc, x.Tools); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5294,19 +3997,10 @@ func (*SessionTitleChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionTitleChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/titleChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/titleChanged", writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5342,19 +4036,10 @@ func (*SessionWorkingDirectoryRemovedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionWorkingDirectoryRemovedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/workingDirectoryRemoved"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "directory"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Directory); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/workingDirectoryRemoved", writeString)
+	member(enc, &err, "directory", x.Directory, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5390,19 +4075,10 @@ func (*SessionWorkingDirectorySetAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionWorkingDirectorySetAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session/workingDirectorySet"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "directory"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Directory); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "session/workingDirectorySet", writeString)
+	member(enc, &err, "directory", x.Directory, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5729,19 +4405,10 @@ func (*TerminalClaimedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalClaimedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/claimed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "claim"); err != nil {
-		return err
-	}
-	if err := writeUnion[TerminalClaim](enc, x.Claim); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/claimed", writeString)
+	member(enc, &err, "claim", x.Claim, writeUnion[TerminalClaim])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5776,13 +4443,9 @@ func (*TerminalClearedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalClearedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/cleared"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/cleared", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5816,13 +4479,9 @@ func (*TerminalCommandDetectionAvailableAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandDetectionAvailableAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/commandDetectionAvailable"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/commandDetectionAvailable", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5857,31 +4516,12 @@ func (*TerminalCommandExecutedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandExecutedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/commandExecuted"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "commandId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.CommandID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "commandLine"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.CommandLine); err != nil {
-		return err
-	}
-	if err := writeName(enc, "timestamp"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.Timestamp); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/commandExecuted", writeString)
+	member(enc, &err, "commandId", x.CommandID, writeString)
+	member(enc, &err, "commandLine", x.CommandLine, writeString)
+	member(enc, &err, "timestamp", x.Timestamp, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5925,36 +4565,17 @@ func (*TerminalCommandFinishedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandFinishedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/commandFinished"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "commandId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.CommandID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/commandFinished", writeString)
+	member(enc, &err, "commandId", x.CommandID, writeString)
 	if x.ExitCode != nil {
-		if err := writeName(enc, "exitCode"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.ExitCode); err != nil {
-			return err
-		}
+		member(enc, &err, "exitCode", *x.ExitCode, writeInt)
 	}
 	if x.DurationMs != nil {
-		if err := writeName(enc, "durationMs"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.DurationMs); err != nil {
-			return err
-		}
+		member(enc, &err, "durationMs", *x.DurationMs, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5995,19 +4616,10 @@ func (*TerminalCwdChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCwdChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/cwdChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "cwd"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Cwd); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/cwdChanged", writeString)
+	member(enc, &err, "cwd", x.Cwd, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -6043,19 +4655,10 @@ func (*TerminalDataAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalDataAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/data"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "data"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Data); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/data", writeString)
+	member(enc, &err, "data", x.Data, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -6091,22 +4694,13 @@ func (*TerminalExitedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalExitedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/exited"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/exited", writeString)
 	if x.ExitCode != nil {
-		if err := writeName(enc, "exitCode"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.ExitCode); err != nil {
-			return err
-		}
+		member(enc, &err, "exitCode", *x.ExitCode, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6141,19 +4735,10 @@ func (*TerminalInputAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalInputAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/input"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "data"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Data); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/input", writeString)
+	member(enc, &err, "data", x.Data, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -6190,25 +4775,11 @@ func (*TerminalResizedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalResizedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/resized"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "cols"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.Cols); err != nil {
-		return err
-	}
-	if err := writeName(enc, "rows"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.Rows); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/resized", writeString)
+	member(enc, &err, "cols", x.Cols, writeInt)
+	member(enc, &err, "rows", x.Rows, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -6247,19 +4818,10 @@ func (*TerminalTitleChangedAction) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalTitleChangedAction) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal/titleChanged"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal/titleChanged", writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -6291,28 +4853,14 @@ type ToolCallActionBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallActionBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }

@@ -436,6 +436,21 @@ func truncate(raw []byte) string {
 
 // Encoding.
 
+// member writes one object member, name then value, unless an earlier
+// write failed; the first error stays in *err.
+func member[T any](enc *jsontext.Encoder, err *error, name string, v T, write func(*jsontext.Encoder, T) error) {
+	if *err != nil {
+		return
+	}
+	if *err = writeName(enc, name); *err == nil {
+		*err = write(enc, v)
+	}
+}
+
+func writeNull(enc *jsontext.Encoder, _ struct{}) error {
+	return enc.WriteToken(jsontext.Null)
+}
+
 func writeName(enc *jsontext.Encoder, name string) error {
 	return enc.WriteToken(jsontext.String(name))
 }

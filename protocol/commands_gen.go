@@ -30,42 +30,18 @@ type AuthenticateParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AuthenticateParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "token"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Token); err != nil {
-		return err
-	}
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "token", x.Token, writeString)
 	if x.Scopes != nil {
-		if err := writeName(enc, "scopes"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Scopes); err != nil {
-			return err
-		}
+		member(enc, &err, "scopes", x.Scopes, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -102,7 +78,8 @@ type AuthenticateResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AuthenticateResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -128,22 +105,13 @@ type BaseParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x BaseParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -174,22 +142,13 @@ type ChangesetOperationFollowUp struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationFollowUp) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ContentRef](enc, x.Content); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "content", x.Content, writeMarshaler[ContentRef])
 	if x.External != nil {
-		if err := writeName(enc, "external"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.External); err != nil {
-			return err
-		}
+		member(enc, &err, "external", *x.External, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -269,33 +228,14 @@ func (*ChangesetOperationTargetRange) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationTargetRange) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "range"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "range", writeString)
+	member(enc, &err, "resource", x.Resource, writeString)
 	if x.Side != nil {
-		if err := writeName(enc, "side"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ChangesetOperationTargetRangeSide](enc, *x.Side); err != nil {
-			return err
-		}
+		member(enc, &err, "side", *x.Side, writeStringAs[ChangesetOperationTargetRangeSide])
 	}
-	if err := writeName(enc, "range"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[TextRange](enc, x.Range); err != nil {
+	member(enc, &err, "range", x.Range, writeMarshaler[TextRange])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -347,28 +287,14 @@ func (*ChangesetOperationTargetResource) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperationTargetResource) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "resource", writeString)
+	member(enc, &err, "resource", x.Resource, writeString)
 	if x.Side != nil {
-		if err := writeName(enc, "side"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ChangesetOperationTargetResourceSide](enc, *x.Side); err != nil {
-			return err
-		}
+		member(enc, &err, "side", *x.Side, writeStringAs[ChangesetOperationTargetResourceSide])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -451,16 +377,12 @@ type ClientCapabilities struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ClientCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.McpApps != nil {
-		if err := writeName(enc, "mcpApps"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.McpApps); err != nil {
-			return err
-		}
+		member(enc, &err, "mcpApps", x.McpApps, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -490,35 +412,16 @@ type CompletionItem struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CompletionItem) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "insertText"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.InsertText); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "insertText", x.InsertText, writeString)
 	if x.RangeStart != nil {
-		if err := writeName(enc, "rangeStart"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.RangeStart); err != nil {
-			return err
-		}
+		member(enc, &err, "rangeStart", *x.RangeStart, writeInt)
 	}
 	if x.RangeEnd != nil {
-		if err := writeName(enc, "rangeEnd"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.RangeEnd); err != nil {
-			return err
-		}
+		member(enc, &err, "rangeEnd", *x.RangeEnd, writeInt)
 	}
-	if err := writeName(enc, "attachment"); err != nil {
-		return err
-	}
-	if err := writeUnion[MessageAttachment](enc, x.Attachment); err != nil {
+	member(enc, &err, "attachment", x.Attachment, writeUnion[MessageAttachment])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -567,39 +470,15 @@ type CompletionsParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CompletionsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[CompletionItemKind](enc, x.Kind); err != nil {
-		return err
-	}
-	if err := writeName(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Text); err != nil {
-		return err
-	}
-	if err := writeName(enc, "offset"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.Offset); err != nil {
+	member(enc, &err, "kind", x.Kind, writeStringAs[CompletionItemKind])
+	member(enc, &err, "text", x.Text, writeString)
+	member(enc, &err, "offset", x.Offset, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -639,15 +518,11 @@ type CompletionsResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CompletionsResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []CompletionItem) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []CompletionItem) error {
 		return writeSlice(enc, v, writeMarshaler[CompletionItem])
-	}(enc, x.Items); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -691,52 +566,23 @@ type CreateChatParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CreateChatParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
+	member(enc, &err, "chat", x.Chat, writeString)
 	if x.InitialMessage != nil {
-		if err := writeName(enc, "initialMessage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Message](enc, *x.InitialMessage); err != nil {
-			return err
-		}
+		member(enc, &err, "initialMessage", *x.InitialMessage, writeMarshaler[Message])
 	}
 	if x.Source != nil {
-		if err := writeName(enc, "source"); err != nil {
-			return err
-		}
-		if err := writeUnion[ChatSource](enc, x.Source); err != nil {
-			return err
-		}
+		member(enc, &err, "source", x.Source, writeUnion[ChatSource])
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -782,52 +628,23 @@ type CreateResourceWatchParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CreateResourceWatchParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.Recursive != nil {
-		if err := writeName(enc, "recursive"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Recursive); err != nil {
-			return err
-		}
+		member(enc, &err, "recursive", *x.Recursive, writeBool)
 	}
 	if x.Excludes != nil {
-		if err := writeName(enc, "excludes"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[CreateResourceWatchParamsExcludes](enc, *x.Excludes); err != nil {
-			return err
-		}
+		member(enc, &err, "excludes", *x.Excludes, writeMarshaler[CreateResourceWatchParamsExcludes])
 	}
 	if x.Includes != nil {
-		if err := writeName(enc, "includes"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[CreateResourceWatchParamsIncludes](enc, *x.Includes); err != nil {
-			return err
-		}
+		member(enc, &err, "includes", *x.Includes, writeMarshaler[CreateResourceWatchParamsIncludes])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -868,13 +685,9 @@ type CreateResourceWatchParamsExcludes struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CreateResourceWatchParamsExcludes) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Items); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -902,13 +715,9 @@ type CreateResourceWatchParamsIncludes struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CreateResourceWatchParamsIncludes) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Items); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -936,13 +745,9 @@ type CreateResourceWatchResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CreateResourceWatchResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -977,70 +782,31 @@ type CreateSessionParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CreateSessionParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Provider != nil {
-		if err := writeName(enc, "provider"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Provider); err != nil {
-			return err
-		}
+		member(enc, &err, "provider", *x.Provider, writeString)
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Fork != nil {
-		if err := writeName(enc, "fork"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[SessionForkSource](enc, *x.Fork); err != nil {
-			return err
-		}
+		member(enc, &err, "fork", *x.Fork, writeMarshaler[SessionForkSource])
 	}
 	if x.Config != nil {
-		if err := writeName(enc, "config"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Config); err != nil {
-			return err
-		}
+		member(enc, &err, "config", x.Config, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.ActiveClient != nil {
-		if err := writeName(enc, "activeClient"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[SessionActiveClient](enc, *x.ActiveClient); err != nil {
-			return err
-		}
+		member(enc, &err, "activeClient", *x.ActiveClient, writeMarshaler[SessionActiveClient])
 	}
 	if x.ProgressToken != nil {
-		if err := writeName(enc, "progressToken"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ProgressToken); err != nil {
-			return err
-		}
+		member(enc, &err, "progressToken", *x.ProgressToken, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1094,60 +860,26 @@ type CreateTerminalParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CreateTerminalParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "claim"); err != nil {
-		return err
-	}
-	if err := writeUnion[TerminalClaim](enc, x.Claim); err != nil {
-		return err
-	}
+	member(enc, &err, "claim", x.Claim, writeUnion[TerminalClaim])
 	if x.Name != nil {
-		if err := writeName(enc, "name"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Name); err != nil {
-			return err
-		}
+		member(enc, &err, "name", *x.Name, writeString)
 	}
 	if x.Cwd != nil {
-		if err := writeName(enc, "cwd"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Cwd); err != nil {
-			return err
-		}
+		member(enc, &err, "cwd", *x.Cwd, writeString)
 	}
 	if x.Cols != nil {
-		if err := writeName(enc, "cols"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Cols); err != nil {
-			return err
-		}
+		member(enc, &err, "cols", *x.Cols, writeInt)
 	}
 	if x.Rows != nil {
-		if err := writeName(enc, "rows"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Rows); err != nil {
-			return err
-		}
+		member(enc, &err, "rows", *x.Rows, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1193,19 +925,10 @@ type DirectoryEntry struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x DirectoryEntry) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeStringAs[DirectoryEntryType](enc, x.Type); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "name", x.Name, writeString)
+	member(enc, &err, "type", x.Type, writeStringAs[DirectoryEntryType])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1247,25 +970,11 @@ type DispatchActionParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x DispatchActionParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientSeq"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.ClientSeq); err != nil {
-		return err
-	}
-	if err := writeName(enc, "action"); err != nil {
-		return err
-	}
-	if err := writeUnion[StateAction](enc, x.Action); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "clientSeq", x.ClientSeq, writeInt)
+	member(enc, &err, "action", x.Action, writeUnion[StateAction])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1300,22 +1009,13 @@ type DisposeChatParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x DisposeChatParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1346,22 +1046,13 @@ type DisposeSessionParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x DisposeSessionParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1392,22 +1083,13 @@ type DisposeTerminalParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x DisposeTerminalParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1439,30 +1121,16 @@ type FetchTurnsParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x FetchTurnsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Cursor != nil {
-		if err := writeName(enc, "cursor"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Cursor); err != nil {
-			return err
-		}
+		member(enc, &err, "cursor", *x.Cursor, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1494,7 +1162,8 @@ type FetchTurnsResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x FetchTurnsResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1526,25 +1195,11 @@ func (*ForkChatSource) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ForkChatSource) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "fork"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "fork", writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1579,30 +1234,16 @@ type Implementation struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x Implementation) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Version != nil {
-		if err := writeName(enc, "version"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Version); err != nil {
-			return err
-		}
+		member(enc, &err, "version", *x.Version, writeString)
 	}
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1641,66 +1282,27 @@ type InitializeParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x InitializeParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "protocolVersions"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.ProtocolVersions); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
-		return err
-	}
+	member(enc, &err, "protocolVersions", x.ProtocolVersions, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	member(enc, &err, "clientId", x.ClientID, writeString)
 	if x.ClientInfo != nil {
-		if err := writeName(enc, "clientInfo"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Implementation](enc, *x.ClientInfo); err != nil {
-			return err
-		}
+		member(enc, &err, "clientInfo", *x.ClientInfo, writeMarshaler[Implementation])
 	}
 	if x.InitialSubscriptions != nil {
-		if err := writeName(enc, "initialSubscriptions"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.InitialSubscriptions); err != nil {
-			return err
-		}
+		member(enc, &err, "initialSubscriptions", x.InitialSubscriptions, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Locale != nil {
-		if err := writeName(enc, "locale"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Locale); err != nil {
-			return err
-		}
+		member(enc, &err, "locale", *x.Locale, writeString)
 	}
 	if x.Capabilities != nil {
-		if err := writeName(enc, "capabilities"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ClientCapabilities](enc, *x.Capabilities); err != nil {
-			return err
-		}
+		member(enc, &err, "capabilities", *x.Capabilities, writeMarshaler[ClientCapabilities])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1754,66 +1356,27 @@ type InitializeResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x InitializeResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "protocolVersion"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ProtocolVersion); err != nil {
-		return err
-	}
-	if err := writeName(enc, "serverSeq"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.ServerSeq); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "protocolVersion", x.ProtocolVersion, writeString)
+	member(enc, &err, "serverSeq", x.ServerSeq, writeInt)
 	if x.ServerInfo != nil {
-		if err := writeName(enc, "serverInfo"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Implementation](enc, *x.ServerInfo); err != nil {
-			return err
-		}
+		member(enc, &err, "serverInfo", *x.ServerInfo, writeMarshaler[Implementation])
 	}
-	if err := writeName(enc, "snapshots"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []Snapshot) error { return writeSlice(enc, v, writeMarshaler[Snapshot]) }(enc, x.Snapshots); err != nil {
-		return err
-	}
+	member(enc, &err, "snapshots", x.Snapshots, func(enc *jsontext.Encoder, v []Snapshot) error { return writeSlice(enc, v, writeMarshaler[Snapshot]) })
 	if x.DefaultDirectory != nil {
-		if err := writeName(enc, "defaultDirectory"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DefaultDirectory); err != nil {
-			return err
-		}
+		member(enc, &err, "defaultDirectory", *x.DefaultDirectory, writeString)
 	}
 	if x.CompletionTriggerCharacters != nil {
-		if err := writeName(enc, "completionTriggerCharacters"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.CompletionTriggerCharacters); err != nil {
-			return err
-		}
+		member(enc, &err, "completionTriggerCharacters", x.CompletionTriggerCharacters, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.TerminalCommandPrefix != nil {
-		if err := writeName(enc, "terminalCommandPrefix"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.TerminalCommandPrefix); err != nil {
-			return err
-		}
+		member(enc, &err, "terminalCommandPrefix", *x.TerminalCommandPrefix, writeString)
 	}
 	if x.Telemetry != nil {
-		if err := writeName(enc, "telemetry"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TelemetryCapabilities](enc, *x.Telemetry); err != nil {
-			return err
-		}
+		member(enc, &err, "telemetry", *x.Telemetry, writeMarshaler[TelemetryCapabilities])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1864,36 +1427,17 @@ type InvokeChangesetOperationParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x InvokeChangesetOperationParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "operationId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.OperationID); err != nil {
-		return err
-	}
+	member(enc, &err, "operationId", x.OperationID, writeString)
 	if x.Target != nil {
-		if err := writeName(enc, "target"); err != nil {
-			return err
-		}
-		if err := writeUnion[ChangesetOperationTarget](enc, x.Target); err != nil {
-			return err
-		}
+		member(enc, &err, "target", x.Target, writeUnion[ChangesetOperationTarget])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1930,24 +1474,15 @@ type InvokeChangesetOperationResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x InvokeChangesetOperationResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Message != nil {
-		if err := writeName(enc, "message"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.Message); err != nil {
-			return err
-		}
+		member(enc, &err, "message", *x.Message, writeMarshaler[StringOrMarkdown])
 	}
 	if x.FollowUp != nil {
-		if err := writeName(enc, "followUp"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ChangesetOperationFollowUp](enc, *x.FollowUp); err != nil {
-			return err
-		}
+		member(enc, &err, "followUp", *x.FollowUp, writeMarshaler[ChangesetOperationFollowUp])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1979,38 +1514,19 @@ type ListSessionsParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ListSessionsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Limit != nil {
-		if err := writeName(enc, "limit"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Limit); err != nil {
-			return err
-		}
+		member(enc, &err, "limit", *x.Limit, writeInt)
 	}
 	if x.Cursor != nil {
-		if err := writeName(enc, "cursor"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Cursor); err != nil {
-			return err
-		}
+		member(enc, &err, "cursor", *x.Cursor, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2046,23 +1562,14 @@ type ListSessionsResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ListSessionsResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.NextCursor != nil {
-		if err := writeName(enc, "nextCursor"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.NextCursor); err != nil {
-			return err
-		}
+		member(enc, &err, "nextCursor", *x.NextCursor, writeString)
 	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []SessionSummary) error {
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []SessionSummary) error {
 		return writeSlice(enc, v, writeMarshaler[SessionSummary])
-	}(enc, x.Items); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2096,24 +1603,15 @@ type PaginatedParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PaginatedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Limit != nil {
-		if err := writeName(enc, "limit"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Limit); err != nil {
-			return err
-		}
+		member(enc, &err, "limit", *x.Limit, writeInt)
 	}
 	if x.Cursor != nil {
-		if err := writeName(enc, "cursor"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Cursor); err != nil {
-			return err
-		}
+		member(enc, &err, "cursor", *x.Cursor, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2143,16 +1641,12 @@ type PaginatedResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PaginatedResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.NextCursor != nil {
-		if err := writeName(enc, "nextCursor"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.NextCursor); err != nil {
-			return err
-		}
+		member(enc, &err, "nextCursor", *x.NextCursor, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2179,22 +1673,13 @@ type PingParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PingParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2226,39 +1711,15 @@ type ReconnectParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ReconnectParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "lastSeenServerSeq"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.LastSeenServerSeq); err != nil {
-		return err
-	}
-	if err := writeName(enc, "subscriptions"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.Subscriptions); err != nil {
+	member(enc, &err, "clientId", x.ClientID, writeString)
+	member(enc, &err, "lastSeenServerSeq", x.LastSeenServerSeq, writeInt)
+	member(enc, &err, "subscriptions", x.Subscriptions, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2304,27 +1765,13 @@ func (*ReconnectReplayResult) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ReconnectReplayResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "replay"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "actions"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ActionEnvelope) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "replay", writeString)
+	member(enc, &err, "actions", x.Actions, func(enc *jsontext.Encoder, v []ActionEnvelope) error {
 		return writeSlice(enc, v, writeMarshaler[ActionEnvelope])
-	}(enc, x.Actions); err != nil {
-		return err
-	}
-	if err := writeName(enc, "missing"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.Missing); err != nil {
+	})
+	member(enc, &err, "missing", x.Missing, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2407,19 +1854,10 @@ func (*ReconnectSnapshotResult) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ReconnectSnapshotResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "snapshot"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "snapshots"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []Snapshot) error { return writeSlice(enc, v, writeMarshaler[Snapshot]) }(enc, x.Snapshots); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "snapshot", writeString)
+	member(enc, &err, "snapshots", x.Snapshots, func(enc *jsontext.Encoder, v []Snapshot) error { return writeSlice(enc, v, writeMarshaler[Snapshot]) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2452,46 +1890,22 @@ type ResolveSessionConfigParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResolveSessionConfigParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Provider != nil {
-		if err := writeName(enc, "provider"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Provider); err != nil {
-			return err
-		}
+		member(enc, &err, "provider", *x.Provider, writeString)
 	}
 	if x.WorkingDirectory != nil {
-		if err := writeName(enc, "workingDirectory"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.WorkingDirectory); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
 	}
 	if x.Config != nil {
-		if err := writeName(enc, "config"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Config); err != nil {
-			return err
-		}
+		member(enc, &err, "config", x.Config, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2530,19 +1944,10 @@ type ResolveSessionConfigResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResolveSessionConfigResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "schema"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[SessionConfigSchema](enc, x.Schema); err != nil {
-		return err
-	}
-	if err := writeName(enc, "values"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Values); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "schema", x.Schema, writeMarshaler[SessionConfigSchema])
+	member(enc, &err, "values", x.Values, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2576,42 +1981,18 @@ type ResourceCopyParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceCopyParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "source"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Source); err != nil {
-		return err
-	}
-	if err := writeName(enc, "destination"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Destination); err != nil {
-		return err
-	}
+	member(enc, &err, "source", x.Source, writeString)
+	member(enc, &err, "destination", x.Destination, writeString)
 	if x.FailIfExists != nil {
-		if err := writeName(enc, "failIfExists"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.FailIfExists); err != nil {
-			return err
-		}
+		member(enc, &err, "failIfExists", *x.FailIfExists, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2648,7 +2029,8 @@ type ResourceCopyResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceCopyResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2675,36 +2057,17 @@ type ResourceDeleteParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceDeleteParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.Recursive != nil {
-		if err := writeName(enc, "recursive"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Recursive); err != nil {
-			return err
-		}
+		member(enc, &err, "recursive", *x.Recursive, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2738,7 +2101,8 @@ type ResourceDeleteResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceDeleteResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2764,27 +2128,13 @@ type ResourceListParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceListParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
+	member(enc, &err, "uri", x.URI, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2817,15 +2167,11 @@ type ResourceListResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceListResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "entries"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []DirectoryEntry) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "entries", x.Entries, func(enc *jsontext.Encoder, v []DirectoryEntry) error {
 		return writeSlice(enc, v, writeMarshaler[DirectoryEntry])
-	}(enc, x.Entries); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2856,27 +2202,13 @@ type ResourceMkdirParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceMkdirParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
+	member(enc, &err, "uri", x.URI, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2908,7 +2240,8 @@ type ResourceMkdirResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceMkdirResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2936,42 +2269,18 @@ type ResourceMoveParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceMoveParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "source"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Source); err != nil {
-		return err
-	}
-	if err := writeName(enc, "destination"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Destination); err != nil {
-		return err
-	}
+	member(enc, &err, "source", x.Source, writeString)
+	member(enc, &err, "destination", x.Destination, writeString)
 	if x.FailIfExists != nil {
-		if err := writeName(enc, "failIfExists"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.FailIfExists); err != nil {
-			return err
-		}
+		member(enc, &err, "failIfExists", *x.FailIfExists, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3008,7 +2317,8 @@ type ResourceMoveResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceMoveResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3035,36 +2345,17 @@ type ResourceReadParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceReadParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.Encoding != nil {
-		if err := writeName(enc, "encoding"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ContentEncoding](enc, *x.Encoding); err != nil {
-			return err
-		}
+		member(enc, &err, "encoding", *x.Encoding, writeStringAs[ContentEncoding])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3101,28 +2392,14 @@ type ResourceReadResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceReadResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "data"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Data); err != nil {
-		return err
-	}
-	if err := writeName(enc, "encoding"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ContentEncoding](enc, x.Encoding); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "data", x.Data, writeString)
+	member(enc, &err, "encoding", x.Encoding, writeStringAs[ContentEncoding])
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3158,44 +2435,20 @@ type ResourceRequestParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceRequestParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.Read != nil {
-		if err := writeName(enc, "read"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Read); err != nil {
-			return err
-		}
+		member(enc, &err, "read", *x.Read, writeBool)
 	}
 	if x.Write != nil {
-		if err := writeName(enc, "write"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Write); err != nil {
-			return err
-		}
+		member(enc, &err, "write", *x.Write, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3232,7 +2485,8 @@ type ResourceRequestResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceRequestResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3259,36 +2513,17 @@ type ResourceResolveParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceResolveParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.FollowSymlinks != nil {
-		if err := writeName(enc, "followSymlinks"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.FollowSymlinks); err != nil {
-			return err
-		}
+		member(enc, &err, "followSymlinks", *x.FollowSymlinks, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3329,60 +2564,26 @@ type ResourceResolveResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceResolveResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ResourceType](enc, x.Type); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "type", x.Type, writeStringAs[ResourceType])
 	if x.Size != nil {
-		if err := writeName(enc, "size"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Size); err != nil {
-			return err
-		}
+		member(enc, &err, "size", *x.Size, writeInt)
 	}
 	if x.Mtime != nil {
-		if err := writeName(enc, "mtime"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Mtime); err != nil {
-			return err
-		}
+		member(enc, &err, "mtime", *x.Mtime, writeString)
 	}
 	if x.Ctime != nil {
-		if err := writeName(enc, "ctime"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Ctime); err != nil {
-			return err
-		}
+		member(enc, &err, "ctime", *x.Ctime, writeString)
 	}
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
 	}
 	if x.Etag != nil {
-		if err := writeName(enc, "etag"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Etag); err != nil {
-			return err
-		}
+		member(enc, &err, "etag", *x.Etag, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3455,80 +2656,31 @@ type ResourceWriteParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWriteParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "data"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Data); err != nil {
-		return err
-	}
-	if err := writeName(enc, "encoding"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ContentEncoding](enc, x.Encoding); err != nil {
-		return err
-	}
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "data", x.Data, writeString)
+	member(enc, &err, "encoding", x.Encoding, writeStringAs[ContentEncoding])
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
 	}
 	if x.CreateOnly != nil {
-		if err := writeName(enc, "createOnly"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.CreateOnly); err != nil {
-			return err
-		}
+		member(enc, &err, "createOnly", *x.CreateOnly, writeBool)
 	}
 	if x.Mode != nil {
-		if err := writeName(enc, "mode"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ResourceWriteMode](enc, *x.Mode); err != nil {
-			return err
-		}
+		member(enc, &err, "mode", *x.Mode, writeStringAs[ResourceWriteMode])
 	}
 	if x.Position != nil {
-		if err := writeName(enc, "position"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Position); err != nil {
-			return err
-		}
+		member(enc, &err, "position", *x.Position, writeInt)
 	}
 	if x.IfMatch != nil {
-		if err := writeName(enc, "ifMatch"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.IfMatch); err != nil {
-			return err
-		}
+		member(enc, &err, "ifMatch", *x.IfMatch, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3580,7 +2732,8 @@ type ResourceWriteResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWriteResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3610,60 +2763,26 @@ type SessionConfigCompletionsParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigCompletionsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ahp-root://"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", "ahp-root://", writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Provider != nil {
-		if err := writeName(enc, "provider"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Provider); err != nil {
-			return err
-		}
+		member(enc, &err, "provider", *x.Provider, writeString)
 	}
 	if x.WorkingDirectory != nil {
-		if err := writeName(enc, "workingDirectory"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.WorkingDirectory); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
 	}
 	if x.Config != nil {
-		if err := writeName(enc, "config"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Config); err != nil {
-			return err
-		}
+		member(enc, &err, "config", x.Config, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "property"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Property); err != nil {
-		return err
-	}
+	member(enc, &err, "property", x.Property, writeString)
 	if x.Query != nil {
-		if err := writeName(enc, "query"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Query); err != nil {
-			return err
-		}
+		member(enc, &err, "query", *x.Query, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3707,15 +2826,11 @@ type SessionConfigCompletionsResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigCompletionsResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []SessionConfigValueItem) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []SessionConfigValueItem) error {
 		return writeSlice(enc, v, writeMarshaler[SessionConfigValueItem])
-	}(enc, x.Items); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3747,28 +2862,14 @@ type SessionConfigValueItem struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigValueItem) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Value); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "value", x.Value, writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3802,19 +2903,10 @@ type SessionForkSource struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionForkSource) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "session"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Session); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "session", x.Session, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3853,34 +2945,15 @@ func (*SideChatSource) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SideChatSource) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "sideChat"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "sideChat", writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
 	if x.Selection != nil {
-		if err := writeName(enc, "selection"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[SideChatSelection](enc, *x.Selection); err != nil {
-			return err
-		}
+		member(enc, &err, "selection", *x.Selection, writeMarshaler[SideChatSelection])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3918,38 +2991,19 @@ type SubscribeParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SubscribeParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Delivery != nil {
-		if err := writeName(enc, "delivery"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[SubscriptionDeliveryOptions](enc, *x.Delivery); err != nil {
-			return err
-		}
+		member(enc, &err, "delivery", *x.Delivery, writeMarshaler[SubscriptionDeliveryOptions])
 	}
 	if x.View != nil {
-		if err := writeName(enc, "view"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[SubscribeView](enc, *x.View); err != nil {
-			return err
-		}
+		member(enc, &err, "view", *x.View, writeMarshaler[SubscribeView])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3985,16 +3039,12 @@ type SubscribeResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SubscribeResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Snapshot != nil {
-		if err := writeName(enc, "snapshot"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Snapshot](enc, *x.Snapshot); err != nil {
-			return err
-		}
+		member(enc, &err, "snapshot", *x.Snapshot, writeMarshaler[Snapshot])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4021,16 +3071,12 @@ type SubscribeView struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SubscribeView) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Turns != nil {
-		if err := writeName(enc, "turns"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Turns); err != nil {
-			return err
-		}
+		member(enc, &err, "turns", *x.Turns, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4057,16 +3103,12 @@ type SubscriptionDeliveryOptions struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SubscriptionDeliveryOptions) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.MaxLatencyMs != nil {
-		if err := writeName(enc, "maxLatencyMs"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.MaxLatencyMs); err != nil {
-			return err
-		}
+		member(enc, &err, "maxLatencyMs", *x.MaxLatencyMs, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4093,13 +3135,9 @@ type UnsubscribeParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x UnsubscribeParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)

@@ -45,25 +45,11 @@ type AhpErrorDetailsMap struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AhpErrorDetailsMap) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "[AhpErrorCodes.AuthRequired]"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[AuthRequiredErrorData](enc, x.AhpErrorCodesAuthRequired); err != nil {
-		return err
-	}
-	if err := writeName(enc, "[AhpErrorCodes.PermissionDenied]"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[PermissionDeniedErrorData](enc, x.AhpErrorCodesPermissionDenied); err != nil {
-		return err
-	}
-	if err := writeName(enc, "[AhpErrorCodes.UnsupportedProtocolVersion]"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[UnsupportedProtocolVersionErrorData](enc, x.AhpErrorCodesUnsupportedProtocolVersion); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "[AhpErrorCodes.AuthRequired]", x.AhpErrorCodesAuthRequired, writeMarshaler[AuthRequiredErrorData])
+	member(enc, &err, "[AhpErrorCodes.PermissionDenied]", x.AhpErrorCodesPermissionDenied, writeMarshaler[PermissionDeniedErrorData])
+	member(enc, &err, "[AhpErrorCodes.UnsupportedProtocolVersion]", x.AhpErrorCodesUnsupportedProtocolVersion, writeMarshaler[UnsupportedProtocolVersionErrorData])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -97,15 +83,11 @@ type AuthRequiredErrorData struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AuthRequiredErrorData) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resources"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ProtectedResourceMetadata) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "resources", x.Resources, func(enc *jsontext.Encoder, v []ProtectedResourceMetadata) error {
 		return writeSlice(enc, v, writeMarshaler[ProtectedResourceMetadata])
-	}(enc, x.Resources); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -146,16 +128,12 @@ type PermissionDeniedErrorData struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PermissionDeniedErrorData) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Request != nil {
-		if err := writeName(enc, "request"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ResourceRequestParams](enc, *x.Request); err != nil {
-			return err
-		}
+		member(enc, &err, "request", *x.Request, writeMarshaler[ResourceRequestParams])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -182,13 +160,9 @@ type UnsupportedProtocolVersionErrorData struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x UnsupportedProtocolVersionErrorData) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "supportedVersions"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.SupportedVersions); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "supportedVersions", x.SupportedVersions, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)

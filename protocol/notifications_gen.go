@@ -30,28 +30,14 @@ type AuthRequiredParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AuthRequiredParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "resource", x.Resource, writeString)
 	if x.Reason != nil {
-		if err := writeName(enc, "reason"); err != nil {
-			return err
-		}
-		if err := writeStringAs[AuthRequiredReason](enc, *x.Reason); err != nil {
-			return err
-		}
+		member(enc, &err, "reason", *x.Reason, writeStringAs[AuthRequiredReason])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -95,19 +81,10 @@ type OtlpExportLogsParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x OtlpExportLogsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "payload"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Payload); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "payload", x.Payload, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -140,19 +117,10 @@ type OtlpExportMetricsParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x OtlpExportMetricsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "payload"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Payload); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "payload", x.Payload, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -185,19 +153,10 @@ type OtlpExportTracesParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x OtlpExportTracesParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "payload"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Payload); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "payload", x.Payload, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -233,42 +192,18 @@ type ProgressParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ProgressParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "progressToken"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ProgressToken); err != nil {
-		return err
-	}
-	if err := writeName(enc, "progress"); err != nil {
-		return err
-	}
-	if err := writeFloat(enc, x.Progress); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "progressToken", x.ProgressToken, writeString)
+	member(enc, &err, "progress", x.Progress, writeFloat)
 	if x.Total != nil {
-		if err := writeName(enc, "total"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Total); err != nil {
-			return err
-		}
+		member(enc, &err, "total", *x.Total, writeFloat)
 	}
 	if x.Message != nil {
-		if err := writeName(enc, "message"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Message); err != nil {
-			return err
-		}
+		member(enc, &err, "message", *x.Message, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -326,19 +261,10 @@ type SessionAddedParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionAddedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "summary"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[SessionSummary](enc, x.Summary); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "summary", x.Summary, writeMarshaler[SessionSummary])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -371,19 +297,10 @@ type SessionRemovedParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionRemovedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "session"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Session); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "session", x.Session, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -417,25 +334,11 @@ type SessionSummaryChangedParams struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionSummaryChangedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "channel"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Channel); err != nil {
-		return err
-	}
-	if err := writeName(enc, "session"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Session); err != nil {
-		return err
-	}
-	if err := writeName(enc, "changes"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[SessionSummaryChangedParamsChanges](enc, x.Changes); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "channel", x.Channel, writeString)
+	member(enc, &err, "session", x.Session, writeString)
+	member(enc, &err, "changes", x.Changes, writeMarshaler[SessionSummaryChangedParamsChanges])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -483,188 +386,69 @@ type SessionSummaryChangedParamsChanges struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Provider != nil {
-		if err := writeName(enc, "provider"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Provider); err != nil {
-			return err
-		}
+		member(enc, &err, "provider", *x.Provider, writeString)
 	} else if slices.Contains(x.Cleared, "provider") {
-		if err := writeName(enc, "provider"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "provider", struct{}{}, writeNull)
 	}
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	} else if slices.Contains(x.Cleared, "title") {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "title", struct{}{}, writeNull)
 	}
 	if x.Status != nil {
-		if err := writeName(enc, "status"); err != nil {
-			return err
-		}
-		if err := writeUintAs[SessionStatus](enc, *x.Status); err != nil {
-			return err
-		}
+		member(enc, &err, "status", *x.Status, writeUintAs[SessionStatus])
 	} else if slices.Contains(x.Cleared, "status") {
-		if err := writeName(enc, "status"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "status", struct{}{}, writeNull)
 	}
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
 	} else if slices.Contains(x.Cleared, "activity") {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", struct{}{}, writeNull)
 	}
 	if x.Project != nil {
-		if err := writeName(enc, "project"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ProjectInfo](enc, *x.Project); err != nil {
-			return err
-		}
+		member(enc, &err, "project", *x.Project, writeMarshaler[ProjectInfo])
 	} else if slices.Contains(x.Cleared, "project") {
-		if err := writeName(enc, "project"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "project", struct{}{}, writeNull)
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	} else if slices.Contains(x.Cleared, "workingDirectories") {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", struct{}{}, writeNull)
 	}
 	if x.Annotations != nil {
-		if err := writeName(enc, "annotations"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AnnotationsSummary](enc, *x.Annotations); err != nil {
-			return err
-		}
+		member(enc, &err, "annotations", *x.Annotations, writeMarshaler[AnnotationsSummary])
 	} else if slices.Contains(x.Cleared, "annotations") {
-		if err := writeName(enc, "annotations"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "annotations", struct{}{}, writeNull)
 	}
 	if x.Resource != nil {
-		if err := writeName(enc, "resource"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Resource); err != nil {
-			return err
-		}
+		member(enc, &err, "resource", *x.Resource, writeString)
 	} else if slices.Contains(x.Cleared, "resource") {
-		if err := writeName(enc, "resource"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "resource", struct{}{}, writeNull)
 	}
 	if x.CreatedAt != nil {
-		if err := writeName(enc, "createdAt"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.CreatedAt); err != nil {
-			return err
-		}
+		member(enc, &err, "createdAt", *x.CreatedAt, writeString)
 	} else if slices.Contains(x.Cleared, "createdAt") {
-		if err := writeName(enc, "createdAt"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "createdAt", struct{}{}, writeNull)
 	}
 	if x.ModifiedAt != nil {
-		if err := writeName(enc, "modifiedAt"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ModifiedAt); err != nil {
-			return err
-		}
+		member(enc, &err, "modifiedAt", *x.ModifiedAt, writeString)
 	} else if slices.Contains(x.Cleared, "modifiedAt") {
-		if err := writeName(enc, "modifiedAt"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "modifiedAt", struct{}{}, writeNull)
 	}
 	if x.Changes != nil {
-		if err := writeName(enc, "changes"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ChangesSummary](enc, *x.Changes); err != nil {
-			return err
-		}
+		member(enc, &err, "changes", *x.Changes, writeMarshaler[ChangesSummary])
 	} else if slices.Contains(x.Cleared, "changes") {
-		if err := writeName(enc, "changes"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "changes", struct{}{}, writeNull)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	} else if slices.Contains(x.Cleared, "_meta") {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := enc.WriteToken(jsontext.Null); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", struct{}{}, writeNull)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }

@@ -31,42 +31,18 @@ type ActiveTurn struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ActiveTurn) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "startedAt"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.StartedAt); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Message](enc, x.Message); err != nil {
-		return err
-	}
-	if err := writeName(enc, "responseParts"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ResponsePart) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "startedAt", x.StartedAt, writeString)
+	member(enc, &err, "message", x.Message, writeMarshaler[Message])
+	member(enc, &err, "responseParts", x.ResponseParts, func(enc *jsontext.Encoder, v []ResponsePart) error {
 		return writeSlice(enc, v, writeUnion[ResponsePart])
-	}(enc, x.ResponseParts); err != nil {
-		return err
-	}
+	})
 	if x.Usage != nil {
-		if err := writeName(enc, "usage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[UsageInfo](enc, *x.Usage); err != nil {
-			return err
-		}
+		member(enc, &err, "usage", *x.Usage, writeMarshaler[UsageInfo])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -106,24 +82,15 @@ type AgentCapabilities struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AgentCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.MultipleChats != nil {
-		if err := writeName(enc, "multipleChats"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[MultipleChatsCapability](enc, *x.MultipleChats); err != nil {
-			return err
-		}
+		member(enc, &err, "multipleChats", *x.MultipleChats, writeMarshaler[MultipleChatsCapability])
 	}
 	if x.MultipleWorkingDirectories != nil {
-		if err := writeName(enc, "multipleWorkingDirectories"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[MultipleWorkingDirectoriesCapability](enc, *x.MultipleWorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "multipleWorkingDirectories", *x.MultipleWorkingDirectories, writeMarshaler[MultipleWorkingDirectoriesCapability])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -170,104 +137,40 @@ func (*AgentCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AgentCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "agent"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "agent", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Enabled != nil {
-		if err := writeName(enc, "enabled"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Enabled); err != nil {
-			return err
-		}
+		member(enc, &err, "enabled", *x.Enabled, writeBool)
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
 	if x.Model != nil {
-		if err := writeName(enc, "model"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Model); err != nil {
-			return err
-		}
+		member(enc, &err, "model", *x.Model, writeString)
 	}
 	if x.Tools != nil {
-		if err := writeName(enc, "tools"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Tools); err != nil {
-			return err
-		}
+		member(enc, &err, "tools", x.Tools, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.DisableModelInvocation != nil {
-		if err := writeName(enc, "disableModelInvocation"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.DisableModelInvocation); err != nil {
-			return err
-		}
+		member(enc, &err, "disableModelInvocation", *x.DisableModelInvocation, writeBool)
 	}
 	if x.DisableUserInvocation != nil {
-		if err := writeName(enc, "disableUserInvocation"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.DisableUserInvocation); err != nil {
-			return err
-		}
+		member(enc, &err, "disableUserInvocation", *x.DisableUserInvocation, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -335,62 +238,28 @@ type AgentInfo struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AgentInfo) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "provider"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Provider); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "description"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Description); err != nil {
-		return err
-	}
-	if err := writeName(enc, "models"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []SessionModelInfo) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "provider", x.Provider, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
+	member(enc, &err, "description", x.Description, writeString)
+	member(enc, &err, "models", x.Models, func(enc *jsontext.Encoder, v []SessionModelInfo) error {
 		return writeSlice(enc, v, writeMarshaler[SessionModelInfo])
-	}(enc, x.Models); err != nil {
-		return err
-	}
+	})
 	if x.ProtectedResources != nil {
-		if err := writeName(enc, "protectedResources"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ProtectedResourceMetadata) error {
+		member(enc, &err, "protectedResources", x.ProtectedResources, func(enc *jsontext.Encoder, v []ProtectedResourceMetadata) error {
 			return writeSlice(enc, v, writeMarshaler[ProtectedResourceMetadata])
-		}(enc, x.ProtectedResources); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Customizations != nil {
-		if err := writeName(enc, "customizations"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Customization) error {
+		member(enc, &err, "customizations", x.Customizations, func(enc *jsontext.Encoder, v []Customization) error {
 			return writeSlice(enc, v, writeUnion[Customization])
-		}(enc, x.Customizations); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Capabilities != nil {
-		if err := writeName(enc, "capabilities"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AgentCapabilities](enc, *x.Capabilities); err != nil {
-			return err
-		}
+		member(enc, &err, "capabilities", *x.Capabilities, writeMarshaler[AgentCapabilities])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -439,13 +308,9 @@ type AgentSelection struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AgentSelection) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -476,40 +341,21 @@ type AhpMcpUiHostCapabilities struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AhpMcpUiHostCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.ServerTools != nil {
-		if err := writeName(enc, "serverTools"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AhpMcpUiHostCapabilitiesServerTools](enc, *x.ServerTools); err != nil {
-			return err
-		}
+		member(enc, &err, "serverTools", *x.ServerTools, writeMarshaler[AhpMcpUiHostCapabilitiesServerTools])
 	}
 	if x.ServerResources != nil {
-		if err := writeName(enc, "serverResources"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AhpMcpUiHostCapabilitiesServerResources](enc, *x.ServerResources); err != nil {
-			return err
-		}
+		member(enc, &err, "serverResources", *x.ServerResources, writeMarshaler[AhpMcpUiHostCapabilitiesServerResources])
 	}
 	if x.Logging != nil {
-		if err := writeName(enc, "logging"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Logging); err != nil {
-			return err
-		}
+		member(enc, &err, "logging", x.Logging, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Sampling != nil {
-		if err := writeName(enc, "sampling"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AhpMcpUiHostCapabilitiesSampling](enc, *x.Sampling); err != nil {
-			return err
-		}
+		member(enc, &err, "sampling", *x.Sampling, writeMarshaler[AhpMcpUiHostCapabilitiesSampling])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -545,16 +391,12 @@ type AhpMcpUiHostCapabilitiesSampling struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AhpMcpUiHostCapabilitiesSampling) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Tools != nil {
-		if err := writeName(enc, "tools"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Tools); err != nil {
-			return err
-		}
+		member(enc, &err, "tools", x.Tools, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -581,16 +423,12 @@ type AhpMcpUiHostCapabilitiesServerResources struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AhpMcpUiHostCapabilitiesServerResources) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.ListChanged != nil {
-		if err := writeName(enc, "listChanged"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.ListChanged); err != nil {
-			return err
-		}
+		member(enc, &err, "listChanged", *x.ListChanged, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -617,16 +455,12 @@ type AhpMcpUiHostCapabilitiesServerTools struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AhpMcpUiHostCapabilitiesServerTools) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.ListChanged != nil {
-		if err := writeName(enc, "listChanged"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.ListChanged); err != nil {
-			return err
-		}
+		member(enc, &err, "listChanged", *x.ListChanged, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -659,56 +493,22 @@ type Annotation struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x Annotation) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "resource", x.Resource, writeString)
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
-	if err := writeName(enc, "resolved"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Resolved); err != nil {
-		return err
-	}
-	if err := writeName(enc, "entries"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []AnnotationEntry) error {
+	member(enc, &err, "resolved", x.Resolved, writeBool)
+	member(enc, &err, "entries", x.Entries, func(enc *jsontext.Encoder, v []AnnotationEntry) error {
 		return writeSlice(enc, v, writeMarshaler[AnnotationEntry])
-	}(enc, x.Entries); err != nil {
-		return err
-	}
+	})
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -757,28 +557,14 @@ type AnnotationEntry struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationEntry) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.Text); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "text", x.Text, writeMarshaler[StringOrMarkdown])
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -812,15 +598,11 @@ type AnnotationsState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "annotations"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []Annotation) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "annotations", x.Annotations, func(enc *jsontext.Encoder, v []Annotation) error {
 		return writeSlice(enc, v, writeMarshaler[Annotation])
-	}(enc, x.Annotations); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -850,25 +632,11 @@ type AnnotationsSummary struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x AnnotationsSummary) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "annotationCount"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.AnnotationCount); err != nil {
-		return err
-	}
-	if err := writeName(enc, "entryCount"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.EntryCount); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "annotationCount", x.AnnotationCount, writeInt)
+	member(enc, &err, "entryCount", x.EntryCount, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -904,32 +672,18 @@ type ChangesSummary struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesSummary) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Additions != nil {
-		if err := writeName(enc, "additions"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Additions); err != nil {
-			return err
-		}
+		member(enc, &err, "additions", *x.Additions, writeInt)
 	}
 	if x.Deletions != nil {
-		if err := writeName(enc, "deletions"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Deletions); err != nil {
-			return err
-		}
+		member(enc, &err, "deletions", *x.Deletions, writeInt)
 	}
 	if x.Files != nil {
-		if err := writeName(enc, "files"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Files); err != nil {
-			return err
-		}
+		member(enc, &err, "files", *x.Files, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -966,42 +720,18 @@ type Changeset struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x Changeset) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uriTemplate"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URITemplate); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "label", x.Label, writeString)
+	member(enc, &err, "uriTemplate", x.URITemplate, writeString)
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
-	if err := writeName(enc, "changeKind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ChangeKind); err != nil {
-		return err
-	}
+	member(enc, &err, "changeKind", x.ChangeKind, writeString)
 	if x.Capabilities != nil {
-		if err := writeName(enc, "capabilities"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ChangesetCapabilities](enc, *x.Capabilities); err != nil {
-			return err
-		}
+		member(enc, &err, "capabilities", *x.Capabilities, writeMarshaler[ChangesetCapabilities])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1040,16 +770,12 @@ type ChangesetCapabilities struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Review != nil {
-		if err := writeName(enc, "review"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Review); err != nil {
-			return err
-		}
+		member(enc, &err, "review", x.Review, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1079,36 +805,17 @@ type ChangesetFile struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetFile) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "edit"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[FileEdit](enc, x.Edit); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "edit", x.Edit, writeMarshaler[FileEdit])
 	if x.Reviewed != nil {
-		if err := writeName(enc, "reviewed"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Reviewed); err != nil {
-			return err
-		}
+		member(enc, &err, "reviewed", *x.Reviewed, writeBool)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1152,74 +859,30 @@ type ChangesetOperation struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetOperation) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
-	if err := writeName(enc, "scopes"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ChangesetOperationScope) error {
+	member(enc, &err, "scopes", x.Scopes, func(enc *jsontext.Encoder, v []ChangesetOperationScope) error {
 		return writeSlice(enc, v, writeStringAs[ChangesetOperationScope])
-	}(enc, x.Scopes); err != nil {
-		return err
-	}
+	})
 	if x.Confirmation != nil {
-		if err := writeName(enc, "confirmation"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.Confirmation); err != nil {
-			return err
-		}
+		member(enc, &err, "confirmation", *x.Confirmation, writeMarshaler[StringOrMarkdown])
 	}
 	if x.Icon != nil {
-		if err := writeName(enc, "icon"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Icon); err != nil {
-			return err
-		}
+		member(enc, &err, "icon", *x.Icon, writeString)
 	}
 	if x.Group != nil {
-		if err := writeName(enc, "group"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Group); err != nil {
-			return err
-		}
+		member(enc, &err, "group", *x.Group, writeString)
 	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChangesetOperationStatus](enc, x.Status); err != nil {
-		return err
-	}
+	member(enc, &err, "status", x.Status, writeStringAs[ChangesetOperationStatus])
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ErrorInfo](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ErrorInfo])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1297,40 +960,21 @@ type ChangesetState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChangesetState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChangesetStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", x.Status, writeStringAs[ChangesetStatus])
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ErrorInfo](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ErrorInfo])
 	}
-	if err := writeName(enc, "files"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ChangesetFile) error {
+	member(enc, &err, "files", x.Files, func(enc *jsontext.Encoder, v []ChangesetFile) error {
 		return writeSlice(enc, v, writeMarshaler[ChangesetFile])
-	}(enc, x.Files); err != nil {
-		return err
-	}
+	})
 	if x.Operations != nil {
-		if err := writeName(enc, "operations"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChangesetOperation) error {
+		member(enc, &err, "operations", x.Operations, func(enc *jsontext.Encoder, v []ChangesetOperation) error {
 			return writeSlice(enc, v, writeMarshaler[ChangesetOperation])
-		}(enc, x.Operations); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1478,19 +1122,10 @@ func (x *ChatInputAnswered) setTag(tag []byte) { x.AnswerState = ChatInputAnswer
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputAnswered) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "state"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChatInputAnsweredState](enc, x.AnswerState); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := writeUnion[ChatInputAnswerValue](enc, x.Value); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "state", x.AnswerState, writeStringAs[ChatInputAnsweredState])
+	member(enc, &err, "value", x.Value, writeUnion[ChatInputAnswerValue])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1536,19 +1171,10 @@ func (*ChatInputBooleanAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputBooleanAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "boolean"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Value); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "boolean", writeString)
+	member(enc, &err, "value", x.Value, writeBool)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1588,50 +1214,21 @@ func (*ChatInputBooleanQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputBooleanQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "boolean"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "boolean", writeString)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", *x.Required, writeBool)
 	}
 	if x.DefaultValue != nil {
-		if err := writeName(enc, "defaultValue"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.DefaultValue); err != nil {
-			return err
-		}
+		member(enc, &err, "defaultValue", *x.DefaultValue, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1685,74 +1282,30 @@ func (*ChatInputMultiSelectQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputMultiSelectQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "multi-select"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "multi-select", writeString)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", *x.Required, writeBool)
 	}
-	if err := writeName(enc, "options"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ChatInputOption) error {
+	member(enc, &err, "options", x.Options, func(enc *jsontext.Encoder, v []ChatInputOption) error {
 		return writeSlice(enc, v, writeMarshaler[ChatInputOption])
-	}(enc, x.Options); err != nil {
-		return err
-	}
+	})
 	if x.AllowFreeformInput != nil {
-		if err := writeName(enc, "allowFreeformInput"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.AllowFreeformInput); err != nil {
-			return err
-		}
+		member(enc, &err, "allowFreeformInput", *x.AllowFreeformInput, writeBool)
 	}
 	if x.Min != nil {
-		if err := writeName(enc, "min"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Min); err != nil {
-			return err
-		}
+		member(enc, &err, "min", *x.Min, writeFloat)
 	}
 	if x.Max != nil {
-		if err := writeName(enc, "max"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Max); err != nil {
-			return err
-		}
+		member(enc, &err, "max", *x.Max, writeFloat)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1810,19 +1363,10 @@ func (*ChatInputNumberAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputNumberAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "number"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := writeFloat(enc, x.Value); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "number", writeString)
+	member(enc, &err, "value", x.Value, writeFloat)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -1865,66 +1409,27 @@ func (x *ChatInputNumberQuestion) setTag(tag []byte) { x.NumberKind = ChatInputN
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputNumberQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChatInputNumberQuestionKind](enc, x.NumberKind); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", x.NumberKind, writeStringAs[ChatInputNumberQuestionKind])
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", *x.Required, writeBool)
 	}
 	if x.Min != nil {
-		if err := writeName(enc, "min"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Min); err != nil {
-			return err
-		}
+		member(enc, &err, "min", *x.Min, writeFloat)
 	}
 	if x.Max != nil {
-		if err := writeName(enc, "max"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Max); err != nil {
-			return err
-		}
+		member(enc, &err, "max", *x.Max, writeFloat)
 	}
 	if x.DefaultValue != nil {
-		if err := writeName(enc, "defaultValue"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.DefaultValue); err != nil {
-			return err
-		}
+		member(enc, &err, "defaultValue", *x.DefaultValue, writeFloat)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -1984,36 +1489,17 @@ type ChatInputOption struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputOption) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
 	if x.Recommended != nil {
-		if err := writeName(enc, "recommended"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Recommended); err != nil {
-			return err
-		}
+		member(enc, &err, "recommended", *x.Recommended, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2103,36 +1589,17 @@ type ChatInputQuestionBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputQuestionBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", *x.Required, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2172,50 +1639,26 @@ type ChatInputRequest struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Message != nil {
-		if err := writeName(enc, "message"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Message); err != nil {
-			return err
-		}
+		member(enc, &err, "message", *x.Message, writeString)
 	}
 	if x.URL != nil {
-		if err := writeName(enc, "url"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.URL); err != nil {
-			return err
-		}
+		member(enc, &err, "url", *x.URL, writeString)
 	}
 	if x.Questions != nil {
-		if err := writeName(enc, "questions"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChatInputQuestion) error {
+		member(enc, &err, "questions", x.Questions, func(enc *jsontext.Encoder, v []ChatInputQuestion) error {
 			return writeSlice(enc, v, writeUnion[ChatInputQuestion])
-		}(enc, x.Questions); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Answers != nil {
-		if err := writeName(enc, "answers"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]ChatInputAnswer) error {
+		member(enc, &err, "answers", x.Answers, func(enc *jsontext.Encoder, v map[string]ChatInputAnswer) error {
 			return writeMap(enc, v, writeUnion[ChatInputAnswer])
-		}(enc, x.Answers); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2275,28 +1718,14 @@ func (*ChatInputSelectedAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSelectedAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "selected"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Value); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "selected", writeString)
+	member(enc, &err, "value", x.Value, writeString)
 	if x.FreeformValues != nil {
-		if err := writeName(enc, "freeformValues"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.FreeformValues); err != nil {
-			return err
-		}
+		member(enc, &err, "freeformValues", x.FreeformValues, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2335,28 +1764,14 @@ func (*ChatInputSelectedManyAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSelectedManyAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "selected-many"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Value); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "selected-many", writeString)
+	member(enc, &err, "value", x.Value, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	if x.FreeformValues != nil {
-		if err := writeName(enc, "freeformValues"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.FreeformValues); err != nil {
-			return err
-		}
+		member(enc, &err, "freeformValues", x.FreeformValues, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2399,58 +1814,24 @@ func (*ChatInputSingleSelectQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSingleSelectQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "single-select"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "single-select", writeString)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", *x.Required, writeBool)
 	}
-	if err := writeName(enc, "options"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ChatInputOption) error {
+	member(enc, &err, "options", x.Options, func(enc *jsontext.Encoder, v []ChatInputOption) error {
 		return writeSlice(enc, v, writeMarshaler[ChatInputOption])
-	}(enc, x.Options); err != nil {
-		return err
-	}
+	})
 	if x.AllowFreeformInput != nil {
-		if err := writeName(enc, "allowFreeformInput"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.AllowFreeformInput); err != nil {
-			return err
-		}
+		member(enc, &err, "allowFreeformInput", *x.AllowFreeformInput, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2502,22 +1883,13 @@ func (*ChatInputSkipped) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputSkipped) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "state"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "skipped"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "state", "skipped", writeString)
 	if x.FreeformValues != nil {
-		if err := writeName(enc, "freeformValues"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.FreeformValues); err != nil {
-			return err
-		}
+		member(enc, &err, "freeformValues", x.FreeformValues, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2552,19 +1924,10 @@ func (*ChatInputTextAnswerValue) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputTextAnswerValue) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Value); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "text", writeString)
+	member(enc, &err, "value", x.Value, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2607,74 +1970,30 @@ func (*ChatInputTextQuestion) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatInputTextQuestion) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "text", writeString)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", *x.Required, writeBool)
 	}
 	if x.Format != nil {
-		if err := writeName(enc, "format"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Format); err != nil {
-			return err
-		}
+		member(enc, &err, "format", *x.Format, writeString)
 	}
 	if x.Min != nil {
-		if err := writeName(enc, "min"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Min); err != nil {
-			return err
-		}
+		member(enc, &err, "min", *x.Min, writeFloat)
 	}
 	if x.Max != nil {
-		if err := writeName(enc, "max"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Max); err != nil {
-			return err
-		}
+		member(enc, &err, "max", *x.Max, writeFloat)
 	}
 	if x.DefaultValue != nil {
-		if err := writeName(enc, "defaultValue"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DefaultValue); err != nil {
-			return err
-		}
+		member(enc, &err, "defaultValue", *x.DefaultValue, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2789,25 +2108,11 @@ func (*ChatOriginFork) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginFork) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "fork"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "fork", writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2848,34 +2153,15 @@ func (*ChatOriginSideChat) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginSideChat) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "sideChat"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "sideChat", writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
 	if x.Selection != nil {
-		if err := writeName(enc, "selection"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[SideChatSelection](enc, *x.Selection); err != nil {
-			return err
-		}
+		member(enc, &err, "selection", *x.Selection, writeMarshaler[SideChatSelection])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -2917,25 +2203,11 @@ func (*ChatOriginTool) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginTool) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "tool"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "tool", writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -2973,13 +2245,9 @@ func (*ChatOriginUser) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatOriginUser) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "user"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "user", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -3021,120 +2289,46 @@ type ChatState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeUintAs[SessionStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	member(enc, &err, "status", x.Status, writeUintAs[SessionStatus])
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
 	}
-	if err := writeName(enc, "modifiedAt"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ModifiedAt); err != nil {
-		return err
-	}
+	member(enc, &err, "modifiedAt", x.ModifiedAt, writeString)
 	if x.Origin != nil {
-		if err := writeName(enc, "origin"); err != nil {
-			return err
-		}
-		if err := writeUnion[ChatOrigin](enc, x.Origin); err != nil {
-			return err
-		}
+		member(enc, &err, "origin", x.Origin, writeUnion[ChatOrigin])
 	}
 	if x.Interactivity != nil {
-		if err := writeName(enc, "interactivity"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ChatInteractivity](enc, *x.Interactivity); err != nil {
-			return err
-		}
+		member(enc, &err, "interactivity", *x.Interactivity, writeStringAs[ChatInteractivity])
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	}
-	if err := writeName(enc, "turns"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []Turn) error { return writeSlice(enc, v, writeMarshaler[Turn]) }(enc, x.Turns); err != nil {
-		return err
-	}
+	member(enc, &err, "turns", x.Turns, func(enc *jsontext.Encoder, v []Turn) error { return writeSlice(enc, v, writeMarshaler[Turn]) })
 	if x.TurnsNextCursor != nil {
-		if err := writeName(enc, "turnsNextCursor"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.TurnsNextCursor); err != nil {
-			return err
-		}
+		member(enc, &err, "turnsNextCursor", *x.TurnsNextCursor, writeString)
 	}
 	if x.ActiveTurn != nil {
-		if err := writeName(enc, "activeTurn"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ActiveTurn](enc, *x.ActiveTurn); err != nil {
-			return err
-		}
+		member(enc, &err, "activeTurn", *x.ActiveTurn, writeMarshaler[ActiveTurn])
 	}
 	if x.SteeringMessage != nil {
-		if err := writeName(enc, "steeringMessage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[PendingMessage](enc, *x.SteeringMessage); err != nil {
-			return err
-		}
+		member(enc, &err, "steeringMessage", *x.SteeringMessage, writeMarshaler[PendingMessage])
 	}
 	if x.QueuedMessages != nil {
-		if err := writeName(enc, "queuedMessages"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []PendingMessage) error {
+		member(enc, &err, "queuedMessages", x.QueuedMessages, func(enc *jsontext.Encoder, v []PendingMessage) error {
 			return writeSlice(enc, v, writeMarshaler[PendingMessage])
-		}(enc, x.QueuedMessages); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Draft != nil {
-		if err := writeName(enc, "draft"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Message](enc, *x.Draft); err != nil {
-			return err
-		}
+		member(enc, &err, "draft", *x.Draft, writeMarshaler[Message])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3212,64 +2406,25 @@ type ChatSummary struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChatSummary) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeUintAs[SessionStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	member(enc, &err, "status", x.Status, writeUintAs[SessionStatus])
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
 	}
-	if err := writeName(enc, "modifiedAt"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ModifiedAt); err != nil {
-		return err
-	}
+	member(enc, &err, "modifiedAt", x.ModifiedAt, writeString)
 	if x.Origin != nil {
-		if err := writeName(enc, "origin"); err != nil {
-			return err
-		}
-		if err := writeUnion[ChatOrigin](enc, x.Origin); err != nil {
-			return err
-		}
+		member(enc, &err, "origin", x.Origin, writeUnion[ChatOrigin])
 	}
 	if x.Interactivity != nil {
-		if err := writeName(enc, "interactivity"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ChatInteractivity](enc, *x.Interactivity); err != nil {
-			return err
-		}
+		member(enc, &err, "interactivity", *x.Interactivity, writeStringAs[ChatInteractivity])
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3377,58 +2532,24 @@ type ChildCustomizationBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChildCustomizationBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Enabled != nil {
-		if err := writeName(enc, "enabled"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Enabled); err != nil {
-			return err
-		}
+		member(enc, &err, "enabled", *x.Enabled, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3497,104 +2618,40 @@ type ClientPluginCustomization struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ClientPluginCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "enabled"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Enabled); err != nil {
-		return err
-	}
+	member(enc, &err, "enabled", x.Enabled, writeBool)
 	if x.ClientID != nil {
-		if err := writeName(enc, "clientId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ClientID); err != nil {
-			return err
-		}
+		member(enc, &err, "clientId", *x.ClientID, writeString)
 	}
 	if x.Load != nil {
-		if err := writeName(enc, "load"); err != nil {
-			return err
-		}
-		if err := writeUnion[CustomizationLoadState](enc, x.Load); err != nil {
-			return err
-		}
+		member(enc, &err, "load", x.Load, writeUnion[CustomizationLoadState])
 	}
 	if x.Children != nil {
-		if err := writeName(enc, "children"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChildCustomization) error {
+		member(enc, &err, "children", x.Children, func(enc *jsontext.Encoder, v []ChildCustomization) error {
 			return writeSlice(enc, v, writeUnion[ChildCustomization])
-		}(enc, x.Children); err != nil {
-			return err
-		}
+		})
 	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "plugin"); err != nil {
-		return err
-	}
+	member(enc, &err, "type", "plugin", writeString)
 	if x.Version != nil {
-		if err := writeName(enc, "version"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Version); err != nil {
-			return err
-		}
+		member(enc, &err, "version", *x.Version, writeString)
 	}
 	if x.Nonce != nil {
-		if err := writeName(enc, "nonce"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Nonce); err != nil {
-			return err
-		}
+		member(enc, &err, "nonce", *x.Nonce, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3669,104 +2726,45 @@ type ConfigPropertySchema struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ConfigPropertySchema) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ConfigPropertySchemaType](enc, x.Type); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", x.Type, writeStringAs[ConfigPropertySchemaType])
+	member(enc, &err, "title", x.Title, writeString)
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
 	if x.Default != nil {
-		if err := writeName(enc, "default"); err != nil {
-			return err
-		}
-		if err := writeRaw(enc, x.Default); err != nil {
-			return err
-		}
+		member(enc, &err, "default", x.Default, writeRaw)
 	}
 	if x.Enum != nil {
-		if err := writeName(enc, "enum"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []JsonPrimitive) error {
+		member(enc, &err, "enum", x.Enum, func(enc *jsontext.Encoder, v []JsonPrimitive) error {
 			return writeSlice(enc, v, writeMarshaler[JsonPrimitive])
-		}(enc, x.Enum); err != nil {
-			return err
-		}
+		})
 	}
 	if x.EnumLabels != nil {
-		if err := writeName(enc, "enumLabels"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.EnumLabels); err != nil {
-			return err
-		}
+		member(enc, &err, "enumLabels", x.EnumLabels, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.EnumDescriptions != nil {
-		if err := writeName(enc, "enumDescriptions"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.EnumDescriptions); err != nil {
-			return err
-		}
+		member(enc, &err, "enumDescriptions", x.EnumDescriptions, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.ReadOnly != nil {
-		if err := writeName(enc, "readOnly"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.ReadOnly); err != nil {
-			return err
-		}
+		member(enc, &err, "readOnly", *x.ReadOnly, writeBool)
 	}
 	if x.Items != nil {
-		if err := writeName(enc, "items"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfigPropertySchema](enc, *x.Items); err != nil {
-			return err
-		}
+		member(enc, &err, "items", *x.Items, writeMarshaler[ConfigPropertySchema])
 	}
 	if x.Properties != nil {
-		if err := writeName(enc, "properties"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]ConfigPropertySchema) error {
+		member(enc, &err, "properties", x.Properties, func(enc *jsontext.Encoder, v map[string]ConfigPropertySchema) error {
 			return writeMap(enc, v, writeMarshaler[ConfigPropertySchema])
-		}(enc, x.Properties); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", x.Required, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.AdditionalProperties != nil {
-		if err := writeName(enc, "additionalProperties"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfigPropertySchema](enc, *x.AdditionalProperties); err != nil {
-			return err
-		}
+		member(enc, &err, "additionalProperties", *x.AdditionalProperties, writeMarshaler[ConfigPropertySchema])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3841,30 +2839,16 @@ type ConfigSchema struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ConfigSchema) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "object"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "properties"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]ConfigPropertySchema) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "object", writeString)
+	member(enc, &err, "properties", x.Properties, func(enc *jsontext.Encoder, v map[string]ConfigPropertySchema) error {
 		return writeMap(enc, v, writeMarshaler[ConfigPropertySchema])
-	}(enc, x.Properties); err != nil {
-		return err
-	}
+	})
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", x.Required, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3901,34 +2885,15 @@ type ConfirmationOption struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ConfirmationOption) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ConfirmationOptionKind](enc, x.Kind); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "label", x.Label, writeString)
+	member(enc, &err, "kind", x.Kind, writeStringAs[ConfirmationOptionKind])
 	if x.Group != nil {
-		if err := writeName(enc, "group"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Group); err != nil {
-			return err
-		}
+		member(enc, &err, "group", *x.Group, writeFloat)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -3982,82 +2947,33 @@ type ContainerCustomizationBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ContainerCustomizationBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "enabled"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Enabled); err != nil {
-		return err
-	}
+	member(enc, &err, "enabled", x.Enabled, writeBool)
 	if x.ClientID != nil {
-		if err := writeName(enc, "clientId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ClientID); err != nil {
-			return err
-		}
+		member(enc, &err, "clientId", *x.ClientID, writeString)
 	}
 	if x.Load != nil {
-		if err := writeName(enc, "load"); err != nil {
-			return err
-		}
-		if err := writeUnion[CustomizationLoadState](enc, x.Load); err != nil {
-			return err
-		}
+		member(enc, &err, "load", x.Load, writeUnion[CustomizationLoadState])
 	}
 	if x.Children != nil {
-		if err := writeName(enc, "children"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChildCustomization) error {
+		member(enc, &err, "children", x.Children, func(enc *jsontext.Encoder, v []ChildCustomization) error {
 			return writeSlice(enc, v, writeUnion[ChildCustomization])
-		}(enc, x.Children); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4116,38 +3032,19 @@ type ContentRef struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ContentRef) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.SizeHint != nil {
-		if err := writeName(enc, "sizeHint"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.SizeHint); err != nil {
-			return err
-		}
+		member(enc, &err, "sizeHint", *x.SizeHint, writeInt)
 	}
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
 	}
 	if x.Nonce != nil {
-		if err := writeName(enc, "nonce"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Nonce); err != nil {
-			return err
-		}
+		member(enc, &err, "nonce", *x.Nonce, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4233,50 +3130,21 @@ type CustomizationBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4324,19 +3192,10 @@ func (*CustomizationDegradedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationDegradedState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "degraded"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "degraded", writeString)
+	member(enc, &err, "message", x.Message, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4372,19 +3231,10 @@ func (*CustomizationErrorState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationErrorState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "error"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "error", writeString)
+	member(enc, &err, "message", x.Message, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4467,13 +3317,9 @@ func (*CustomizationLoadedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationLoadedState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "loaded"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "loaded", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4505,13 +3351,9 @@ func (*CustomizationLoadingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x CustomizationLoadingState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "loading"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "loading", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4555,99 +3397,35 @@ func (*DirectoryCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x DirectoryCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "directory"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "directory", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "enabled"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Enabled); err != nil {
-		return err
-	}
+	member(enc, &err, "enabled", x.Enabled, writeBool)
 	if x.ClientID != nil {
-		if err := writeName(enc, "clientId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ClientID); err != nil {
-			return err
-		}
+		member(enc, &err, "clientId", *x.ClientID, writeString)
 	}
 	if x.Load != nil {
-		if err := writeName(enc, "load"); err != nil {
-			return err
-		}
-		if err := writeUnion[CustomizationLoadState](enc, x.Load); err != nil {
-			return err
-		}
+		member(enc, &err, "load", x.Load, writeUnion[CustomizationLoadState])
 	}
 	if x.Children != nil {
-		if err := writeName(enc, "children"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChildCustomization) error {
+		member(enc, &err, "children", x.Children, func(enc *jsontext.Encoder, v []ChildCustomization) error {
 			return writeSlice(enc, v, writeUnion[ChildCustomization])
-		}(enc, x.Children); err != nil {
-			return err
-		}
+		})
 	}
-	if err := writeName(enc, "contents"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ChildCustomizationType](enc, x.Contents); err != nil {
-		return err
-	}
-	if err := writeName(enc, "writable"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Writable); err != nil {
+	member(enc, &err, "contents", x.Contents, writeStringAs[ChildCustomizationType])
+	member(enc, &err, "writable", x.Writable, writeBool)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4715,36 +3493,17 @@ type ErrorInfo struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ErrorInfo) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "errorType"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ErrorType); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "errorType", x.ErrorType, writeString)
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Stack != nil {
-		if err := writeName(enc, "stack"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Stack); err != nil {
-			return err
-		}
+		member(enc, &err, "stack", *x.Stack, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4782,32 +3541,18 @@ type FileEdit struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x FileEdit) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Before != nil {
-		if err := writeName(enc, "before"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[FileEditBefore](enc, *x.Before); err != nil {
-			return err
-		}
+		member(enc, &err, "before", *x.Before, writeMarshaler[FileEditBefore])
 	}
 	if x.After != nil {
-		if err := writeName(enc, "after"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[FileEditAfter](enc, *x.After); err != nil {
-			return err
-		}
+		member(enc, &err, "after", *x.After, writeMarshaler[FileEditAfter])
 	}
 	if x.Diff != nil {
-		if err := writeName(enc, "diff"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[FileEditDiff](enc, *x.Diff); err != nil {
-			return err
-		}
+		member(enc, &err, "diff", *x.Diff, writeMarshaler[FileEditDiff])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4841,19 +3586,10 @@ type FileEditAfter struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x FileEditAfter) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ContentRef](enc, x.Content); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "content", x.Content, writeMarshaler[ContentRef])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4885,19 +3621,10 @@ type FileEditBefore struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x FileEditBefore) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ContentRef](enc, x.Content); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "content", x.Content, writeMarshaler[ContentRef])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -4929,24 +3656,15 @@ type FileEditDiff struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x FileEditDiff) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Added != nil {
-		if err := writeName(enc, "added"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Added); err != nil {
-			return err
-		}
+		member(enc, &err, "added", *x.Added, writeInt)
 	}
 	if x.Removed != nil {
-		if err := writeName(enc, "removed"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Removed); err != nil {
-			return err
-		}
+		member(enc, &err, "removed", *x.Removed, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -4988,64 +3706,25 @@ func (*HookCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x HookCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "hook"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "hook", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Enabled != nil {
-		if err := writeName(enc, "enabled"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Enabled); err != nil {
-			return err
-		}
+		member(enc, &err, "enabled", *x.Enabled, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5095,38 +3774,19 @@ type Icon struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x Icon) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "src"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Src); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "src", x.Src, writeString)
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
 	}
 	if x.Sizes != nil {
-		if err := writeName(enc, "sizes"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Sizes); err != nil {
-			return err
-		}
+		member(enc, &err, "sizes", x.Sizes, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Theme != nil {
-		if err := writeName(enc, "theme"); err != nil {
-			return err
-		}
-		if err := writeStringAs[IconTheme](enc, *x.Theme); err != nil {
-			return err
-		}
+		member(enc, &err, "theme", *x.Theme, writeStringAs[IconTheme])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5178,28 +3838,14 @@ func (*InputRequestResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x InputRequestResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "inputRequest"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "request"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ChatInputRequest](enc, x.Request); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "inputRequest", writeString)
+	member(enc, &err, "request", x.Request, writeMarshaler[ChatInputRequest])
 	if x.Response != nil {
-		if err := writeName(enc, "response"); err != nil {
-			return err
-		}
-		if err := writeStringAs[ChatInputResponseKind](enc, *x.Response); err != nil {
-			return err
-		}
+		member(enc, &err, "response", *x.Response, writeStringAs[ChatInputResponseKind])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5238,25 +3884,11 @@ func (*MarkdownResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MarkdownResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "markdown"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Text](enc, x.Content); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "markdown", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "content", x.Content, writeMarshaler[Text])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5303,44 +3935,20 @@ type McpAuthRequirement struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpAuthRequirement) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "reason"); err != nil {
-		return err
-	}
-	if err := writeStringAs[McpAuthRequiredReason](enc, x.Reason); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "reason", x.Reason, writeStringAs[McpAuthRequiredReason])
 	if x.OauthClient != nil {
-		if err := writeName(enc, "oauthClient"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[McpOAuthClient](enc, *x.OauthClient); err != nil {
-			return err
-		}
+		member(enc, &err, "oauthClient", *x.OauthClient, writeMarshaler[McpOAuthClient])
 	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ProtectedResourceMetadata](enc, x.Resource); err != nil {
-		return err
-	}
+	member(enc, &err, "resource", x.Resource, writeMarshaler[ProtectedResourceMetadata])
 	if x.RequiredScopes != nil {
-		if err := writeName(enc, "requiredScopes"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.RequiredScopes); err != nil {
-			return err
-		}
+		member(enc, &err, "requiredScopes", x.RequiredScopes, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5380,22 +3988,13 @@ type McpOAuthClient struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpOAuthClient) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "clientId", x.ClientID, writeString)
 	if x.ClientSecret != nil {
-		if err := writeName(enc, "clientSecret"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ClientSecret); err != nil {
-			return err
-		}
+		member(enc, &err, "clientSecret", *x.ClientSecret, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5435,50 +4034,21 @@ func (*McpServerAuthRequiredState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerAuthRequiredState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "authRequired"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "reason"); err != nil {
-		return err
-	}
-	if err := writeStringAs[McpAuthRequiredReason](enc, x.Reason); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "authRequired", writeString)
+	member(enc, &err, "reason", x.Reason, writeStringAs[McpAuthRequiredReason])
 	if x.OauthClient != nil {
-		if err := writeName(enc, "oauthClient"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[McpOAuthClient](enc, *x.OauthClient); err != nil {
-			return err
-		}
+		member(enc, &err, "oauthClient", *x.OauthClient, writeMarshaler[McpOAuthClient])
 	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ProtectedResourceMetadata](enc, x.Resource); err != nil {
-		return err
-	}
+	member(enc, &err, "resource", x.Resource, writeMarshaler[ProtectedResourceMetadata])
 	if x.RequiredScopes != nil {
-		if err := writeName(enc, "requiredScopes"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.RequiredScopes); err != nil {
-			return err
-		}
+		member(enc, &err, "requiredScopes", x.RequiredScopes, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5534,84 +4104,30 @@ func (*McpServerCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "mcpServer"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "mcpServer", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "enabled"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Enabled); err != nil {
-		return err
-	}
-	if err := writeName(enc, "state"); err != nil {
-		return err
-	}
-	if err := writeUnion[McpServerState](enc, x.State); err != nil {
-		return err
-	}
+	member(enc, &err, "enabled", x.Enabled, writeBool)
+	member(enc, &err, "state", x.State, writeUnion[McpServerState])
 	if x.Channel != nil {
-		if err := writeName(enc, "channel"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Channel); err != nil {
-			return err
-		}
+		member(enc, &err, "channel", *x.Channel, writeString)
 	}
 	if x.McpApp != nil {
-		if err := writeName(enc, "mcpApp"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[McpServerCustomizationApps](enc, *x.McpApp); err != nil {
-			return err
-		}
+		member(enc, &err, "mcpApp", *x.McpApp, writeMarshaler[McpServerCustomizationApps])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -5667,13 +4183,9 @@ type McpServerCustomizationApps struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerCustomizationApps) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "capabilities"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[AhpMcpUiHostCapabilities](enc, x.Capabilities); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "capabilities", x.Capabilities, writeMarshaler[AhpMcpUiHostCapabilities])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5707,19 +4219,10 @@ func (*McpServerErrorState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerErrorState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "error"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "error"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ErrorInfo](enc, x.Error); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "error", writeString)
+	member(enc, &err, "error", x.Error, writeMarshaler[ErrorInfo])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5754,13 +4257,9 @@ func (*McpServerReadyState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerReadyState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "ready"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "ready", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5792,13 +4291,9 @@ func (*McpServerStartingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerStartingState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "starting"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "starting", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5881,13 +4376,9 @@ func (*McpServerStoppedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x McpServerStoppedState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "stopped"); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "stopped", writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -5919,54 +4410,25 @@ type Message struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x Message) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Text); err != nil {
-		return err
-	}
-	if err := writeName(enc, "origin"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[MessageOrigin](enc, x.Origin); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "text", x.Text, writeString)
+	member(enc, &err, "origin", x.Origin, writeMarshaler[MessageOrigin])
 	if x.Attachments != nil {
-		if err := writeName(enc, "attachments"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []MessageAttachment) error {
+		member(enc, &err, "attachments", x.Attachments, func(enc *jsontext.Encoder, v []MessageAttachment) error {
 			return writeSlice(enc, v, writeUnion[MessageAttachment])
-		}(enc, x.Attachments); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Model != nil {
-		if err := writeName(enc, "model"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ModelSelection](enc, *x.Model); err != nil {
-			return err
-		}
+		member(enc, &err, "model", *x.Model, writeMarshaler[ModelSelection])
 	}
 	if x.Agent != nil {
-		if err := writeName(enc, "agent"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AgentSelection](enc, *x.Agent); err != nil {
-			return err
-		}
+		member(enc, &err, "agent", *x.Agent, writeMarshaler[AgentSelection])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6021,58 +4483,24 @@ func (*MessageAnnotationsAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageAnnotationsAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "annotations"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "annotations", writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.DisplayKind != nil {
-		if err := writeName(enc, "displayKind"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DisplayKind); err != nil {
-			return err
-		}
+		member(enc, &err, "displayKind", *x.DisplayKind, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
+	member(enc, &err, "resource", x.Resource, writeString)
 	if x.AnnotationIDs != nil {
-		if err := writeName(enc, "annotationIds"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.AnnotationIDs); err != nil {
-			return err
-		}
+		member(enc, &err, "annotationIds", x.AnnotationIDs, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6170,38 +4598,19 @@ type MessageAttachmentBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageAttachmentBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.DisplayKind != nil {
-		if err := writeName(enc, "displayKind"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DisplayKind); err != nil {
-			return err
-		}
+		member(enc, &err, "displayKind", *x.DisplayKind, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6248,58 +4657,24 @@ func (*MessageChatAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageChatAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "chat", writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.DisplayKind != nil {
-		if err := writeName(enc, "displayKind"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DisplayKind); err != nil {
-			return err
-		}
+		member(enc, &err, "displayKind", *x.DisplayKind, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
+	member(enc, &err, "resource", x.Resource, writeString)
 	if x.EndTurn != nil {
-		if err := writeName(enc, "endTurn"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.EndTurn); err != nil {
-			return err
-		}
+		member(enc, &err, "endTurn", *x.EndTurn, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6355,64 +4730,25 @@ func (*MessageEmbeddedResourceAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageEmbeddedResourceAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "embeddedResource"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "embeddedResource", writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.DisplayKind != nil {
-		if err := writeName(enc, "displayKind"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DisplayKind); err != nil {
-			return err
-		}
+		member(enc, &err, "displayKind", *x.DisplayKind, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "data"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Data); err != nil {
-		return err
-	}
-	if err := writeName(enc, "contentType"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ContentType); err != nil {
-		return err
-	}
+	member(enc, &err, "data", x.Data, writeString)
+	member(enc, &err, "contentType", x.ContentType, writeString)
 	if x.Selection != nil {
-		if err := writeName(enc, "selection"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextSelection](enc, *x.Selection); err != nil {
-			return err
-		}
+		member(enc, &err, "selection", *x.Selection, writeMarshaler[TextSelection])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6470,13 +4806,9 @@ type MessageOrigin struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageOrigin) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[MessageKind](enc, x.Kind); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", x.Kind, writeStringAs[MessageKind])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -6518,82 +4850,33 @@ func (*MessageResourceAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MessageResourceAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "resource", writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.DisplayKind != nil {
-		if err := writeName(enc, "displayKind"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DisplayKind); err != nil {
-			return err
-		}
+		member(enc, &err, "displayKind", *x.DisplayKind, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.SizeHint != nil {
-		if err := writeName(enc, "sizeHint"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.SizeHint); err != nil {
-			return err
-		}
+		member(enc, &err, "sizeHint", *x.SizeHint, writeInt)
 	}
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
 	}
 	if x.Nonce != nil {
-		if err := writeName(enc, "nonce"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Nonce); err != nil {
-			return err
-		}
+		member(enc, &err, "nonce", *x.Nonce, writeString)
 	}
 	if x.Selection != nil {
-		if err := writeName(enc, "selection"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextSelection](enc, *x.Selection); err != nil {
-			return err
-		}
+		member(enc, &err, "selection", *x.Selection, writeMarshaler[TextSelection])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6647,24 +4930,15 @@ type ModelSelection struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ModelSelection) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.Config != nil {
-		if err := writeName(enc, "config"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]JsonPrimitive) error {
+		member(enc, &err, "config", x.Config, func(enc *jsontext.Encoder, v map[string]JsonPrimitive) error {
 			return writeMap(enc, v, writeMarshaler[JsonPrimitive])
-		}(enc, x.Config); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6697,24 +4971,15 @@ type MultipleChatsCapability struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MultipleChatsCapability) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Fork != nil {
-		if err := writeName(enc, "fork"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Fork); err != nil {
-			return err
-		}
+		member(enc, &err, "fork", *x.Fork, writeBool)
 	}
 	if x.SideChat != nil {
-		if err := writeName(enc, "sideChat"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.SideChat); err != nil {
-			return err
-		}
+		member(enc, &err, "sideChat", *x.SideChat, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6744,16 +5009,12 @@ type MultipleWorkingDirectoriesCapability struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x MultipleWorkingDirectoriesCapability) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.ImmutablePrimary != nil {
-		if err := writeName(enc, "immutablePrimary"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.ImmutablePrimary); err != nil {
-			return err
-		}
+		member(enc, &err, "immutablePrimary", *x.ImmutablePrimary, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -6781,19 +5042,10 @@ type PendingMessage struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PendingMessage) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Message](enc, x.Message); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "message", x.Message, writeMarshaler[Message])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -6840,96 +5092,37 @@ func (*PluginCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PluginCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "plugin"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "plugin", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "enabled"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Enabled); err != nil {
-		return err
-	}
+	member(enc, &err, "enabled", x.Enabled, writeBool)
 	if x.ClientID != nil {
-		if err := writeName(enc, "clientId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ClientID); err != nil {
-			return err
-		}
+		member(enc, &err, "clientId", *x.ClientID, writeString)
 	}
 	if x.Load != nil {
-		if err := writeName(enc, "load"); err != nil {
-			return err
-		}
-		if err := writeUnion[CustomizationLoadState](enc, x.Load); err != nil {
-			return err
-		}
+		member(enc, &err, "load", x.Load, writeUnion[CustomizationLoadState])
 	}
 	if x.Children != nil {
-		if err := writeName(enc, "children"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ChildCustomization) error {
+		member(enc, &err, "children", x.Children, func(enc *jsontext.Encoder, v []ChildCustomization) error {
 			return writeSlice(enc, v, writeUnion[ChildCustomization])
-		}(enc, x.Children); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Version != nil {
-		if err := writeName(enc, "version"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Version); err != nil {
-			return err
-		}
+		member(enc, &err, "version", *x.Version, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -7001,19 +5194,10 @@ type ProjectInfo struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ProjectInfo) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -7057,72 +5241,28 @@ func (*PromptCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x PromptCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "prompt"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "prompt", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Enabled != nil {
-		if err := writeName(enc, "enabled"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Enabled); err != nil {
-			return err
-		}
+		member(enc, &err, "enabled", *x.Enabled, writeBool)
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -7182,94 +5322,40 @@ type ProtectedResourceMetadata struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ProtectedResourceMetadata) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "resource", x.Resource, writeString)
 	if x.ResourceName != nil {
-		if err := writeName(enc, "resource_name"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ResourceName); err != nil {
-			return err
-		}
+		member(enc, &err, "resource_name", *x.ResourceName, writeString)
 	}
 	if x.AuthorizationServers != nil {
-		if err := writeName(enc, "authorization_servers"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.AuthorizationServers); err != nil {
-			return err
-		}
+		member(enc, &err, "authorization_servers", x.AuthorizationServers, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.JwksURI != nil {
-		if err := writeName(enc, "jwks_uri"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.JwksURI); err != nil {
-			return err
-		}
+		member(enc, &err, "jwks_uri", *x.JwksURI, writeString)
 	}
 	if x.ScopesSupported != nil {
-		if err := writeName(enc, "scopes_supported"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.ScopesSupported); err != nil {
-			return err
-		}
+		member(enc, &err, "scopes_supported", x.ScopesSupported, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.BearerMethodsSupported != nil {
-		if err := writeName(enc, "bearer_methods_supported"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.BearerMethodsSupported); err != nil {
-			return err
-		}
+		member(enc, &err, "bearer_methods_supported", x.BearerMethodsSupported, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.ResourceSigningAlgValuesSupported != nil {
-		if err := writeName(enc, "resource_signing_alg_values_supported"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.ResourceSigningAlgValuesSupported); err != nil {
-			return err
-		}
+		member(enc, &err, "resource_signing_alg_values_supported", x.ResourceSigningAlgValuesSupported, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.ResourceDocumentation != nil {
-		if err := writeName(enc, "resource_documentation"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ResourceDocumentation); err != nil {
-			return err
-		}
+		member(enc, &err, "resource_documentation", *x.ResourceDocumentation, writeString)
 	}
 	if x.ResourcePolicyURI != nil {
-		if err := writeName(enc, "resource_policy_uri"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ResourcePolicyURI); err != nil {
-			return err
-		}
+		member(enc, &err, "resource_policy_uri", *x.ResourcePolicyURI, writeString)
 	}
 	if x.ResourceTosURI != nil {
-		if err := writeName(enc, "resource_tos_uri"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ResourceTosURI); err != nil {
-			return err
-		}
+		member(enc, &err, "resource_tos_uri", *x.ResourceTosURI, writeString)
 	}
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", *x.Required, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -7333,25 +5419,11 @@ func (*ReasoningResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ReasoningResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "reasoning"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Text](enc, x.Content); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "reasoning", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "content", x.Content, writeMarshaler[Text])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -7385,19 +5457,10 @@ type ResourceChange struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceChange) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ResourceChangeType](enc, x.Type); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "type", x.Type, writeStringAs[ResourceChangeType])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -7447,44 +5510,20 @@ func (*ResourceResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "contentRef"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "contentRef", writeString)
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.SizeHint != nil {
-		if err := writeName(enc, "sizeHint"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.SizeHint); err != nil {
-			return err
-		}
+		member(enc, &err, "sizeHint", *x.SizeHint, writeInt)
 	}
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
 	}
 	if x.Nonce != nil {
-		if err := writeName(enc, "nonce"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Nonce); err != nil {
-			return err
-		}
+		member(enc, &err, "nonce", *x.Nonce, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -7526,36 +5565,17 @@ type ResourceWatchState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWatchState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "root"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Root); err != nil {
-		return err
-	}
-	if err := writeName(enc, "recursive"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Recursive); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "root", x.Root, writeString)
+	member(enc, &err, "recursive", x.Recursive, writeBool)
 	if x.Excludes != nil {
-		if err := writeName(enc, "excludes"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ResourceWatchStateExcludes](enc, *x.Excludes); err != nil {
-			return err
-		}
+		member(enc, &err, "excludes", *x.Excludes, writeMarshaler[ResourceWatchStateExcludes])
 	}
 	if x.Includes != nil {
-		if err := writeName(enc, "includes"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ResourceWatchStateIncludes](enc, *x.Includes); err != nil {
-			return err
-		}
+		member(enc, &err, "includes", *x.Includes, writeMarshaler[ResourceWatchStateIncludes])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -7591,13 +5611,9 @@ type ResourceWatchStateExcludes struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWatchStateExcludes) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Items); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -7625,13 +5641,9 @@ type ResourceWatchStateIncludes struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ResourceWatchStateIncludes) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Items); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -7714,19 +5726,10 @@ type RootConfigState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootConfigState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "schema"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ConfigSchema](enc, x.Schema); err != nil {
-		return err
-	}
-	if err := writeName(enc, "values"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Values); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "schema", x.Schema, writeMarshaler[ConfigSchema])
+	member(enc, &err, "values", x.Values, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -7762,48 +5765,24 @@ type RootState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RootState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "agents"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []AgentInfo) error { return writeSlice(enc, v, writeMarshaler[AgentInfo]) }(enc, x.Agents); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "agents", x.Agents, func(enc *jsontext.Encoder, v []AgentInfo) error { return writeSlice(enc, v, writeMarshaler[AgentInfo]) })
 	if x.ActiveSessions != nil {
-		if err := writeName(enc, "activeSessions"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.ActiveSessions); err != nil {
-			return err
-		}
+		member(enc, &err, "activeSessions", *x.ActiveSessions, writeInt)
 	}
 	if x.Terminals != nil {
-		if err := writeName(enc, "terminals"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []TerminalInfo) error {
+		member(enc, &err, "terminals", x.Terminals, func(enc *jsontext.Encoder, v []TerminalInfo) error {
 			return writeSlice(enc, v, writeMarshaler[TerminalInfo])
-		}(enc, x.Terminals); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Config != nil {
-		if err := writeName(enc, "config"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[RootConfigState](enc, *x.Config); err != nil {
-			return err
-		}
+		member(enc, &err, "config", *x.Config, writeMarshaler[RootConfigState])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -7857,88 +5836,34 @@ func (*RuleCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x RuleCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "rule"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "rule", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Enabled != nil {
-		if err := writeName(enc, "enabled"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Enabled); err != nil {
-			return err
-		}
+		member(enc, &err, "enabled", *x.Enabled, writeBool)
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
 	if x.AlwaysApply != nil {
-		if err := writeName(enc, "alwaysApply"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.AlwaysApply); err != nil {
-			return err
-		}
+		member(enc, &err, "alwaysApply", *x.AlwaysApply, writeBool)
 	}
 	if x.Globs != nil {
-		if err := writeName(enc, "globs"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Globs); err != nil {
-			return err
-		}
+		member(enc, &err, "globs", x.Globs, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -7997,40 +5922,21 @@ type SessionActiveClient struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionActiveClient) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "clientId", x.ClientID, writeString)
 	if x.DisplayName != nil {
-		if err := writeName(enc, "displayName"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DisplayName); err != nil {
-			return err
-		}
+		member(enc, &err, "displayName", *x.DisplayName, writeString)
 	}
-	if err := writeName(enc, "tools"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ToolDefinition) error {
+	member(enc, &err, "tools", x.Tools, func(enc *jsontext.Encoder, v []ToolDefinition) error {
 		return writeSlice(enc, v, writeMarshaler[ToolDefinition])
-	}(enc, x.Tools); err != nil {
-		return err
-	}
+	})
 	if x.Customizations != nil {
-		if err := writeName(enc, "customizations"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ClientPluginCustomization) error {
+		member(enc, &err, "customizations", x.Customizations, func(enc *jsontext.Encoder, v []ClientPluginCustomization) error {
 			return writeSlice(enc, v, writeMarshaler[ClientPluginCustomization])
-		}(enc, x.Customizations); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -8078,31 +5984,12 @@ func (*SessionChatInputRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionChatInputRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "chatInput"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "request"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ChatInputRequest](enc, x.Request); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "chatInput", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "request", x.Request, writeMarshaler[ChatInputRequest])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -8151,120 +6038,51 @@ type SessionConfigPropertySchema struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigPropertySchema) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeStringAs[SessionConfigPropertySchemaType](enc, x.Type); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", x.Type, writeStringAs[SessionConfigPropertySchemaType])
+	member(enc, &err, "title", x.Title, writeString)
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
 	if x.Default != nil {
-		if err := writeName(enc, "default"); err != nil {
-			return err
-		}
-		if err := writeRaw(enc, x.Default); err != nil {
-			return err
-		}
+		member(enc, &err, "default", x.Default, writeRaw)
 	}
 	if x.Enum != nil {
-		if err := writeName(enc, "enum"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []JsonPrimitive) error {
+		member(enc, &err, "enum", x.Enum, func(enc *jsontext.Encoder, v []JsonPrimitive) error {
 			return writeSlice(enc, v, writeMarshaler[JsonPrimitive])
-		}(enc, x.Enum); err != nil {
-			return err
-		}
+		})
 	}
 	if x.EnumLabels != nil {
-		if err := writeName(enc, "enumLabels"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.EnumLabels); err != nil {
-			return err
-		}
+		member(enc, &err, "enumLabels", x.EnumLabels, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.EnumDescriptions != nil {
-		if err := writeName(enc, "enumDescriptions"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.EnumDescriptions); err != nil {
-			return err
-		}
+		member(enc, &err, "enumDescriptions", x.EnumDescriptions, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.ReadOnly != nil {
-		if err := writeName(enc, "readOnly"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.ReadOnly); err != nil {
-			return err
-		}
+		member(enc, &err, "readOnly", *x.ReadOnly, writeBool)
 	}
 	if x.Items != nil {
-		if err := writeName(enc, "items"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfigPropertySchema](enc, *x.Items); err != nil {
-			return err
-		}
+		member(enc, &err, "items", *x.Items, writeMarshaler[ConfigPropertySchema])
 	}
 	if x.Properties != nil {
-		if err := writeName(enc, "properties"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]ConfigPropertySchema) error {
+		member(enc, &err, "properties", x.Properties, func(enc *jsontext.Encoder, v map[string]ConfigPropertySchema) error {
 			return writeMap(enc, v, writeMarshaler[ConfigPropertySchema])
-		}(enc, x.Properties); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", x.Required, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.AdditionalProperties != nil {
-		if err := writeName(enc, "additionalProperties"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfigPropertySchema](enc, *x.AdditionalProperties); err != nil {
-			return err
-		}
+		member(enc, &err, "additionalProperties", *x.AdditionalProperties, writeMarshaler[ConfigPropertySchema])
 	}
 	if x.EnumDynamic != nil {
-		if err := writeName(enc, "enumDynamic"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.EnumDynamic); err != nil {
-			return err
-		}
+		member(enc, &err, "enumDynamic", *x.EnumDynamic, writeBool)
 	}
 	if x.SessionMutable != nil {
-		if err := writeName(enc, "sessionMutable"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.SessionMutable); err != nil {
-			return err
-		}
+		member(enc, &err, "sessionMutable", *x.SessionMutable, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -8345,30 +6163,16 @@ type SessionConfigSchema struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigSchema) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "object"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "properties"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]SessionConfigPropertySchema) error {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "object", writeString)
+	member(enc, &err, "properties", x.Properties, func(enc *jsontext.Encoder, v map[string]SessionConfigPropertySchema) error {
 		return writeMap(enc, v, writeMarshaler[SessionConfigPropertySchema])
-	}(enc, x.Properties); err != nil {
-		return err
-	}
+	})
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", x.Required, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -8403,19 +6207,10 @@ type SessionConfigState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionConfigState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "schema"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[SessionConfigSchema](enc, x.Schema); err != nil {
-		return err
-	}
-	if err := writeName(enc, "values"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Values); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "schema", x.Schema, writeMarshaler[SessionConfigSchema])
+	member(enc, &err, "values", x.Values, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -8495,19 +6290,10 @@ type SessionInputRequestBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionInputRequestBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -8554,58 +6340,24 @@ type SessionMetadata struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionMetadata) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "provider"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Provider); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeUintAs[SessionStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "provider", x.Provider, writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	member(enc, &err, "status", x.Status, writeUintAs[SessionStatus])
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
 	}
 	if x.Project != nil {
-		if err := writeName(enc, "project"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ProjectInfo](enc, *x.Project); err != nil {
-			return err
-		}
+		member(enc, &err, "project", *x.Project, writeMarshaler[ProjectInfo])
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Annotations != nil {
-		if err := writeName(enc, "annotations"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AnnotationsSummary](enc, *x.Annotations); err != nil {
-			return err
-		}
+		member(enc, &err, "annotations", *x.Annotations, writeMarshaler[AnnotationsSummary])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -8659,82 +6411,33 @@ type SessionModelInfo struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionModelInfo) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "provider"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Provider); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "provider", x.Provider, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.MaxContextWindow != nil {
-		if err := writeName(enc, "maxContextWindow"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.MaxContextWindow); err != nil {
-			return err
-		}
+		member(enc, &err, "maxContextWindow", *x.MaxContextWindow, writeInt)
 	}
 	if x.MaxOutputTokens != nil {
-		if err := writeName(enc, "maxOutputTokens"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.MaxOutputTokens); err != nil {
-			return err
-		}
+		member(enc, &err, "maxOutputTokens", *x.MaxOutputTokens, writeInt)
 	}
 	if x.MaxPromptTokens != nil {
-		if err := writeName(enc, "maxPromptTokens"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.MaxPromptTokens); err != nil {
-			return err
-		}
+		member(enc, &err, "maxPromptTokens", *x.MaxPromptTokens, writeInt)
 	}
 	if x.SupportsVision != nil {
-		if err := writeName(enc, "supportsVision"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.SupportsVision); err != nil {
-			return err
-		}
+		member(enc, &err, "supportsVision", *x.SupportsVision, writeBool)
 	}
 	if x.PolicyState != nil {
-		if err := writeName(enc, "policyState"); err != nil {
-			return err
-		}
-		if err := writeStringAs[PolicyState](enc, *x.PolicyState); err != nil {
-			return err
-		}
+		member(enc, &err, "policyState", *x.PolicyState, writeStringAs[PolicyState])
 	}
 	if x.ConfigSchema != nil {
-		if err := writeName(enc, "configSchema"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfigSchema](enc, *x.ConfigSchema); err != nil {
-			return err
-		}
+		member(enc, &err, "configSchema", *x.ConfigSchema, writeMarshaler[ConfigSchema])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -8806,150 +6509,61 @@ type SessionState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "provider"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Provider); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeUintAs[SessionStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "provider", x.Provider, writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	member(enc, &err, "status", x.Status, writeUintAs[SessionStatus])
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
 	}
 	if x.Project != nil {
-		if err := writeName(enc, "project"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ProjectInfo](enc, *x.Project); err != nil {
-			return err
-		}
+		member(enc, &err, "project", *x.Project, writeMarshaler[ProjectInfo])
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Annotations != nil {
-		if err := writeName(enc, "annotations"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AnnotationsSummary](enc, *x.Annotations); err != nil {
-			return err
-		}
+		member(enc, &err, "annotations", *x.Annotations, writeMarshaler[AnnotationsSummary])
 	}
-	if err := writeName(enc, "lifecycle"); err != nil {
-		return err
-	}
-	if err := writeStringAs[SessionLifecycle](enc, x.Lifecycle); err != nil {
-		return err
-	}
+	member(enc, &err, "lifecycle", x.Lifecycle, writeStringAs[SessionLifecycle])
 	if x.CreationError != nil {
-		if err := writeName(enc, "creationError"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ErrorInfo](enc, *x.CreationError); err != nil {
-			return err
-		}
+		member(enc, &err, "creationError", *x.CreationError, writeMarshaler[ErrorInfo])
 	}
 	if x.ServerTools != nil {
-		if err := writeName(enc, "serverTools"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ToolDefinition) error {
+		member(enc, &err, "serverTools", x.ServerTools, func(enc *jsontext.Encoder, v []ToolDefinition) error {
 			return writeSlice(enc, v, writeMarshaler[ToolDefinition])
-		}(enc, x.ServerTools); err != nil {
-			return err
-		}
+		})
 	}
-	if err := writeName(enc, "activeClients"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []SessionActiveClient) error {
+	member(enc, &err, "activeClients", x.ActiveClients, func(enc *jsontext.Encoder, v []SessionActiveClient) error {
 		return writeSlice(enc, v, writeMarshaler[SessionActiveClient])
-	}(enc, x.ActiveClients); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chats"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ChatSummary) error {
+	})
+	member(enc, &err, "chats", x.Chats, func(enc *jsontext.Encoder, v []ChatSummary) error {
 		return writeSlice(enc, v, writeMarshaler[ChatSummary])
-	}(enc, x.Chats); err != nil {
-		return err
-	}
+	})
 	if x.DefaultChat != nil {
-		if err := writeName(enc, "defaultChat"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DefaultChat); err != nil {
-			return err
-		}
+		member(enc, &err, "defaultChat", *x.DefaultChat, writeString)
 	}
 	if x.Config != nil {
-		if err := writeName(enc, "config"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[SessionConfigState](enc, *x.Config); err != nil {
-			return err
-		}
+		member(enc, &err, "config", *x.Config, writeMarshaler[SessionConfigState])
 	}
 	if x.Customizations != nil {
-		if err := writeName(enc, "customizations"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Customization) error {
+		member(enc, &err, "customizations", x.Customizations, func(enc *jsontext.Encoder, v []Customization) error {
 			return writeSlice(enc, v, writeUnion[Customization])
-		}(enc, x.Customizations); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Changesets != nil {
-		if err := writeName(enc, "changesets"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Changeset) error { return writeSlice(enc, v, writeMarshaler[Changeset]) }(enc, x.Changesets); err != nil {
-			return err
-		}
+		member(enc, &err, "changesets", x.Changesets, func(enc *jsontext.Encoder, v []Changeset) error { return writeSlice(enc, v, writeMarshaler[Changeset]) })
 	}
 	if x.InputNeeded != nil {
-		if err := writeName(enc, "inputNeeded"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []SessionInputRequest) error {
+		member(enc, &err, "inputNeeded", x.InputNeeded, func(enc *jsontext.Encoder, v []SessionInputRequest) error {
 			return writeSlice(enc, v, writeUnion[SessionInputRequest])
-		}(enc, x.InputNeeded); err != nil {
-			return err
-		}
+		})
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -9056,92 +6670,33 @@ type SessionSummary struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionSummary) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "provider"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Provider); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeUintAs[SessionStatus](enc, x.Status); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "provider", x.Provider, writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	member(enc, &err, "status", x.Status, writeUintAs[SessionStatus])
 	if x.Activity != nil {
-		if err := writeName(enc, "activity"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Activity); err != nil {
-			return err
-		}
+		member(enc, &err, "activity", *x.Activity, writeString)
 	}
 	if x.Project != nil {
-		if err := writeName(enc, "project"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ProjectInfo](enc, *x.Project); err != nil {
-			return err
-		}
+		member(enc, &err, "project", *x.Project, writeMarshaler[ProjectInfo])
 	}
 	if x.WorkingDirectories != nil {
-		if err := writeName(enc, "workingDirectories"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) }(enc, x.WorkingDirectories); err != nil {
-			return err
-		}
+		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	}
 	if x.Annotations != nil {
-		if err := writeName(enc, "annotations"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[AnnotationsSummary](enc, *x.Annotations); err != nil {
-			return err
-		}
+		member(enc, &err, "annotations", *x.Annotations, writeMarshaler[AnnotationsSummary])
 	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "createdAt"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.CreatedAt); err != nil {
-		return err
-	}
-	if err := writeName(enc, "modifiedAt"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ModifiedAt); err != nil {
-		return err
-	}
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "createdAt", x.CreatedAt, writeString)
+	member(enc, &err, "modifiedAt", x.ModifiedAt, writeString)
 	if x.Changes != nil {
-		if err := writeName(enc, "changes"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ChangesSummary](enc, *x.Changes); err != nil {
-			return err
-		}
+		member(enc, &err, "changes", *x.Changes, writeMarshaler[ChangesSummary])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -9210,37 +6765,13 @@ func (*SessionToolAuthenticationRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionToolAuthenticationRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "toolAuthentication"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCall"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ToolCallAuthRequiredState](enc, x.ToolCall); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "toolAuthentication", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCall", x.ToolCall, writeMarshaler[ToolCallAuthRequiredState])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -9289,43 +6820,14 @@ func (*SessionToolClientExecutionRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionToolClientExecutionRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "toolClientExecution"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCall"); err != nil {
-		return err
-	}
-	if err := writeUnion[ToolCallState](enc, x.ToolCall); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "toolClientExecution", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "clientId", x.ClientID, writeString)
+	member(enc, &err, "toolCall", x.ToolCall, writeUnion[ToolCallState])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -9376,37 +6878,13 @@ func (*SessionToolConfirmationRequest) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionToolConfirmationRequest) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "toolConfirmation"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "chat"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Chat); err != nil {
-		return err
-	}
-	if err := writeName(enc, "turnId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.TurnID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCall"); err != nil {
-		return err
-	}
-	if err := writeUnion[ToolCallConfirmationState](enc, x.ToolCall); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "toolConfirmation", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "chat", x.Chat, writeString)
+	member(enc, &err, "turnId", x.TurnID, writeString)
+	member(enc, &err, "toolCall", x.ToolCall, writeUnion[ToolCallConfirmationState])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -9446,22 +6924,13 @@ type SideChatSelection struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SideChatSelection) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Text); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "text", x.Text, writeString)
 	if x.ResponsePartID != nil {
-		if err := writeName(enc, "responsePartId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ResponsePartID); err != nil {
-			return err
-		}
+		member(enc, &err, "responsePartId", *x.ResponsePartID, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -9501,52 +6970,23 @@ func (*SimpleMessageAttachment) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SimpleMessageAttachment) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "simple"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "label"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Label); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "simple", writeString)
+	member(enc, &err, "label", x.Label, writeString)
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.DisplayKind != nil {
-		if err := writeName(enc, "displayKind"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.DisplayKind); err != nil {
-			return err
-		}
+		member(enc, &err, "displayKind", *x.DisplayKind, writeString)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.ModelRepresentation != nil {
-		if err := writeName(enc, "modelRepresentation"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ModelRepresentation); err != nil {
-			return err
-		}
+		member(enc, &err, "modelRepresentation", *x.ModelRepresentation, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -9602,88 +7042,34 @@ func (*SkillCustomization) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SkillCustomization) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "skill"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "skill", writeString)
+	member(enc, &err, "id", x.ID, writeString)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Icons != nil {
-		if err := writeName(enc, "icons"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) }(enc, x.Icons); err != nil {
-			return err
-		}
+		member(enc, &err, "icons", x.Icons, func(enc *jsontext.Encoder, v []Icon) error { return writeSlice(enc, v, writeMarshaler[Icon]) })
 	}
 	if x.Range != nil {
-		if err := writeName(enc, "range"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TextRange](enc, *x.Range); err != nil {
-			return err
-		}
+		member(enc, &err, "range", *x.Range, writeMarshaler[TextRange])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Enabled != nil {
-		if err := writeName(enc, "enabled"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Enabled); err != nil {
-			return err
-		}
+		member(enc, &err, "enabled", *x.Enabled, writeBool)
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
 	if x.DisableModelInvocation != nil {
-		if err := writeName(enc, "disableModelInvocation"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.DisableModelInvocation); err != nil {
-			return err
-		}
+		member(enc, &err, "disableModelInvocation", *x.DisableModelInvocation, writeBool)
 	}
 	if x.DisableUserInvocation != nil {
-		if err := writeName(enc, "disableUserInvocation"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.DisableUserInvocation); err != nil {
-			return err
-		}
+		member(enc, &err, "disableUserInvocation", *x.DisableUserInvocation, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -9741,25 +7127,11 @@ type Snapshot struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x Snapshot) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "state"); err != nil {
-		return err
-	}
-	if err := writeUnion[SnapshotState](enc, x.State); err != nil {
-		return err
-	}
-	if err := writeName(enc, "fromSeq"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.FromSeq); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "state", x.State, writeUnion[SnapshotState])
+	member(enc, &err, "fromSeq", x.FromSeq, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -9809,28 +7181,14 @@ func (*SystemNotificationResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SystemNotificationResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "systemNotification"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.Content); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "systemNotification", writeString)
+	member(enc, &err, "content", x.Content, writeMarshaler[StringOrMarkdown])
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -9864,32 +7222,18 @@ type TelemetryCapabilities struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TelemetryCapabilities) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Logs != nil {
-		if err := writeName(enc, "logs"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Logs); err != nil {
-			return err
-		}
+		member(enc, &err, "logs", *x.Logs, writeString)
 	}
 	if x.Traces != nil {
-		if err := writeName(enc, "traces"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Traces); err != nil {
-			return err
-		}
+		member(enc, &err, "traces", *x.Traces, writeString)
 	}
 	if x.Metrics != nil {
-		if err := writeName(enc, "metrics"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Metrics); err != nil {
-			return err
-		}
+		member(enc, &err, "metrics", *x.Metrics, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -9970,19 +7314,10 @@ func (*TerminalClientClaim) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalClientClaim) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "client"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "client", writeString)
+	member(enc, &err, "clientId", x.ClientID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -10024,60 +7359,21 @@ func (*TerminalCommandPart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandPart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "command"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "commandId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.CommandID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "commandLine"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.CommandLine); err != nil {
-		return err
-	}
-	if err := writeName(enc, "output"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Text](enc, x.Output); err != nil {
-		return err
-	}
-	if err := writeName(enc, "timestamp"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.Timestamp); err != nil {
-		return err
-	}
-	if err := writeName(enc, "isComplete"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.IsComplete); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "command", writeString)
+	member(enc, &err, "commandId", x.CommandID, writeString)
+	member(enc, &err, "commandLine", x.CommandLine, writeString)
+	member(enc, &err, "output", x.Output, writeMarshaler[Text])
+	member(enc, &err, "timestamp", x.Timestamp, writeInt)
+	member(enc, &err, "isComplete", x.IsComplete, writeBool)
 	if x.ExitCode != nil {
-		if err := writeName(enc, "exitCode"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.ExitCode); err != nil {
-			return err
-		}
+		member(enc, &err, "exitCode", *x.ExitCode, writeInt)
 	}
 	if x.DurationMs != nil {
-		if err := writeName(enc, "durationMs"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.DurationMs); err != nil {
-			return err
-		}
+		member(enc, &err, "durationMs", *x.DurationMs, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -10126,32 +7422,18 @@ type TerminalCommandResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalCommandResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.ExitCode != nil {
-		if err := writeName(enc, "exitCode"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.ExitCode); err != nil {
-			return err
-		}
+		member(enc, &err, "exitCode", *x.ExitCode, writeInt)
 	}
 	if x.Preview != nil {
-		if err := writeName(enc, "preview"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Preview); err != nil {
-			return err
-		}
+		member(enc, &err, "preview", *x.Preview, writeString)
 	}
 	if x.Truncated != nil {
-		if err := writeName(enc, "truncated"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Truncated); err != nil {
-			return err
-		}
+		member(enc, &err, "truncated", *x.Truncated, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -10229,34 +7511,15 @@ type TerminalInfo struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalInfo) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
-	if err := writeName(enc, "claim"); err != nil {
-		return err
-	}
-	if err := writeUnion[TerminalClaim](enc, x.Claim); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "title", x.Title, writeString)
+	member(enc, &err, "claim", x.Claim, writeUnion[TerminalClaim])
 	if x.ExitCode != nil {
-		if err := writeName(enc, "exitCode"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.ExitCode); err != nil {
-			return err
-		}
+		member(enc, &err, "exitCode", *x.ExitCode, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -10300,36 +7563,17 @@ func (*TerminalSessionClaim) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalSessionClaim) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "session"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "session"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Session); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "session", writeString)
+	member(enc, &err, "session", x.Session, writeString)
 	if x.TurnID != nil {
-		if err := writeName(enc, "turnId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.TurnID); err != nil {
-			return err
-		}
+		member(enc, &err, "turnId", *x.TurnID, writeString)
 	}
 	if x.ToolCallID != nil {
-		if err := writeName(enc, "toolCallId"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ToolCallID); err != nil {
-			return err
-		}
+		member(enc, &err, "toolCallId", *x.ToolCallID, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -10373,76 +7617,32 @@ type TerminalState struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "title", x.Title, writeString)
 	if x.Cwd != nil {
-		if err := writeName(enc, "cwd"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Cwd); err != nil {
-			return err
-		}
+		member(enc, &err, "cwd", *x.Cwd, writeString)
 	}
 	if x.Cols != nil {
-		if err := writeName(enc, "cols"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Cols); err != nil {
-			return err
-		}
+		member(enc, &err, "cols", *x.Cols, writeInt)
 	}
 	if x.Rows != nil {
-		if err := writeName(enc, "rows"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Rows); err != nil {
-			return err
-		}
+		member(enc, &err, "rows", *x.Rows, writeInt)
 	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []TerminalContentPart) error {
+	member(enc, &err, "content", x.Content, func(enc *jsontext.Encoder, v []TerminalContentPart) error {
 		return writeSlice(enc, v, writeUnion[TerminalContentPart])
-	}(enc, x.Content); err != nil {
-		return err
-	}
+	})
 	if x.ExitCode != nil {
-		if err := writeName(enc, "exitCode"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.ExitCode); err != nil {
-			return err
-		}
+		member(enc, &err, "exitCode", *x.ExitCode, writeInt)
 	}
-	if err := writeName(enc, "claim"); err != nil {
-		return err
-	}
-	if err := writeUnion[TerminalClaim](enc, x.Claim); err != nil {
-		return err
-	}
+	member(enc, &err, "claim", x.Claim, writeUnion[TerminalClaim])
 	if x.SupportsCommandDetection != nil {
-		if err := writeName(enc, "supportsCommandDetection"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.SupportsCommandDetection); err != nil {
-			return err
-		}
+		member(enc, &err, "supportsCommandDetection", *x.SupportsCommandDetection, writeBool)
 	}
 	if x.IsPty != nil {
-		if err := writeName(enc, "isPty"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.IsPty); err != nil {
-			return err
-		}
+		member(enc, &err, "isPty", *x.IsPty, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -10501,19 +7701,10 @@ func (*TerminalUnclassifiedPart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TerminalUnclassifiedPart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "unclassified"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "value"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Text](enc, x.Value); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "unclassified", writeString)
+	member(enc, &err, "value", x.Value, writeMarshaler[Text])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -10544,19 +7735,10 @@ type TextPosition struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TextPosition) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "line"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.Line); err != nil {
-		return err
-	}
-	if err := writeName(enc, "character"); err != nil {
-		return err
-	}
-	if err := writeInt(enc, x.Character); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "line", x.Line, writeInt)
+	member(enc, &err, "character", x.Character, writeInt)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -10588,19 +7770,10 @@ type TextRange struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TextRange) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "start"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[TextPosition](enc, x.Start); err != nil {
-		return err
-	}
-	if err := writeName(enc, "end"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[TextPosition](enc, x.End); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "start", x.Start, writeMarshaler[TextPosition])
+	member(enc, &err, "end", x.End, writeMarshaler[TextPosition])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -10631,13 +7804,9 @@ type TextSelection struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TextSelection) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "range"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[TextRange](enc, x.Range); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "range", x.Range, writeMarshaler[TextRange])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -10669,48 +7838,24 @@ type ToolAnnotations struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolAnnotations) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
 	if x.ReadOnlyHint != nil {
-		if err := writeName(enc, "readOnlyHint"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.ReadOnlyHint); err != nil {
-			return err
-		}
+		member(enc, &err, "readOnlyHint", *x.ReadOnlyHint, writeBool)
 	}
 	if x.DestructiveHint != nil {
-		if err := writeName(enc, "destructiveHint"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.DestructiveHint); err != nil {
-			return err
-		}
+		member(enc, &err, "destructiveHint", *x.DestructiveHint, writeBool)
 	}
 	if x.IdempotentHint != nil {
-		if err := writeName(enc, "idempotentHint"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.IdempotentHint); err != nil {
-			return err
-		}
+		member(enc, &err, "idempotentHint", *x.IdempotentHint, writeBool)
 	}
 	if x.OpenWorldHint != nil {
-		if err := writeName(enc, "openWorldHint"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.OpenWorldHint); err != nil {
-			return err
-		}
+		member(enc, &err, "openWorldHint", *x.OpenWorldHint, writeBool)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -10766,98 +7911,34 @@ func (*ToolCallAuthRequiredState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallAuthRequiredState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "auth-required"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "auth-required", writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
-	if err := writeName(enc, "contributor"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ToolCallMcpContributor](enc, x.Contributor); err != nil {
-		return err
-	}
+	member(enc, &err, "contributor", x.Contributor, writeMarshaler[ToolCallMcpContributor])
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
 	}
-	if err := writeName(enc, "confirmed"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallConfirmationReason](enc, x.Confirmed); err != nil {
-		return err
-	}
+	member(enc, &err, "confirmed", x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	if x.SelectedOption != nil {
-		if err := writeName(enc, "selectedOption"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfirmationOption](enc, *x.SelectedOption); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOption", *x.SelectedOption, writeMarshaler[ConfirmationOption])
 	}
-	if err := writeName(enc, "auth"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[McpAuthRequirement](enc, x.Auth); err != nil {
-		return err
-	}
+	member(enc, &err, "auth", x.Auth, writeMarshaler[McpAuthRequirement])
 	if x.Content != nil {
-		if err := writeName(enc, "content"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ToolResultContent) error {
+		member(enc, &err, "content", x.Content, func(enc *jsontext.Encoder, v []ToolResultContent) error {
 			return writeSlice(enc, v, writeUnion[ToolResultContent])
-		}(enc, x.Content); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -10926,50 +8007,21 @@ type ToolCallBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -11038,100 +8090,36 @@ func (*ToolCallCancelledState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallCancelledState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "cancelled"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "cancelled", writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
 	}
-	if err := writeName(enc, "reason"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallCancellationReason](enc, x.Reason); err != nil {
-		return err
-	}
+	member(enc, &err, "reason", x.Reason, writeStringAs[ToolCallCancellationReason])
 	if x.ReasonMessage != nil {
-		if err := writeName(enc, "reasonMessage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.ReasonMessage); err != nil {
-			return err
-		}
+		member(enc, &err, "reasonMessage", *x.ReasonMessage, writeMarshaler[StringOrMarkdown])
 	}
 	if x.UserSuggestion != nil {
-		if err := writeName(enc, "userSuggestion"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Message](enc, *x.UserSuggestion); err != nil {
-			return err
-		}
+		member(enc, &err, "userSuggestion", *x.UserSuggestion, writeMarshaler[Message])
 	}
 	if x.SelectedOption != nil {
-		if err := writeName(enc, "selectedOption"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfirmationOption](enc, *x.SelectedOption); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOption", *x.SelectedOption, writeMarshaler[ConfirmationOption])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -11199,19 +8187,10 @@ func (*ToolCallClientContributor) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallClientContributor) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "client"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "clientId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ClientID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "client", writeString)
+	member(enc, &err, "clientId", x.ClientID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -11261,122 +8240,43 @@ func (*ToolCallCompletedState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallCompletedState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "completed"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "completed", writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
 	}
-	if err := writeName(enc, "success"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Success); err != nil {
-		return err
-	}
-	if err := writeName(enc, "pastTenseMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.PastTenseMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "success", x.Success, writeBool)
+	member(enc, &err, "pastTenseMessage", x.PastTenseMessage, writeMarshaler[StringOrMarkdown])
 	if x.Content != nil {
-		if err := writeName(enc, "content"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ToolResultContent) error {
+		member(enc, &err, "content", x.Content, func(enc *jsontext.Encoder, v []ToolResultContent) error {
 			return writeSlice(enc, v, writeUnion[ToolResultContent])
-		}(enc, x.Content); err != nil {
-			return err
-		}
+		})
 	}
 	if x.StructuredContent != nil {
-		if err := writeName(enc, "structuredContent"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.StructuredContent); err != nil {
-			return err
-		}
+		member(enc, &err, "structuredContent", x.StructuredContent, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolCallCompletedStateError](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ToolCallCompletedStateError])
 	}
-	if err := writeName(enc, "confirmed"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallConfirmationReason](enc, x.Confirmed); err != nil {
-		return err
-	}
+	member(enc, &err, "confirmed", x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	if x.SelectedOption != nil {
-		if err := writeName(enc, "selectedOption"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfirmationOption](enc, *x.SelectedOption); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOption", *x.SelectedOption, writeMarshaler[ConfirmationOption])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -11450,22 +8350,13 @@ type ToolCallCompletedStateError struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallCompletedStateError) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Code != nil {
-		if err := writeName(enc, "code"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Code); err != nil {
-			return err
-		}
+		member(enc, &err, "code", *x.Code, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -11595,19 +8486,10 @@ func (*ToolCallMcpContributor) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallMcpContributor) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "mcp"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "customizationId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.CustomizationID); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "mcp", writeString)
+	member(enc, &err, "customizationId", x.CustomizationID, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -11638,22 +8520,13 @@ type ToolCallParameterFields struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallParameterFields) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -11701,112 +8574,43 @@ func (*ToolCallPendingConfirmationState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallPendingConfirmationState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "pending-confirmation"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "pending-confirmation", writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
 	}
 	if x.ConfirmationTitle != nil {
-		if err := writeName(enc, "confirmationTitle"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.ConfirmationTitle); err != nil {
-			return err
-		}
+		member(enc, &err, "confirmationTitle", *x.ConfirmationTitle, writeMarshaler[StringOrMarkdown])
 	}
 	if x.RiskAssessment != nil {
-		if err := writeName(enc, "riskAssessment"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallRiskAssessment](enc, x.RiskAssessment); err != nil {
-			return err
-		}
+		member(enc, &err, "riskAssessment", x.RiskAssessment, writeUnion[ToolCallRiskAssessment])
 	}
 	if x.Edits != nil {
-		if err := writeName(enc, "edits"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolCallPendingConfirmationStateEdits](enc, *x.Edits); err != nil {
-			return err
-		}
+		member(enc, &err, "edits", *x.Edits, writeMarshaler[ToolCallPendingConfirmationStateEdits])
 	}
 	if x.Editable != nil {
-		if err := writeName(enc, "editable"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.Editable); err != nil {
-			return err
-		}
+		member(enc, &err, "editable", *x.Editable, writeBool)
 	}
 	if x.Options != nil {
-		if err := writeName(enc, "options"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ConfirmationOption) error {
+		member(enc, &err, "options", x.Options, func(enc *jsontext.Encoder, v []ConfirmationOption) error {
 			return writeSlice(enc, v, writeMarshaler[ConfirmationOption])
-		}(enc, x.Options); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -11873,13 +8677,9 @@ type ToolCallPendingConfirmationStateEdits struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallPendingConfirmationStateEdits) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "items"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []FileEdit) error { return writeSlice(enc, v, writeMarshaler[FileEdit]) }(enc, x.Items); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "items", x.Items, func(enc *jsontext.Encoder, v []FileEdit) error { return writeSlice(enc, v, writeMarshaler[FileEdit]) })
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -11927,122 +8727,43 @@ func (*ToolCallPendingResultConfirmationState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallPendingResultConfirmationState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "pending-result-confirmation"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "pending-result-confirmation", writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
 	}
-	if err := writeName(enc, "success"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Success); err != nil {
-		return err
-	}
-	if err := writeName(enc, "pastTenseMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.PastTenseMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "success", x.Success, writeBool)
+	member(enc, &err, "pastTenseMessage", x.PastTenseMessage, writeMarshaler[StringOrMarkdown])
 	if x.Content != nil {
-		if err := writeName(enc, "content"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ToolResultContent) error {
+		member(enc, &err, "content", x.Content, func(enc *jsontext.Encoder, v []ToolResultContent) error {
 			return writeSlice(enc, v, writeUnion[ToolResultContent])
-		}(enc, x.Content); err != nil {
-			return err
-		}
+		})
 	}
 	if x.StructuredContent != nil {
-		if err := writeName(enc, "structuredContent"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.StructuredContent); err != nil {
-			return err
-		}
+		member(enc, &err, "structuredContent", x.StructuredContent, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolCallPendingResultConfirmationStateError](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ToolCallPendingResultConfirmationStateError])
 	}
-	if err := writeName(enc, "confirmed"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallConfirmationReason](enc, x.Confirmed); err != nil {
-		return err
-	}
+	member(enc, &err, "confirmed", x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	if x.SelectedOption != nil {
-		if err := writeName(enc, "selectedOption"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfirmationOption](enc, *x.SelectedOption); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOption", *x.SelectedOption, writeMarshaler[ConfirmationOption])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -12116,22 +8837,13 @@ type ToolCallPendingResultConfirmationStateError struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallPendingResultConfirmationStateError) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Code != nil {
-		if err := writeName(enc, "code"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Code); err != nil {
-			return err
-		}
+		member(enc, &err, "code", *x.Code, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -12162,22 +8874,13 @@ type ToolCallPostConfirmationFields struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallPostConfirmationFields) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "confirmed"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallConfirmationReason](enc, x.Confirmed); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "confirmed", x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	if x.SelectedOption != nil {
-		if err := writeName(enc, "selectedOption"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfirmationOption](enc, *x.SelectedOption); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOption", *x.SelectedOption, writeMarshaler[ConfirmationOption])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -12213,19 +8916,10 @@ func (*ToolCallResponsePart) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallResponsePart) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "toolCall"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCall"); err != nil {
-		return err
-	}
-	if err := writeUnion[ToolCallState](enc, x.ToolCall); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", "toolCall", writeString)
+	member(enc, &err, "toolCall", x.ToolCall, writeUnion[ToolCallState])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -12259,46 +8953,22 @@ type ToolCallResult struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallResult) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "success"); err != nil {
-		return err
-	}
-	if err := writeBool(enc, x.Success); err != nil {
-		return err
-	}
-	if err := writeName(enc, "pastTenseMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.PastTenseMessage); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "success", x.Success, writeBool)
+	member(enc, &err, "pastTenseMessage", x.PastTenseMessage, writeMarshaler[StringOrMarkdown])
 	if x.Content != nil {
-		if err := writeName(enc, "content"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ToolResultContent) error {
+		member(enc, &err, "content", x.Content, func(enc *jsontext.Encoder, v []ToolResultContent) error {
 			return writeSlice(enc, v, writeUnion[ToolResultContent])
-		}(enc, x.Content); err != nil {
-			return err
-		}
+		})
 	}
 	if x.StructuredContent != nil {
-		if err := writeName(enc, "structuredContent"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.StructuredContent); err != nil {
-			return err
-		}
+		member(enc, &err, "structuredContent", x.StructuredContent, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolCallResultError](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ToolCallResultError])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -12340,22 +9010,13 @@ type ToolCallResultError struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallResultError) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Message); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "message", x.Message, writeString)
 	if x.Code != nil {
-		if err := writeName(enc, "code"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Code); err != nil {
-			return err
-		}
+		member(enc, &err, "code", *x.Code, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -12427,13 +9088,9 @@ type ToolCallRiskAssessmentBase struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallRiskAssessmentBase) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallRiskAssessmentKind](enc, x.Kind); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "kind", x.Kind, writeStringAs[ToolCallRiskAssessmentKind])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -12469,31 +9126,12 @@ func (*ToolCallRiskAssessmentCompleteState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallRiskAssessmentCompleteState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "complete"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallRiskAssessmentKind](enc, x.Kind); err != nil {
-		return err
-	}
-	if err := writeName(enc, "reason"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.Reason); err != nil {
-		return err
-	}
-	if err := writeName(enc, "safety"); err != nil {
-		return err
-	}
-	if err := writeFloat(enc, x.Safety); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "complete", writeString)
+	member(enc, &err, "kind", x.Kind, writeStringAs[ToolCallRiskAssessmentKind])
+	member(enc, &err, "reason", x.Reason, writeMarshaler[StringOrMarkdown])
+	member(enc, &err, "safety", x.Safety, writeFloat)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -12543,19 +9181,10 @@ func (*ToolCallRiskAssessmentLoadingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallRiskAssessmentLoadingState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "loading"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "kind"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallRiskAssessmentKind](enc, x.Kind); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "loading", writeString)
+	member(enc, &err, "kind", x.Kind, writeStringAs[ToolCallRiskAssessmentKind])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -12601,94 +9230,35 @@ func (*ToolCallRunningState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallRunningState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "running"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "running", writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
-	if err := writeName(enc, "invocationMessage"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[StringOrMarkdown](enc, x.InvocationMessage); err != nil {
-		return err
-	}
+	member(enc, &err, "invocationMessage", x.InvocationMessage, writeMarshaler[StringOrMarkdown])
 	if x.ToolInput != nil {
-		if err := writeName(enc, "toolInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolInput](enc, *x.ToolInput); err != nil {
-			return err
-		}
+		member(enc, &err, "toolInput", *x.ToolInput, writeMarshaler[ToolInput])
 	}
-	if err := writeName(enc, "confirmed"); err != nil {
-		return err
-	}
-	if err := writeStringAs[ToolCallConfirmationReason](enc, x.Confirmed); err != nil {
-		return err
-	}
+	member(enc, &err, "confirmed", x.Confirmed, writeStringAs[ToolCallConfirmationReason])
 	if x.SelectedOption != nil {
-		if err := writeName(enc, "selectedOption"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ConfirmationOption](enc, *x.SelectedOption); err != nil {
-			return err
-		}
+		member(enc, &err, "selectedOption", *x.SelectedOption, writeMarshaler[ConfirmationOption])
 	}
 	if x.Content != nil {
-		if err := writeName(enc, "content"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []ToolResultContent) error {
+		member(enc, &err, "content", x.Content, func(enc *jsontext.Encoder, v []ToolResultContent) error {
 			return writeSlice(enc, v, writeUnion[ToolResultContent])
-		}(enc, x.Content); err != nil {
-			return err
-		}
+		})
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -12819,72 +9389,28 @@ func (*ToolCallStreamingState) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolCallStreamingState) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "status"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "streaming"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolCallId"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolCallID); err != nil {
-		return err
-	}
-	if err := writeName(enc, "toolName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ToolName); err != nil {
-		return err
-	}
-	if err := writeName(enc, "displayName"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.DisplayName); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "status", "streaming", writeString)
+	member(enc, &err, "toolCallId", x.ToolCallID, writeString)
+	member(enc, &err, "toolName", x.ToolName, writeString)
+	member(enc, &err, "displayName", x.DisplayName, writeString)
 	if x.Intention != nil {
-		if err := writeName(enc, "intention"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Intention); err != nil {
-			return err
-		}
+		member(enc, &err, "intention", *x.Intention, writeString)
 	}
 	if x.Contributor != nil {
-		if err := writeName(enc, "contributor"); err != nil {
-			return err
-		}
-		if err := writeUnion[ToolCallContributor](enc, x.Contributor); err != nil {
-			return err
-		}
+		member(enc, &err, "contributor", x.Contributor, writeUnion[ToolCallContributor])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.PartialInput != nil {
-		if err := writeName(enc, "partialInput"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[Text](enc, *x.PartialInput); err != nil {
-			return err
-		}
+		member(enc, &err, "partialInput", *x.PartialInput, writeMarshaler[Text])
 	}
 	if x.InvocationMessage != nil {
-		if err := writeName(enc, "invocationMessage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[StringOrMarkdown](enc, *x.InvocationMessage); err != nil {
-			return err
-		}
+		member(enc, &err, "invocationMessage", *x.InvocationMessage, writeMarshaler[StringOrMarkdown])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -12940,62 +9466,28 @@ type ToolDefinition struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolDefinition) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "name"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Name); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "name", x.Name, writeString)
 	if x.Title != nil {
-		if err := writeName(enc, "title"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Title); err != nil {
-			return err
-		}
+		member(enc, &err, "title", *x.Title, writeString)
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
 	}
 	if x.InputSchema != nil {
-		if err := writeName(enc, "inputSchema"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolDefinitionInputSchema](enc, *x.InputSchema); err != nil {
-			return err
-		}
+		member(enc, &err, "inputSchema", *x.InputSchema, writeMarshaler[ToolDefinitionInputSchema])
 	}
 	if x.OutputSchema != nil {
-		if err := writeName(enc, "outputSchema"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolDefinitionOutputSchema](enc, *x.OutputSchema); err != nil {
-			return err
-		}
+		member(enc, &err, "outputSchema", *x.OutputSchema, writeMarshaler[ToolDefinitionOutputSchema])
 	}
 	if x.Annotations != nil {
-		if err := writeName(enc, "annotations"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolAnnotations](enc, *x.Annotations); err != nil {
-			return err
-		}
+		member(enc, &err, "annotations", *x.Annotations, writeMarshaler[ToolAnnotations])
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13041,30 +9533,16 @@ type ToolDefinitionInputSchema struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolDefinitionInputSchema) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "object"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "object", writeString)
 	if x.Properties != nil {
-		if err := writeName(enc, "properties"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Properties); err != nil {
-			return err
-		}
+		member(enc, &err, "properties", x.Properties, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", x.Required, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13097,30 +9575,16 @@ type ToolDefinitionOutputSchema struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolDefinitionOutputSchema) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "object"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "object", writeString)
 	if x.Properties != nil {
-		if err := writeName(enc, "properties"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Properties); err != nil {
-			return err
-		}
+		member(enc, &err, "properties", x.Properties, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
 	}
 	if x.Required != nil {
-		if err := writeName(enc, "required"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) }(enc, x.Required); err != nil {
-			return err
-		}
+		member(enc, &err, "required", x.Required, func(enc *jsontext.Encoder, v []string) error { return writeSlice(enc, v, writeString) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13213,25 +9677,11 @@ func (*ToolResultEmbeddedResourceContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultEmbeddedResourceContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "embeddedResource"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "data"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Data); err != nil {
-		return err
-	}
-	if err := writeName(enc, "contentType"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ContentType); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "embeddedResource", writeString)
+	member(enc, &err, "data", x.Data, writeString)
+	member(enc, &err, "contentType", x.ContentType, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -13272,38 +9722,19 @@ func (*ToolResultFileEditContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultFileEditContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "fileEdit"); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "fileEdit", writeString)
 	if x.Before != nil {
-		if err := writeName(enc, "before"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolResultFileEditContentBefore](enc, *x.Before); err != nil {
-			return err
-		}
+		member(enc, &err, "before", *x.Before, writeMarshaler[ToolResultFileEditContentBefore])
 	}
 	if x.After != nil {
-		if err := writeName(enc, "after"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolResultFileEditContentAfter](enc, *x.After); err != nil {
-			return err
-		}
+		member(enc, &err, "after", *x.After, writeMarshaler[ToolResultFileEditContentAfter])
 	}
 	if x.Diff != nil {
-		if err := writeName(enc, "diff"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ToolResultFileEditContentDiff](enc, *x.Diff); err != nil {
-			return err
-		}
+		member(enc, &err, "diff", *x.Diff, writeMarshaler[ToolResultFileEditContentDiff])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13339,19 +9770,10 @@ type ToolResultFileEditContentAfter struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultFileEditContentAfter) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ContentRef](enc, x.Content); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "content", x.Content, writeMarshaler[ContentRef])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -13383,19 +9805,10 @@ type ToolResultFileEditContentBefore struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultFileEditContentBefore) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
-	if err := writeName(enc, "content"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[ContentRef](enc, x.Content); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "uri", x.URI, writeString)
+	member(enc, &err, "content", x.Content, writeMarshaler[ContentRef])
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -13427,24 +9840,15 @@ type ToolResultFileEditContentDiff struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultFileEditContentDiff) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.Added != nil {
-		if err := writeName(enc, "added"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Added); err != nil {
-			return err
-		}
+		member(enc, &err, "added", *x.Added, writeInt)
 	}
 	if x.Removed != nil {
-		if err := writeName(enc, "removed"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.Removed); err != nil {
-			return err
-		}
+		member(enc, &err, "removed", *x.Removed, writeInt)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13483,44 +9887,20 @@ func (*ToolResultResourceContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultResourceContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "uri"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.URI); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "resource", writeString)
+	member(enc, &err, "uri", x.URI, writeString)
 	if x.SizeHint != nil {
-		if err := writeName(enc, "sizeHint"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.SizeHint); err != nil {
-			return err
-		}
+		member(enc, &err, "sizeHint", *x.SizeHint, writeInt)
 	}
 	if x.ContentType != nil {
-		if err := writeName(enc, "contentType"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.ContentType); err != nil {
-			return err
-		}
+		member(enc, &err, "contentType", *x.ContentType, writeString)
 	}
 	if x.Nonce != nil {
-		if err := writeName(enc, "nonce"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Nonce); err != nil {
-			return err
-		}
+		member(enc, &err, "nonce", *x.Nonce, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13567,42 +9947,18 @@ func (*ToolResultSubagentContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultSubagentContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "subagent"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "subagent", writeString)
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "title", x.Title, writeString)
 	if x.AgentName != nil {
-		if err := writeName(enc, "agentName"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.AgentName); err != nil {
-			return err
-		}
+		member(enc, &err, "agentName", *x.AgentName, writeString)
 	}
 	if x.Description != nil {
-		if err := writeName(enc, "description"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Description); err != nil {
-			return err
-		}
+		member(enc, &err, "description", *x.Description, writeString)
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13649,42 +10005,18 @@ func (*ToolResultTerminalContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultTerminalContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "terminal"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "resource"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Resource); err != nil {
-		return err
-	}
-	if err := writeName(enc, "title"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Title); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "terminal", writeString)
+	member(enc, &err, "resource", x.Resource, writeString)
+	member(enc, &err, "title", x.Title, writeString)
 	if x.IsPty != nil {
-		if err := writeName(enc, "isPty"); err != nil {
-			return err
-		}
-		if err := writeBool(enc, *x.IsPty); err != nil {
-			return err
-		}
+		member(enc, &err, "isPty", *x.IsPty, writeBool)
 	}
 	if x.Result != nil {
-		if err := writeName(enc, "result"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[TerminalCommandResult](enc, *x.Result); err != nil {
-			return err
-		}
+		member(enc, &err, "result", *x.Result, writeMarshaler[TerminalCommandResult])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13728,19 +10060,10 @@ func (*ToolResultTextContent) setTag([]byte) {}
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ToolResultTextContent) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "type"); err != nil {
-		return err
-	}
-	if err := writeString(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeName(enc, "text"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.Text); err != nil {
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "type", "text", writeString)
+	member(enc, &err, "text", x.Text, writeString)
+	if err != nil {
 		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
@@ -13777,66 +10100,27 @@ type Turn struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x Turn) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
-	if err := writeName(enc, "id"); err != nil {
-		return err
-	}
-	if err := writeString(enc, x.ID); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
+	member(enc, &err, "id", x.ID, writeString)
 	if x.StartedAt != nil {
-		if err := writeName(enc, "startedAt"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.StartedAt); err != nil {
-			return err
-		}
+		member(enc, &err, "startedAt", *x.StartedAt, writeString)
 	}
 	if x.Duration != nil {
-		if err := writeName(enc, "duration"); err != nil {
-			return err
-		}
-		if err := writeFloat(enc, *x.Duration); err != nil {
-			return err
-		}
+		member(enc, &err, "duration", *x.Duration, writeFloat)
 	}
-	if err := writeName(enc, "message"); err != nil {
-		return err
-	}
-	if err := writeMarshaler[Message](enc, x.Message); err != nil {
-		return err
-	}
-	if err := writeName(enc, "responseParts"); err != nil {
-		return err
-	}
-	if err := func(enc *jsontext.Encoder, v []ResponsePart) error {
+	member(enc, &err, "message", x.Message, writeMarshaler[Message])
+	member(enc, &err, "responseParts", x.ResponseParts, func(enc *jsontext.Encoder, v []ResponsePart) error {
 		return writeSlice(enc, v, writeUnion[ResponsePart])
-	}(enc, x.ResponseParts); err != nil {
-		return err
-	}
+	})
 	if x.Usage != nil {
-		if err := writeName(enc, "usage"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[UsageInfo](enc, *x.Usage); err != nil {
-			return err
-		}
+		member(enc, &err, "usage", *x.Usage, writeMarshaler[UsageInfo])
 	}
-	if err := writeName(enc, "state"); err != nil {
-		return err
-	}
-	if err := writeStringAs[TurnState](enc, x.State); err != nil {
-		return err
-	}
+	member(enc, &err, "state", x.State, writeStringAs[TurnState])
 	if x.Error != nil {
-		if err := writeName(enc, "error"); err != nil {
-			return err
-		}
-		if err := writeMarshaler[ErrorInfo](enc, *x.Error); err != nil {
-			return err
-		}
+		member(enc, &err, "error", *x.Error, writeMarshaler[ErrorInfo])
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }
@@ -13901,48 +10185,24 @@ type UsageInfo struct {
 
 // MarshalJSONTo writes x as a JSON object.
 func (x UsageInfo) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if err := enc.WriteToken(jsontext.BeginObject); err != nil {
-		return err
-	}
+	err := enc.WriteToken(jsontext.BeginObject)
 	if x.InputTokens != nil {
-		if err := writeName(enc, "inputTokens"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.InputTokens); err != nil {
-			return err
-		}
+		member(enc, &err, "inputTokens", *x.InputTokens, writeInt)
 	}
 	if x.OutputTokens != nil {
-		if err := writeName(enc, "outputTokens"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.OutputTokens); err != nil {
-			return err
-		}
+		member(enc, &err, "outputTokens", *x.OutputTokens, writeInt)
 	}
 	if x.Model != nil {
-		if err := writeName(enc, "model"); err != nil {
-			return err
-		}
-		if err := writeString(enc, *x.Model); err != nil {
-			return err
-		}
+		member(enc, &err, "model", *x.Model, writeString)
 	}
 	if x.CacheReadTokens != nil {
-		if err := writeName(enc, "cacheReadTokens"); err != nil {
-			return err
-		}
-		if err := writeInt(enc, *x.CacheReadTokens); err != nil {
-			return err
-		}
+		member(enc, &err, "cacheReadTokens", *x.CacheReadTokens, writeInt)
 	}
 	if x.Meta != nil {
-		if err := writeName(enc, "_meta"); err != nil {
-			return err
-		}
-		if err := func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) }(enc, x.Meta); err != nil {
-			return err
-		}
+		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if err != nil {
+		return err
 	}
 	return enc.WriteToken(jsontext.EndObject)
 }

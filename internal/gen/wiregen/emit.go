@@ -172,7 +172,7 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 
 	// Encoder.
 	fmt.Fprintf(b, "// MarshalJSONTo writes x as a JSON object.\nfunc (x %s) MarshalJSONTo(enc *jsontext.Encoder) error {\n", t.name)
-	b.WriteString("\tif err := enc.WriteToken(jsontext.BeginObject); err != nil {\n\t\treturn err\n\t}\n")
+	b.WriteString("\terr := enc.WriteToken(jsontext.BeginObject)\n")
 	// The tag goes first so decoders can pick the variant without buffering.
 	ordered := make([]*field, 0, len(t.fields))
 	for _, f := range t.fields {
@@ -185,7 +185,7 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 	for _, f := range ordered {
 		g.emitEncodeField(b, f, partialTypes[t.name])
 	}
-	b.WriteString("\treturn enc.WriteToken(jsontext.EndObject)\n}\n\n")
+	b.WriteString("\tif err != nil {\n\t\treturn err\n\t}\n\treturn enc.WriteToken(jsontext.EndObject)\n}\n\n")
 
 	// Decoder.
 	if !t.custom {
@@ -236,26 +236,22 @@ func pointerWhenOptional(t *goType) bool {
 }
 
 func (g *gen) emitEncodeField(b *bytes.Buffer, f *field, partial bool) {
-	name := fmt.Sprintf("\tif err := writeName(enc, %q); err != nil {\n\t\treturn err\n\t}\n", f.json)
 	if len(f.consts) > 0 {
-		b.WriteString(name)
-		fmt.Fprintf(b, "\tif err := writeString(enc, %q); err != nil {\n\t\treturn err\n\t}\n", f.consts[0])
+		fmt.Fprintf(b, "\tmember(enc, &err, %q, %q, writeString)\n", f.json, f.consts[0])
 		return
 	}
 	val := "x." + f.goName
 	if f.required {
-		b.WriteString(name)
-		fmt.Fprintf(b, "\tif err := %s(enc, %s); err != nil {\n\t\treturn err\n\t}\n", encodeFn(f.typ), val)
+		fmt.Fprintf(b, "\tmember(enc, &err, %q, %s, %s)\n", f.json, val, encodeFn(f.typ))
 		return
 	}
-	fmt.Fprintf(b, "\tif %s != nil {\n", val)
-	b.WriteString(indent(name))
+	deref := val
 	if pointerWhenOptional(f.typ) {
-		val = "*" + val
+		deref = "*" + val
 	}
-	fmt.Fprintf(b, "\t\tif err := %s(enc, %s); err != nil {\n\t\t\treturn err\n\t\t}\n\t}", encodeFn(f.typ), val)
+	fmt.Fprintf(b, "\tif %s != nil {\n\t\tmember(enc, &err, %q, %s, %s)\n\t}", val, f.json, deref, encodeFn(f.typ))
 	if partial {
-		fmt.Fprintf(b, " else if slices.Contains(x.Cleared, %q) {\n%s\t\tif err := enc.WriteToken(jsontext.Null); err != nil {\n\t\t\treturn err\n\t\t}\n\t}", f.json, indent(name))
+		fmt.Fprintf(b, " else if slices.Contains(x.Cleared, %q) {\n\t\tmember(enc, &err, %q, struct{}{}, writeNull)\n\t}", f.json, f.json)
 	}
 	b.WriteString("\n")
 }
