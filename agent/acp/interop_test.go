@@ -2,44 +2,20 @@ package acp_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ahp-go/ahp/agent/acp"
+	"github.com/ahp-go/ahp/internal/tsagent"
 	"github.com/ahp-go/ahp/protocol"
 )
 
-// sdkDirEnv names the folder of the TypeScript ACP SDK package
-// (@agentclientprotocol/sdk), whose example agent the interop test runs.
-// .ci/run installs it and sets the variable; without it the test looks in
-// the repository's .cache/acp-sdk.
-const sdkDirEnv = "AHP_ACP_TS_SDK"
-
-// exampleAgent returns the path of the TypeScript SDK's example agent, or
-// skips the test when node is missing outside CI.
+// exampleAgent returns node and the TypeScript SDK's example agent,
+// installing it on first use.
 func exampleAgent(t *testing.T) (node, script string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("node is required for the ACP interop test in CI")
-		}
-		t.Skip("node is not installed")
-	}
-	dir := os.Getenv(sdkDirEnv)
-	if dir == "" {
-		dir = filepath.Join("..", "..", ".cache", "acp-sdk", "node_modules", "@agentclientprotocol", "sdk")
-	}
-	script, _ = filepath.Abs(filepath.Join(dir, "dist", "examples", "agent.js"))
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("the TypeScript ACP SDK example agent is missing (%v); install it with\n"+
-			"\tnpm install --prefix .cache/acp-sdk @agentclientprotocol/sdk@1.9.0\nor set %s", err, sdkDirEnv)
-	}
-	return node, script
+	return tsagent.Find(t)
 }
 
 // TestInteropTypeScriptExampleAgent runs full turns through the host on

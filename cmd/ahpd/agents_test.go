@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/ahp-go/ahp/agent/acp/acptest"
+	"github.com/ahp-go/ahp/internal/tsagent"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -226,21 +226,7 @@ func (c *rawClient) waitFor(t *testing.T, what string, match func(protocol.Actio
 // full turn whose permission request a second client answers, then a
 // cancelled turn.
 func TestRunTypeScriptExampleAgent(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("node is required for the ACP interop test in CI")
-		}
-		t.Skip("node is not installed")
-	}
-	dir := os.Getenv("AHP_ACP_TS_SDK")
-	if dir == "" {
-		dir = filepath.Join("..", "..", ".cache", "acp-sdk", "node_modules", "@agentclientprotocol", "sdk")
-	}
-	script, _ := filepath.Abs(filepath.Join(dir, "dist", "examples", "agent.js"))
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("the TypeScript ACP SDK example agent is missing (%v): npm install --prefix .cache/acp-sdk @agentclientprotocol/sdk@1.9.0", err)
-	}
+	node, script := tsagent.Find(t)
 	url := runAhpd(t, "--store", "memory", "--agent", "example="+node+" '"+script+"'")
 
 	a := dialClient(t, url, "a")
