@@ -16,24 +16,15 @@ import (
 	"github.com/ahp-go/ahp/protocol"
 )
 
-// agentEnv makes the test binary run the scripted ACP agent instead of the
-// tests (see TestMain).
-const agentEnv = "AHP_ACPTEST_AGENT"
-
+// TestMain lets this test binary also serve as the scripted ACP agent.
 func TestMain(m *testing.M) {
-	if os.Getenv(agentEnv) == "1" {
-		if err := acptest.Serve(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	acptest.ServeIfAsked()
 	os.Exit(m.Run())
 }
 
 // testConfig runs this test binary as the scripted agent.
 func testConfig(name string) acp.Config {
-	return acp.Config{Name: name, Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{agentEnv: "1"}}
+	return acp.Config{Name: name, Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{acptest.AgentEnv: "1"}}
 }
 
 // testLogger sends logs to the test log when -v is given.

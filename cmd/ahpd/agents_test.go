@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,18 +19,9 @@ import (
 	"github.com/ahp-go/ahp/protocol"
 )
 
-// agentEnv makes the test binary run the scripted ACP agent instead of the
-// tests.
-const agentEnv = "AHP_ACPTEST_AGENT"
-
+// TestMain lets this test binary also serve as the scripted ACP agent.
 func TestMain(m *testing.M) {
-	if os.Getenv(agentEnv) == "1" {
-		if err := acptest.Serve(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	acptest.ServeIfAsked()
 	os.Exit(m.Run())
 }
 
@@ -95,7 +85,7 @@ func TestAgentFlagsAndFile(t *testing.T) {
 // TestRunACPAgent runs ahpd with an ACP agent given by flag (this test
 // binary playing the scripted agent) and drives a turn from two clients.
 func TestRunACPAgent(t *testing.T) {
-	t.Setenv(agentEnv, "1")
+	t.Setenv(acptest.AgentEnv, "1")
 	url := runAhpd(t, "--store", "memory", "--agent", "test="+os.Args[0]+" -test.run=^$")
 
 	a := dialClient(t, url, "a")

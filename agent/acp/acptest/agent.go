@@ -64,6 +64,24 @@ const (
 	Version = "1.0.0"
 )
 
+// AgentEnv, set to "1", makes ServeIfAsked run the agent.
+const AgentEnv = "AHP_ACPTEST_AGENT"
+
+// ServeIfAsked lets a test binary be its own scripted agent: when AgentEnv
+// is "1" it serves the agent on stdin and stdout and exits; otherwise it
+// returns at once. Call it first in TestMain, and start the agent as the
+// test binary itself with AgentEnv=1 and -test.run=^$.
+func ServeIfAsked() {
+	if os.Getenv(AgentEnv) != "1" {
+		return
+	}
+	if err := Serve(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
 // LoadSessionEnv names the environment variable that makes the agent
 // advertise session/load.
 const LoadSessionEnv = "ACPTEST_LOAD_SESSION"
