@@ -90,7 +90,7 @@ func (h *Host) syncInputNeededLocked(s *session, chat *protocol.ChatState) {
 	prefix := chat.Resource + "#"
 	// Remove entries of this chat that are no longer outstanding.
 	for _, r := range st.InputNeeded {
-		id := inputRequestID(r)
+		id := reducer.InputRequestID(r)
 		if len(id) > len(prefix) && id[:len(prefix)] == prefix {
 			if _, still := want[id]; !still {
 				h.commitLocked(sch, &protocol.SessionInputNeededRemovedAction{ID: id}, nil)
@@ -100,7 +100,7 @@ func (h *Host) syncInputNeededLocked(s *session, chat *protocol.ChatState) {
 	// Add new ones, in the chat's order.
 	for _, id := range sortedKeys(want) {
 		st := h.channels[s.uri].state.(*protocol.SessionState)
-		if !slices.ContainsFunc(st.InputNeeded, func(r protocol.SessionInputRequest) bool { return inputRequestID(r) == id }) {
+		if !slices.ContainsFunc(st.InputNeeded, func(r protocol.SessionInputRequest) bool { return reducer.InputRequestID(r) == id }) {
 			h.commitLocked(sch, &protocol.SessionInputNeededSetAction{Request: want[id]}, nil)
 		}
 	}
@@ -115,19 +115,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-func inputRequestID(r protocol.SessionInputRequest) string {
-	switch r := r.(type) {
-	case *protocol.SessionChatInputRequest:
-		return r.ID
-	case *protocol.SessionToolConfirmationRequest:
-		return r.ID
-	case *protocol.SessionToolClientExecutionRequest:
-		return r.ID
-	case *protocol.SessionToolAuthenticationRequest:
-		return r.ID
-	}
-	return ""
-}
 
 // inputRequests lists what the chat's active turn waits on, keyed by the
 // session-level id "<chat>#<request or tool call id>".

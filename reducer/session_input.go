@@ -20,10 +20,10 @@ func sessionInputNeededSet(s *protocol.SessionState, a *protocol.SessionInputNee
 	if a.Request == nil {
 		return s
 	}
-	id := sessionInputID(a.Request)
+	id := InputRequestID(a.Request)
 	next := *s
 	next.InputNeeded = sessionUpsert(s.InputNeeded, a.Request, func(r protocol.SessionInputRequest) bool {
-		return sessionInputID(r) == id
+		return InputRequestID(r) == id
 	})
 	next.Status = sessionInputNeededStatus(s.Status, next.InputNeeded)
 	return &next
@@ -33,7 +33,7 @@ func sessionInputNeededSet(s *protocol.SessionState, a *protocol.SessionInputNee
 // session.inputNeeded, dropping the list once it is empty, and brings the
 // status in line with what remains.
 func sessionInputNeededRemoved(s *protocol.SessionState, a *protocol.SessionInputNeededRemovedAction) *protocol.SessionState {
-	i := slices.IndexFunc(s.InputNeeded, func(r protocol.SessionInputRequest) bool { return sessionInputID(r) == a.ID })
+	i := slices.IndexFunc(s.InputNeeded, func(r protocol.SessionInputRequest) bool { return InputRequestID(r) == a.ID })
 	if i < 0 {
 		return s
 	}
@@ -69,8 +69,9 @@ func sessionAwaitsUser(r protocol.SessionInputRequest) bool {
 	return !running
 }
 
-// sessionInputID returns the id of an inputNeeded entry, whatever its kind.
-func sessionInputID(r protocol.SessionInputRequest) string {
+// InputRequestID returns the id of an inputNeeded entry, whatever its
+// kind, including kinds this package does not know.
+func InputRequestID(r protocol.SessionInputRequest) string {
 	switch r := r.(type) {
 	case *protocol.SessionChatInputRequest:
 		return r.ID
