@@ -115,7 +115,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-
 // inputRequests lists what the chat's active turn waits on, keyed by the
 // session-level id "<chat>#<request or tool call id>".
 func inputRequests(chat *protocol.ChatState) map[string]protocol.SessionInputRequest {
