@@ -6,16 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/ahp-go/ahp/agent/acp/acptest"
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/tsagent"
-	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -137,78 +135,30 @@ func TestRunACPAgent(t *testing.T) {
 	}
 }
 
-// rawClient is a bare JSON-RPC client recording action envelopes.
-type rawClient struct {
-	rpc  *jsonrpc.Conn
-	mu   sync.Mutex
-	envs []protocol.ActionEnvelope
-	wake chan struct{}
-}
+// rawClient is the shared bare test client with the calling conventions
+// of these tests.
+type rawClient struct{ *hosttest.Client }
 
 func dialClient(t *testing.T, url, id string) *rawClient {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &rawClient{wake: make(chan struct{}, 1)}
-	c.rpc = jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(ws), jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
-		if req.Method == "action" {
-			var env protocol.ActionEnvelope
-			if protocol.Unmarshal(req.Params, &env) == nil {
-				c.mu.Lock()
-				c.envs = append(c.envs, env)
-				c.mu.Unlock()
-				select {
-				case c.wake <- struct{}{}:
-				default:
-				}
-			}
-		}
-		return nil, nil
-	}), nil)
-	t.Cleanup(func() { c.rpc.Close() })
-	return c
+	return &rawClient{hosttest.Dial(t, url, id)}
 }
 
 func (c *rawClient) call(t *testing.T, method string, params, result any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := c.rpc.Call(ctx, method, params, result); err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
+	c.Must(method, params, result)
 }
 
 func (c *rawClient) notify(t *testing.T, channel string, a protocol.StateAction) {
 	t.Helper()
-	if err := c.rpc.Notify(context.Background(), "dispatchAction", &protocol.DispatchActionParams{Channel: channel, ClientSeq: 1, Action: a}); err != nil {
-		t.Fatal(err)
-	}
+	c.Dispatch(channel, a)
 }
 
-func (c *rawClient) all() []protocol.ActionEnvelope {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]protocol.ActionEnvelope(nil), c.envs...)
-}
+func (c *rawClient) all() []protocol.ActionEnvelope { return c.Envelopes() }
 
+// waitFor waits for one envelope that matches.
 func (c *rawClient) waitFor(t *testing.T, what string, match func(protocol.ActionEnvelope) bool) {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
-	for {
-		for _, e := range c.all() {
-			if match(e) {
-				return
-			}
-		}
-		select {
-		case <-c.wake:
-		case <-deadline:
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	c.WaitFor(what, func(envs []protocol.ActionEnvelope) bool { return slices.ContainsFunc(envs, match) })
 }
 
 // TestRunTypeScriptExampleAgent runs ahpd with the example agent of the

@@ -18,9 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
-	"github.com/ahp-go/ahp/jsonrpc"
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store/sqlite"
 )
@@ -164,91 +162,36 @@ func startAhpd(t *testing.T, bin string, args ...string) *ahpdProc {
 	return p
 }
 
-// wsClient is a bare JSON-RPC client that records action envelopes.
-type wsClient struct {
-	t    *testing.T
-	rpc  *jsonrpc.Conn
-	seq  int64
-	mu   sync.Mutex
-	envs []protocol.ActionEnvelope
-	wake chan struct{}
-}
+// wsClient is the shared bare test client, initialized, with the helpers
+// of these tests.
+type wsClient struct{ *hosttest.Client }
 
 func dialAhpd(t *testing.T, url, id string) *wsClient {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &wsClient{t: t, wake: make(chan struct{}, 1)}
-	c.rpc = jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(ws), jsonrpc.HandlerFunc(func(_ context.Context, req *jsonrpc.Request) (any, error) {
-		if req.Method == "action" {
-			var env protocol.ActionEnvelope
-			if err := protocol.Unmarshal(req.Params, &env); err == nil {
-				c.mu.Lock()
-				c.envs = append(c.envs, env)
-				c.mu.Unlock()
-				select {
-				case c.wake <- struct{}{}:
-				default:
-				}
-			}
-		}
-		return nil, nil
-	}), &jsonrpc.ConnOptions{MaxMessageSize: 64 << 20})
-	t.Cleanup(func() { c.rpc.Close() })
+	c := &wsClient{hosttest.Dial(t, url, id)}
 	var res protocol.InitializeResult
 	c.must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{protocol.ProtocolVersion}, ClientID: id}, &res)
 	return c
 }
 
 func (c *wsClient) must(method string, params, result any) {
-	c.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.rpc.Call(ctx, method, params, result); err != nil {
-		c.t.Fatalf("%s: %v", method, err)
-	}
+	c.T.Helper()
+	c.Must(method, params, result)
 }
 
 func (c *wsClient) subscribe(uri string) protocol.SnapshotState {
-	c.t.Helper()
-	var res protocol.SubscribeResult
-	c.must("subscribe", &protocol.SubscribeParams{Channel: uri}, &res)
-	return res.Snapshot.State
+	c.T.Helper()
+	return c.Subscribe(uri).State
 }
 
 func (c *wsClient) startTurn(chat, id, text string) {
-	c.t.Helper()
-	c.seq++
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := c.rpc.Notify(ctx, "dispatchAction", &protocol.DispatchActionParams{Channel: chat, ClientSeq: c.seq, Action: &protocol.ChatTurnStartedAction{
-		TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: protocol.Message{Text: text, Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}},
-	}})
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	c.T.Helper()
+	c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: hosttest.UserMessage(text)})
 }
 
 func (c *wsClient) waitFor(what string, cond func([]protocol.ActionEnvelope) bool) []protocol.ActionEnvelope {
-	c.t.Helper()
-	deadline := time.After(15 * time.Second)
-	for {
-		c.mu.Lock()
-		envs := append([]protocol.ActionEnvelope(nil), c.envs...)
-		c.mu.Unlock()
-		if cond(envs) {
-			return envs
-		}
-		select {
-		case <-c.wake:
-		case <-deadline:
-			c.t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	c.T.Helper()
+	return c.WaitFor(what, cond)
 }
 
 func count(chat, typ string) func([]protocol.ActionEnvelope) int {

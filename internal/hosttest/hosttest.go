@@ -56,9 +56,16 @@ type Client struct {
 // ends.
 func (s *Server) Dial(t testing.TB, clientID string) *Client {
 	t.Helper()
+	return Dial(t, s.URL, clientID)
+}
+
+// Dial connects a client (not yet initialized) to the host at url, such as
+// an ahpd subprocess, and closes it when the test ends.
+func Dial(t testing.TB, url, clientID string) *Client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, s.URL, nil)
+	ws, _, err := websocket.Dial(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
