@@ -15,10 +15,25 @@ type WebSocketOptions struct {
 	// Token, when set, must be presented by clients as
 	// "Authorization: Bearer <token>" on the upgrade request.
 	Token string
+	// AllowedHosts lists the names (host patterns as path.Match, without a
+	// port, e.g. "ahp.example.com" or "*.lan") accepted in the request's
+	// Host header besides loopback ones ("localhost" and loopback
+	// addresses). A request naming another host is refused with 403: a
+	// web page that rebinds its own name to 127.0.0.1 (DNS rebinding)
+	// sends that name, and so cannot reach the host through it.
+	AllowedHosts []string
+	// AnyHost accepts every Host header. It is meant for listeners
+	// reachable beyond this machine, where the token guards the endpoint;
+	// on such a listener AllowedHosts can still narrow the accepted names
+	// when AnyHost is off.
+	AnyHost bool
 	// OriginPatterns lists the browser origins (host patterns, as
-	// websocket.AcceptOptions.OriginPatterns) allowed to connect besides
-	// the host's own. Requests without an Origin header (non-browser
-	// clients) are always allowed.
+	// websocket.AcceptOptions.OriginPatterns: "app.example" or
+	// "https://app.example") allowed to connect. Besides them a browser
+	// is only accepted from the host's own origin, and only when the
+	// request names the host by a loopback or allowed name (not through
+	// AnyHost). Requests without an Origin header (non-browser clients)
+	// are always allowed.
 	OriginPatterns []string
 	// InsecureSkipOriginCheck accepts browser upgrades from any origin.
 	InsecureSkipOriginCheck bool
@@ -32,18 +47,31 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 		o = *opts
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trusted := o.trustedHost(r.Host)
+		if !trusted && !o.AnyHost {
+			http.Error(w, "this host does not answer to the name "+quoteClipped(r.Host)+" (DNS rebinding protection; see --allow-host)", http.StatusForbidden)
+			h.log.Info("refused a request naming a host that is not allowed", "remote", r.RemoteAddr, "host", clip(r.Host, maxLoggedValue))
+			return
+		}
 		if o.Token != "" && !validBearer(r.Header.Get("Authorization"), o.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ahpd"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			h.log.Info("refused a connection without a valid token", "remote", r.RemoteAddr)
 			return
 		}
+		if err := o.checkOrigin(r.Header.Get("Origin"), r.Host, trusted); err != "" {
+			http.Error(w, err, http.StatusForbidden)
+			h.log.Info("refused a browser origin", "remote", r.RemoteAddr, "origin", clip(r.Header.Get("Origin"), maxLoggedValue))
+			return
+		}
 		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-			OriginPatterns:     o.OriginPatterns,
-			InsecureSkipVerify: o.InsecureSkipOriginCheck,
+			// The origin was checked above, with the rules of
+			// checkOrigin rather than the library's (which trusts any
+			// Host the request names).
+			InsecureSkipVerify: true,
 		})
 		if err != nil {
-			h.log.Info("refused a WebSocket upgrade", "remote", r.RemoteAddr, "err", err)
+			h.log.Info("refused a WebSocket upgrade", "remote", r.RemoteAddr, "err", clip(err.Error(), maxLoggedValue))
 			return
 		}
 		t := &wsTransport{jsonrpc.NewWebSocketTransport(ws)}
@@ -51,8 +79,8 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	})
 }
 
-// ServeHTTP serves the WebSocket endpoint with no token and the default
-// origin check.
+// ServeHTTP serves the WebSocket endpoint with no token, loopback host
+// names only and the default origin check.
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.WebSocketHandler(nil).ServeHTTP(w, r)
 }

@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -43,6 +44,7 @@ type config struct {
 	ReplayBytes   int      `json:"replayBytes"`
 	LogLevel      string   `json:"logLevel"`
 	AllowOrigins  []string `json:"allowOrigins"`
+	AllowHosts    []string `json:"allowHosts"`
 	AnyOrigin     bool     `json:"insecureAnyOrigin"`
 	MaxMessage    int64    `json:"maxMessageBytes"`
 	ShutdownGrace string   `json:"shutdownGrace"`
@@ -105,6 +107,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
 	origins := stringList(cfg.AllowOrigins)
 	fs.Var(&origins, "allow-origin", "browser origin pattern allowed to connect (repeatable)")
+	hosts := stringList(cfg.AllowHosts)
+	fs.Var(&hosts, "allow-host", "host name clients may reach ahpd by besides loopback ones (repeatable; pattern like *.lan)")
 	fs.BoolVar(&cfg.AnyOrigin, "insecure-any-origin", cfg.AnyOrigin, "accept browser connections from any origin")
 	fs.Int64Var(&cfg.MaxMessage, "max-message-bytes", cfg.MaxMessage, "largest incoming message")
 	fs.StringVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long to wait for clients on shutdown")
@@ -119,6 +123,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	cfg.AllowOrigins = origins
+	cfg.AllowHosts = hosts
 	return cfg, cfg.validate()
 }
 
@@ -149,6 +154,11 @@ func (c *config) validate() error {
 	if !isLoopback(host) && c.Token == "" {
 		return fmt.Errorf("--listen %s is reachable beyond this machine: set --token (or AHPD_TOKEN) to require one", c.Listen)
 	}
+	for _, p := range append(c.AllowHosts, c.AllowOrigins...) {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("pattern %q: %w", p, err)
+		}
+	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
@@ -162,6 +172,13 @@ func (c *config) validate() error {
 		return err
 	}
 	return c.agentConfig.validate()
+}
+
+// loopbackListener reports whether --listen only accepts local
+// connections.
+func (c *config) loopbackListener() bool {
+	h, _, err := net.SplitHostPort(c.Listen)
+	return err == nil && isLoopback(h)
 }
 
 // isLoopback reports whether a listen host only accepts local connections.
@@ -229,7 +246,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	srv := &http.Server{
 		Handler: h.WebSocketHandler(&host.WebSocketOptions{
-			Token:                   cfg.Token,
+			Token:        cfg.Token,
+			AllowedHosts: cfg.AllowHosts,
+			// A listener reachable beyond this machine requires a
+			// token; it answers to any name unless names are given.
+			AnyHost:                 !cfg.loopbackListener() && len(cfg.AllowHosts) == 0,
 			OriginPatterns:          cfg.AllowOrigins,
 			InsecureSkipOriginCheck: cfg.AnyOrigin,
 		}),

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,4 +101,42 @@ func TestRunPrintsURLAndServes(t *testing.T) {
 		t.Fatal("ahpd did not stop")
 	}
 	ws.CloseNow()
+}
+
+// TestHostNames checks that ahpd on loopback answers only to loopback
+// names and those given with --allow-host: a page rebinding its own name
+// to 127.0.0.1 is refused with 403.
+func TestHostNames(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dial := func(url, host string) int {
+		ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{Host: host, HTTPClient: &http.Client{Transport: &http.Transport{}}, HTTPHeader: http.Header{"Origin": {"http://" + host}}})
+		if err == nil {
+			ws.CloseNow()
+			return http.StatusSwitchingProtocols
+		}
+		if resp == nil {
+			t.Fatalf("%s: %v", host, err)
+		}
+		return resp.StatusCode
+	}
+	url := runAhpd(t, "--store", "memory")
+	port := url[strings.LastIndex(url, ":")+1 : len(url)-1]
+	if got := dial(url, "evil.example:"+port); got != http.StatusForbidden {
+		t.Fatalf("rebinding name: status %d, want 403", got)
+	}
+	if got := dial(url, "localhost:"+port); got != http.StatusSwitchingProtocols {
+		t.Fatalf("localhost: status %d", got)
+	}
+	url = runAhpd(t, "--store", "memory", "--allow-host", "ahp.test")
+	port = url[strings.LastIndex(url, ":")+1 : len(url)-1]
+	if got := dial(url, "ahp.test:"+port); got != http.StatusSwitchingProtocols {
+		t.Fatalf("allowed name: status %d", got)
+	}
+	if got := dial(url, "evil.example:"+port); got != http.StatusForbidden {
+		t.Fatalf("other name: status %d, want 403", got)
+	}
+	if _, err := parseConfig([]string{"--allow-host", "[bad"}, io.Discard); err == nil {
+		t.Fatal("a malformed --allow-host pattern was accepted")
+	}
 }
