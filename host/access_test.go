@@ -1,10 +1,13 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,4 +88,76 @@ func TestDNSRebindingRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTokenInQuery checks that a browser, which cannot set headers on a
+// WebSocket, can present the token as a query parameter: "tkn", as VS
+// Code's remote agent host connection sends it, or "token" (the transport
+// page lets hosts gate the handshake with query parameters). The token
+// never reaches the log.
+func TestTokenInQuery(t *testing.T) {
+	var logs syncBuffer
+	th := startHost(t, &host.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	const token = "s3cret-Tok"
+	srv := httptest.NewServer(th.h.WebSocketHandler(&host.WebSocketOptions{Token: token}))
+	defer srv.Close()
+	base := "ws" + strings.TrimPrefix(srv.URL, "http") + "/"
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		name   string
+		query  string
+		header http.Header
+		ok     bool
+	}{
+		{"tkn", "?tkn=" + token, nil, true},
+		{"token", "?token=" + token, nil, true},
+		{"escaped", "?tkn=s3cret%2DTok", nil, true},
+		{"among others", "?a=1&tkn=wrong-one&tkn=" + token, nil, true},
+		{"wrong", "?tkn=wrong-one", nil, false},
+		{"prefix", "?tkn=s3cret", nil, false},
+		{"empty", "?tkn=", nil, false},
+		{"other parameter", "?access_token=" + token, nil, false},
+		{"wrong query, right header", "?tkn=wrong-one", http.Header{"Authorization": {"Bearer " + token}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, resp, err := websocket.Dial(ctx, base+tc.query, &websocket.DialOptions{HTTPHeader: tc.header, HTTPClient: &http.Client{Transport: &http.Transport{}}})
+			if ws != nil {
+				ws.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"method":"nope"}`))
+				ws.Read(ctx)
+				ws.CloseNow()
+			}
+			if (err == nil) != tc.ok {
+				t.Fatalf("dial: %v", err)
+			}
+			if !tc.ok && (resp == nil || resp.StatusCode != http.StatusUnauthorized) {
+				t.Fatalf("refusal %v, want 401", resp)
+			}
+		})
+	}
+	th.h.Close()
+	if strings.Contains(logs.String(), "s3cret") || strings.Contains(logs.String(), "wrong-one") {
+		t.Fatalf("a token reached the log:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "without a valid token") {
+		t.Fatalf("refusals were not logged:\n%s", logs.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

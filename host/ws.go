@@ -1,6 +1,7 @@
 package host
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
 	"strings"
@@ -12,8 +13,11 @@ import (
 
 // WebSocketOptions configures the WebSocket endpoint.
 type WebSocketOptions struct {
-	// Token, when set, must be presented by clients as
-	// "Authorization: Bearer <token>" on the upgrade request.
+	// Token, when set, must be presented by clients on the upgrade
+	// request, either as "Authorization: Bearer <token>" or, for browsers
+	// (which cannot set headers on a WebSocket), as the query parameter
+	// "tkn" (what VS Code's remote agent host connection sends) or
+	// "token". It is compared in constant time and never logged.
 	Token string
 	// AllowedHosts lists the names (host patterns as path.Match, without a
 	// port, e.g. "ahp.example.com" or "*.lan") accepted in the request's
@@ -53,9 +57,9 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 			h.log.Info("refused a request naming a host that is not allowed", "remote", r.RemoteAddr, "host", clip(r.Host, maxLoggedValue))
 			return
 		}
-		if o.Token != "" && !validBearer(r.Header.Get("Authorization"), o.Token) {
+		if o.Token != "" && !validToken(r, o.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ahpd"`)
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			http.Error(w, "missing or wrong token (send it as a bearer token or in the tkn query parameter)", http.StatusUnauthorized)
 			h.log.Info("refused a connection without a valid token", "remote", r.RemoteAddr)
 			return
 		}
@@ -85,14 +89,30 @@ func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.WebSocketHandler(nil).ServeHTTP(w, r)
 }
 
-// validBearer compares an Authorization header with the token in constant
-// time.
-func validBearer(header, token string) bool {
-	got, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok {
-		return false
+// tokenQueryParams are the query parameters a client may carry the token
+// in: "tkn" is VS Code's connection-token parameter.
+var tokenQueryParams = [...]string{"tkn", "token"}
+
+// validToken reports whether the request carries the token in its
+// Authorization header or in a query parameter. Every candidate is
+// compared, in constant time, whatever the earlier ones gave.
+func validToken(r *http.Request, token string) bool {
+	want := sha256.Sum256([]byte(token))
+	ok := 0
+	check := func(got string) {
+		sum := sha256.Sum256([]byte(got))
+		ok |= subtle.ConstantTimeCompare(sum[:], want[:])
 	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+	if got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found {
+		check(got)
+	}
+	q := r.URL.Query()
+	for _, name := range tokenQueryParams {
+		for _, got := range q[name] {
+			check(got)
+		}
+	}
+	return ok == 1
 }
 
 // wsTransport adds a closing reason to the WebSocket transport.
