@@ -28,8 +28,13 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/connlimit"
 	"github.com/ahp-go/ahp/protocol"
 )
+
+// defaultMaxConnections is the default of --max-connections: well under
+// the usual descriptor limits, which also cover agents and the store.
+const defaultMaxConnections = 1024
 
 // version is the ahpd release, set at build time with -ldflags.
 var version = "devel"
@@ -48,6 +53,8 @@ type config struct {
 	AnyOrigin     bool     `json:"insecureAnyOrigin"`
 	MaxMessage    int64    `json:"maxMessageBytes"`
 	ShutdownGrace string   `json:"shutdownGrace"`
+	MaxConns      int      `json:"maxConnections"`
+	IdleTimeout   string   `json:"httpIdleTimeout"`
 	storeConfig
 	agentConfig
 
@@ -80,6 +87,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		ReplayBytes:   host.DefaultReplayBytes,
 		MaxMessage:    host.DefaultMaxMessageBytes,
 		ShutdownGrace: "5s",
+		MaxConns:      defaultMaxConnections,
+		IdleTimeout:   "60s",
 	}
 	cfg.storeConfig.defaults()
 	cfg.agentConfig.defaults()
@@ -112,6 +121,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.AnyOrigin, "insecure-any-origin", cfg.AnyOrigin, "accept browser connections from any origin")
 	fs.Int64Var(&cfg.MaxMessage, "max-message-bytes", cfg.MaxMessage, "largest incoming message")
 	fs.StringVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long to wait for clients on shutdown")
+	fs.IntVar(&cfg.MaxConns, "max-connections", cfg.MaxConns, "most connections held open at once; more are answered 503 (0: no limit)")
+	fs.StringVar(&cfg.IdleTimeout, "http-idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive HTTP connection is kept")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&cfg.CheckOnly, "check", false, "check the configuration and exit")
 	cfg.storeConfig.register(fs)
@@ -165,7 +176,10 @@ func (c *config) validate() error {
 	if _, err := time.ParseDuration(c.ShutdownGrace); err != nil {
 		return fmt.Errorf("--shutdown-grace: %w", err)
 	}
-	if c.ReplaySize < 0 || c.ReplayBytes < 0 || c.MaxMessage < 0 {
+	if d, err := time.ParseDuration(c.IdleTimeout); err != nil || d <= 0 {
+		return fmt.Errorf("--http-idle-timeout %q: want a positive duration", c.IdleTimeout)
+	}
+	if c.ReplaySize < 0 || c.ReplayBytes < 0 || c.MaxMessage < 0 || c.MaxConns < 0 {
 		return errors.New("sizes must not be negative")
 	}
 	if err := c.storeConfig.validate(); err != nil {
@@ -244,8 +258,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		h.Close()
 		return err
 	}
+	idle, _ := time.ParseDuration(cfg.IdleTimeout)
+	lim := connlimit.New(cfg.MaxConns, log)
 	srv := &http.Server{
-		Handler: h.WebSocketHandler(&host.WebSocketOptions{
+		Handler: lim.Handler(h.WebSocketHandler(&host.WebSocketOptions{
 			Token:        cfg.Token,
 			AllowedHosts: cfg.AllowHosts,
 			// A listener reachable beyond this machine requires a
@@ -253,15 +269,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			AnyHost:                 !cfg.loopbackListener() && len(cfg.AllowHosts) == 0,
 			OriginPatterns:          cfg.AllowOrigins,
 			InsecureSkipOriginCheck: cfg.AnyOrigin,
-		}),
+		})),
+		ConnContext:       lim.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	fmt.Fprintf(stdout, "ahpd listening on ws://%s/\n", ln.Addr())
 	log.Info("ahpd started", "version", version, "protocol", protocol.ProtocolVersion, "addr", ln.Addr().String(), "token", cfg.Token != "")
 
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(lim.Listener(ln)) }()
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -138,5 +139,57 @@ func TestHostNames(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"--allow-host", "[bad"}, io.Discard); err == nil {
 		t.Fatal("a malformed --allow-host pattern was accepted")
+	}
+}
+
+// TestConnectionBounds checks that an idle keep-alive HTTP connection is
+// closed after --http-idle-timeout, and that a connection over
+// --max-connections is answered 503 with a reason.
+func TestConnectionBounds(t *testing.T) {
+	url := runAhpd(t, "--store", "memory", "--max-connections", "2", "--http-idle-timeout", "200ms")
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/")
+
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: "+addr+"\r\n\r\n")
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	if resp.Close {
+		t.Fatalf("the plain request closed the connection (%d); want keep-alive", resp.StatusCode)
+	}
+	start := time.Now()
+	if _, err := r.ReadByte(); err != io.EOF {
+		t.Fatalf("idle connection: %v after %v, want it closed", err, time.Since(start))
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var held []*websocket.Conn
+	for range 2 {
+		ws, _, err := websocket.Dial(ctx, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, ws)
+	}
+	defer func() {
+		for _, ws := range held {
+			ws.CloseNow()
+		}
+	}()
+	_, resp, err = websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{}}})
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("over the cap: %v %v, want 503", err, resp)
+	}
+	if body, _ := io.ReadAll(resp.Body); !strings.Contains(string(body), "too many connections") {
+		t.Fatalf("503 without a reason: %q", body)
 	}
 }
