@@ -62,9 +62,12 @@ type mailbox struct {
 	agent   agent.Session // nil until open
 	stopped bool
 	wake    chan struct{}
+	done    chan struct{} // closed by stop
 }
 
-func newMailbox() *mailbox { return &mailbox{wake: make(chan struct{}, 1)} }
+func newMailbox() *mailbox {
+	return &mailbox{wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
 
 func (m *mailbox) push(ev agent.Event) {
 	m.mu.Lock()
@@ -97,7 +100,10 @@ func (m *mailbox) setAgent(a agent.Session) bool {
 
 func (m *mailbox) stop() {
 	m.mu.Lock()
-	m.stopped = true
+	if !m.stopped {
+		m.stopped = true
+		close(m.done)
+	}
 	m.queue = nil
 	m.mu.Unlock()
 	m.signal()
@@ -306,6 +312,15 @@ func (h *Host) takenLocked(uri string) bool {
 func (h *Host) openAgent(s *session, req agent.OpenRequest) {
 	ctx, cancel := context.WithTimeout(h.ctx, openTimeout)
 	defer cancel()
+	// Disposing the session cancels an open in progress: the agent stops
+	// starting.
+	go func() {
+		select {
+		case <-s.mb.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	a, err := s.backend.Open(ctx, req, agentHost{h: h, s: s})
 	if err == nil && !s.mb.setAgent(a) {
 		a.Close()

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,10 +81,11 @@ type Backend struct {
 
 // probeResult is what the agent reported when probed.
 type probeResult struct {
-	init   acpsdk.InitializeResponse
-	models *acpsdk.SessionModelState
-	modes  *acpsdk.SessionModeState
-	err    error
+	init       acpsdk.InitializeResponse
+	models     *acpsdk.SessionModelState
+	modes      *acpsdk.SessionModeState
+	sessionErr string // why session/new failed, when it did
+	err        error
 }
 
 // New returns the backend of the agent cfg describes. It starts nothing:
@@ -160,21 +163,25 @@ func (b *Backend) probe(ctx context.Context, res *probeResult) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	p, err := startProcess(&b.cfg, dir, b.cfg.environ(b.opts.Environ), func(*process) acpsdk.Client { return probeClient{} }, b.log.With("probe", true))
+	p, err := startProcess(&b.cfg, dir, b.cfg.environ(b.opts.Environ), func(*process) acpsdk.Client { return probeClient{} }, b.log.With("probe", true), b.opts.KillTimeout)
 	if err != nil {
 		return err
 	}
 	p.markStopping("probe done")
-	defer p.stop(b.opts.KillTimeout)
-	if err := p.handshake(ctx, &b.cfg, b.clientInfo()); err != nil {
+	defer p.stop()
+	err = p.handshake(ctx, &b.cfg, b.clientInfo())
+	// What initialize answered is kept even when authenticate failed: it
+	// lists the authentication methods.
+	res.init = p.init
+	if err != nil {
 		return err
 	}
-	res.init = p.init
 	s, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		// Often an agent that wants to be authenticated first: sessions
 		// will say so. Models and modes stay unknown.
-		b.log.Info("probe: no session to learn models and modes from", "err", errorText(err))
+		res.sessionErr = errorText(err)
+		b.log.Info("probe: no session to learn models and modes from", "err", res.sessionErr)
 		return nil
 	}
 	res.models, res.modes = s.Models, s.Modes
@@ -236,6 +243,7 @@ func (b *Backend) Info() protocol.AgentInfo {
 		}
 	}
 	if res != nil {
+		info.Description += b.authDescription(res)
 		if res.models != nil {
 			info.Models = modelInfos(b.cfg.Name, res.models.AvailableModels)
 		}
@@ -396,6 +404,95 @@ func (probeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalReques
 }
 func (probeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
 	return acpsdk.WaitForTerminalExitResponse{}, errProbe
+}
+
+// authDescription says what the root state's agent entry should tell a
+// user about signing in to the agent: the authentication methods it
+// offers, when ahpd does not sign in with one of them or that failed, and
+// why it could not open a session when probed. "" when there is nothing
+// to say.
+//
+// ACP authentication methods are not OAuth protected resources (the agent
+// signs in by itself, from environment variables, or in a terminal), so
+// they cannot be listed as the entry's protectedResources, and the entry
+// has no _meta: the description is where they fit.
+func (b *Backend) authDescription(res *probeResult) string {
+	methods := res.init.AuthMethods
+	var out strings.Builder
+	if len(methods) > 0 && (b.cfg.AuthMethod == "" || res.err != nil || res.sessionErr != "") {
+		out.WriteString(" Sign-in methods it offers: ")
+		for i, m := range methods {
+			if i > 0 {
+				out.WriteString("; ")
+			}
+			out.WriteString(authMethodText(m))
+		}
+		out.WriteString(".")
+		if b.cfg.AuthMethod == "" {
+			out.WriteString(" Set authMethod in ahpd's configuration to use one.")
+		}
+	}
+	if res.err == nil && res.sessionErr != "" {
+		out.WriteString(" When probed it could not open a session: " + strings.TrimSuffix(res.sessionErr, ".") + ".")
+	}
+	return out.String()
+}
+
+// authMethodText describes an authentication method: its name, its id,
+// and what it needs.
+func authMethodText(m acpsdk.AuthMethod) string {
+	var name, id string
+	var desc *string
+	var extra string
+	switch {
+	case m.Agent != nil:
+		name, id, desc = m.Agent.Name, m.Agent.Id, m.Agent.Description
+	case m.EnvVar != nil:
+		name, id, desc = m.EnvVar.Name, m.EnvVar.Id, m.EnvVar.Description
+		var vars []string
+		for _, v := range m.EnvVar.Vars {
+			if !v.Optional {
+				vars = append(vars, v.Name)
+			}
+		}
+		if len(vars) > 0 {
+			extra = "set " + strings.Join(vars, ", ") + " in the agent's environment"
+		}
+		if m.EnvVar.Link != nil && *m.EnvVar.Link != "" {
+			extra = strings.TrimPrefix(extra+"; see "+*m.EnvVar.Link, "; ")
+		}
+	case m.Terminal != nil:
+		name, id, desc = m.Terminal.Name, m.Terminal.Id, m.Terminal.Description
+		extra = "run in a terminal"
+	default:
+		return "?"
+	}
+	text := name
+	if text == "" || text == id {
+		text = id
+	} else {
+		text += " (" + id + ")"
+	}
+	if desc != nil && strings.TrimSpace(*desc) != "" {
+		text += ": " + strings.TrimSuffix(strings.TrimSpace(*desc), ".")
+	}
+	if extra != "" {
+		text += " [" + extra + "]"
+	}
+	return text
+}
+
+// offeredAuth lists the ids of the authentication methods an agent offers,
+// for an error message.
+func offeredAuth(methods []acpsdk.AuthMethod) string {
+	if len(methods) == 0 {
+		return "it offers none"
+	}
+	ids := make([]string, len(methods))
+	for i, m := range methods {
+		ids[i] = strconv.Quote(authMethodID(m))
+	}
+	return "it offers " + strings.Join(ids, ", ")
 }
 
 // authMethodID returns the id of an advertised authentication method.

@@ -476,7 +476,10 @@ func TestCrashMidTurn(t *testing.T) {
 	}
 	// A second crash, then no more restarts.
 	crash2 := a.startTurn(chat, "t3", "crash")
-	a.waitTurnEnd(crash2)
+	// The last crash allowed does not promise a restart.
+	if e := turnError(t, a.waitTurnEnd(crash2)); strings.Contains(e.Message, "will be restarted") || !strings.Contains(e.Message, "not restarted again") {
+		t.Errorf("the last crash allowed says %q", e.Message)
+	}
 	last := a.startTurn(chat, "t4", "say again")
 	end = a.waitTurnEnd(last)
 	if e, ok := end.Action.(*protocol.ChatErrorAction); !ok || !strings.Contains(e.Error.Message, "not restarted again") {

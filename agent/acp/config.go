@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -121,6 +122,17 @@ func (c *Config) Validate() error {
 	}
 	if c.CancelTimeout < 0 {
 		return fmt.Errorf("agent %s: negative cancel timeout", c.Name)
+	}
+	return nil
+}
+
+// CheckCommand reports an error when the agent's command cannot be run:
+// it is not on PATH (or, with a slash, not at its path) or not executable.
+// Validate does not check this, since the command may be installed after
+// the configuration is written; ahpd --check does.
+func (c *Config) CheckCommand() error {
+	if _, err := exec.LookPath(c.Command); err != nil {
+		return fmt.Errorf("agent %s: %w", c.Name, err)
 	}
 	return nil
 }

@@ -21,14 +21,18 @@
 // session does not touch another, and disposing a session ends its process
 // group, children included. The cost is one process per session.
 //
-// The agent's stderr goes to the log. On dispose and shutdown the group
+// The agent's stderr goes to the log, bounded and without terminal escape
+// sequences. On dispose and shutdown the group
 // gets SIGTERM, then SIGKILL after Options.KillTimeout. A process that
 // exits on its own has crashed: the turns it was running end with
 // chat/error quoting its exit status and last stderr lines, which also
 // marks the chat (and so the session) as failed, and the next turn starts
 // a new process, reloading the chat's ACP session when the agent supports
 // session/load. After Options.MaxRestarts crashes within
-// Options.RestartWindow, turns fail at once instead.
+// Options.RestartWindow, turns fail at once instead. A process whose ACP
+// connection breaks while it runs (output that is not JSON-RPC, a message
+// longer than the SDK reads, stdout closed) is stopped and handled as a
+// crash.
 //
 // # Mapping
 //

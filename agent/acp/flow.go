@@ -3,7 +3,9 @@ package acp
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -38,6 +40,10 @@ var (
 type flowReader struct {
 	r    *bufio.Reader
 	line []byte // the rest of the line being handed out
+	// onBroken is called once, before Read returns the error, when the
+	// agent writes what is not an ACP message; nil ignores it.
+	onBroken func(error)
+	broken   error
 
 	mu       sync.Mutex
 	pending  int
@@ -48,21 +54,38 @@ func newFlowReader(r io.Reader) *flowReader {
 	return &flowReader{r: bufio.NewReaderSize(r, 64<<10), progress: make(chan struct{}, 1)}
 }
 
-// Read returns at most one line.
+// maxLine is the longest line the SDK reads (its scanner's limit, less
+// the newline).
+const maxLine = 10<<20 - 1
+
+// Read returns at most one line. A line that cannot be an ACP message (one
+// that does not start with '{', or one longer than the SDK reads) ends the
+// stream with an error that says so: the agent broke the protocol, and
+// waiting for its answers would only wait out a timeout.
 func (f *flowReader) Read(p []byte) (int, error) {
+	if f.broken != nil {
+		return 0, f.broken
+	}
 	if len(f.line) == 0 {
 		line, err := f.r.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
-			// A line longer than the buffer: copy it out whole.
+			// A line longer than the buffer: copy it out whole, up to the
+			// limit.
 			long := append([]byte(nil), line...)
-			for err == bufio.ErrBufferFull {
+			for err == bufio.ErrBufferFull && len(long) <= maxLine {
 				line, err = f.r.ReadSlice('\n')
 				long = append(long, line...)
+			}
+			if len(long) > maxLine {
+				return 0, f.fail(fmt.Errorf("the agent wrote a message of more than %d MiB on stdout, more than an ACP client reads", (maxLine+1)>>20))
 			}
 			line = long
 		}
 		if len(line) == 0 {
 			return 0, err
+		}
+		if bad := notJSONRPC(line); bad {
+			return 0, f.fail(fmt.Errorf("the agent wrote something other than ACP (JSON-RPC) on stdout: %s", quoteLine(line)))
 		}
 		if isUpdate(line) {
 			f.admit()
@@ -72,6 +95,32 @@ func (f *flowReader) Read(p []byte) (int, error) {
 	n := copy(p, f.line)
 	f.line = f.line[n:]
 	return n, nil
+}
+
+// fail records that the stream is broken and why.
+func (f *flowReader) fail(err error) error {
+	f.broken = err
+	if f.onBroken != nil {
+		f.onBroken(err)
+	}
+	return err
+}
+
+// notJSONRPC reports whether a line cannot be a JSON-RPC message: it has
+// something other than white space and does not start with an object.
+func notJSONRPC(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t\r\n")
+	return len(t) > 0 && t[0] != '{'
+}
+
+// quoteLine quotes the start of a line for a message.
+func quoteLine(line []byte) string {
+	line = bytes.TrimRight(line, "\r\n")
+	const max = 120
+	if len(line) > max {
+		return strconv.Quote(string(line[:max])) + "…"
+	}
+	return strconv.Quote(string(line))
 }
 
 // isUpdate reports whether a line is (most likely) a session/update

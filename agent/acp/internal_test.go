@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
@@ -254,5 +256,101 @@ func TestFlowReader(t *testing.T) {
 	}
 	if _, err := f.Read(make([]byte, 1)); err != io.EOF {
 		t.Errorf("at the end: %v", err)
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		err  *acpsdk.RequestError
+		want string
+	}{
+		{&acpsdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"message": "stream disconnected before completion"}}, "stream disconnected before completion"},
+		{&acpsdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "boom"}}, "boom"},
+		{&acpsdk.RequestError{Code: -32000, Message: "Authentication required", Data: map[string]any{"message": "run gemini login"}}, "Authentication required: run gemini login"},
+		{&acpsdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"details": "disk full"}}, "disk full"},
+		{&acpsdk.RequestError{Code: -32603, Message: "Internal error", Data: "plain"}, "plain"},
+		{&acpsdk.RequestError{Code: -32603, Message: "Internal error"}, "Internal error"},
+		{&acpsdk.RequestError{Code: -32602, Message: "Bad id", Data: map[string]any{"message": "Bad id: x"}}, "Bad id: x"},
+	} {
+		if got := errorText(tc.err); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestCleanLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext":                              "plain\ttext",
+		"\x1b[31mred\x1b[0m":                       "red",
+		"\x1b[1;38;5;208mbold\x1b[m rest":          "bold rest",
+		"\x1b]0;window title\x07after":             "after",
+		"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\": "link",
+		"a\rb\x08c\x7f":                            "abc",
+		"\x1b(Bcharset":                            "charset",
+		"bad \xff byte é":                          "bad  byte é",
+		"trailing \x1b":                            "trailing ",
+		"cut \x1b[12;":                             "cut ",
+	} {
+		if got := cleanLine(in); got != want {
+			t.Errorf("cleanLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReadLineCuts(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6000 bytes
+	br := bufio.NewReaderSize(strings.NewReader(long+"\nshort\n"+strings.Repeat("x", 10)+"\r\n"), 16)
+	line, err := readLine(br, 2001)
+	if err != nil || !strings.HasSuffix(line, "…") || len(line) > 2001+len("…") || !utf8.ValidString(line) {
+		t.Errorf("long line: %d bytes, %v", len(line), err)
+	}
+	if line, _ := readLine(br, 2001); line != "short" {
+		t.Errorf("next line %q", line)
+	}
+	if line, _ := readLine(br, 10); line != strings.Repeat("x", 10) {
+		t.Errorf("a line exactly at the limit: %q", line)
+	}
+	if _, err := readLine(br, 10); err != io.EOF {
+		t.Errorf("at the end: %v", err)
+	}
+}
+
+func TestLineBudget(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := newLineBudget(3, 2, start)
+	var got []string
+	take := func(at time.Duration) {
+		ok, dropped := l.take(start.Add(at))
+		got = append(got, fmt.Sprint(ok, dropped))
+	}
+	for range 5 {
+		take(0)
+	}
+	take(500 * time.Millisecond) // one line's worth refilled
+	take(500 * time.Millisecond)
+	take(10 * time.Second) // refilled up to the burst only
+	take(10 * time.Second)
+	take(10 * time.Second)
+	take(10 * time.Second)
+	want := []string{"true 0", "true 0", "true 0", "false 0", "false 0", "true 2", "false 0", "true 1", "true 0", "true 0", "false 0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("budget (-want +got):\n%s", diff)
+	}
+}
+
+// TestFlowReaderRefusesNonACP: a line that cannot be JSON-RPC, or one
+// longer than the SDK reads, breaks the stream with a reason.
+func TestFlowReaderRefusesNonACP(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"{\"jsonrpc\":\"2.0\"}\n\n  \nLoading model...\n", `other than ACP (JSON-RPC) on stdout: "Loading model..."`},
+		{"{\"a\":\"" + strings.Repeat("x", maxLine) + "\"}\n", "more than 10 MiB"},
+	} {
+		var broken error
+		f := newFlowReader(strings.NewReader(tc.in))
+		f.onBroken = func(err error) { broken = err }
+		_, err := io.ReadAll(f)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || broken != err {
+			t.Errorf("%.40q: err %v, reported %v", tc.in, err, broken)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 )
@@ -36,17 +39,25 @@ type process struct {
 	gen         int  // which of its session's processes this is (1, 2, ...)
 	exitHandled bool // its session has dealt with its exit (guarded by session.mu)
 
+	grace time.Duration // how long it may take to exit after SIGTERM, and after SIGKILL
+
 	mu       sync.Mutex
 	stopping string   // why the host is stopping it ("" while it is not): its exit is not a crash
+	broken   string   // why its ACP connection failed while it ran ("" while it has not)
 	tail     []string // the last lines of stderr
 }
+
+// connGrace is how long a process may outlive its ACP connection before it
+// is taken for broken and stopped. A variable for tests.
+var connGrace = time.Second
 
 // tailLines is how many stderr lines a crash message quotes.
 const tailLines = 8
 
 // startProcess starts cfg's command in dir with env and connects to it as
-// an ACP client, served by what newClient returns for the process.
-func startProcess(cfg *Config, dir string, env []string, newClient func(*process) acpsdk.Client, log *slog.Logger) (*process, error) {
+// an ACP client, served by what newClient returns for the process. grace
+// is how long the process may take to exit when it is stopped.
+func startProcess(cfg *Config, dir string, env []string, newClient func(*process) acpsdk.Client, log *slog.Logger, grace time.Duration) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -87,8 +98,10 @@ func startProcess(cfg *Config, dir string, env []string, newClient func(*process
 		stdin:  inW,
 		log:    log.With("pid", cmd.Process.Pid),
 		exited: make(chan struct{}),
+		grace:  grace,
 	}
 	p.flow = newFlowReader(outR)
+	p.flow.onBroken = func(err error) { p.breakConn(err.Error()) }
 	p.conn = acpsdk.NewClientSideConnection(newClient(p), inW, p.flow)
 	p.conn.SetLogger(p.log)
 	stderrDone := make(chan struct{})
@@ -117,23 +130,70 @@ func startProcess(cfg *Config, dir string, env []string, newClient func(*process
 		p.err = err
 		close(p.exited)
 	}()
+	go p.watchConn()
 	p.log.Info("agent started", "command", cfg.Command, "dir", dir)
 	return p, nil
 }
 
-// captureStderr logs each line of the agent's stderr and keeps the last
-// ones.
+// watchConn stops a process whose ACP connection has closed while the
+// process keeps running (its output ended, or a message the SDK could not
+// read): nothing it does from then on can reach the host, so it is treated
+// like a crash.
+func (p *process) watchConn() {
+	select {
+	case <-p.exited:
+		return
+	case <-p.conn.Done():
+	}
+	// An agent that exits closes its output first.
+	t := time.NewTimer(connGrace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return
+	case <-t.C:
+	}
+	p.breakConn("its ACP connection closed while the process kept running")
+}
+
+// breakConn records that the ACP connection is broken and why, and stops
+// the process. Unless the host was stopping it anyway, its exit counts as
+// a crash.
+func (p *process) breakConn(why string) {
+	p.mu.Lock()
+	if p.broken != "" {
+		p.mu.Unlock()
+		return
+	}
+	p.broken = why
+	p.mu.Unlock()
+	p.log.Warn("the agent broke its ACP connection; stopping it", "why", why)
+	go p.terminate()
+}
+
+// brokenReason returns why the connection broke, or "".
+func (p *process) brokenReason() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.broken
+}
+
+// captureStderr logs the agent's stderr line by line, within the limits
+// of stderrBudget, and keeps the last lines.
 func (p *process) captureStderr(r io.ReadCloser) {
 	defer r.Close()
+	lim := newLineBudget(stderrBurst, stderrRate, time.Now())
 	br := bufio.NewReaderSize(r, 4096)
 	for {
-		line, err := br.ReadString('\n')
-		line = strings.TrimRight(line, "\r\n")
+		line, err := readLine(br, maxStderrLine)
+		line = cleanLine(line)
 		if line != "" {
-			if len(line) > 2000 {
-				line = line[:2000] + "…"
+			if ok, dropped := lim.take(time.Now()); ok {
+				if dropped > 0 {
+					p.log.Warn("agent stderr: lines not logged", "dropped", dropped)
+				}
+				p.log.Info("agent stderr", "line", line)
 			}
-			p.log.Info("agent stderr", "line", line)
 			p.mu.Lock()
 			p.tail = append(p.tail, line)
 			if len(p.tail) > tailLines {
@@ -142,8 +202,137 @@ func (p *process) captureStderr(r io.ReadCloser) {
 			p.mu.Unlock()
 		}
 		if err != nil {
+			if dropped := lim.dropped; dropped > 0 {
+				p.log.Warn("agent stderr: lines not logged", "dropped", dropped)
+			}
 			return
 		}
+	}
+}
+
+// Limits on logging an agent's stderr: lines are cut to maxStderrLine
+// bytes, and at most stderrBurst lines are logged at once, then
+// stderrRate a second; the lines in between are counted and the count is
+// logged.
+const (
+	maxStderrLine = 2000
+	stderrBurst   = 100
+	stderrRate    = 10
+)
+
+// readLine reads a line, keeping at most limit bytes of it (and marking the
+// cut); the rest of a longer line is read and dropped.
+func readLine(br *bufio.Reader, limit int) (string, error) {
+	var b []byte
+	cut := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		keep := min(max(limit-len(b), 0), len(chunk))
+		b = append(b, chunk[:keep]...)
+		if len(bytes.TrimRight(chunk[keep:], "\r\n")) > 0 {
+			cut = true
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line := strings.TrimRight(string(b), "\r\n")
+		if cut {
+			line = strings.ToValidUTF8(line, "") + "…"
+		}
+		return line, err
+	}
+}
+
+// lineBudget is a token bucket of log lines.
+type lineBudget struct {
+	burst, rate float64
+	tokens      float64
+	last        time.Time
+	dropped     int // lines refused since the last one taken
+}
+
+func newLineBudget(burst, rate int, now time.Time) *lineBudget {
+	return &lineBudget{burst: float64(burst), rate: float64(rate), tokens: float64(burst), last: now}
+}
+
+// take reports whether a line may be logged at now and, when it may, how
+// many were refused before it.
+func (l *lineBudget) take(now time.Time) (bool, int) {
+	if d := now.Sub(l.last); d > 0 {
+		l.tokens = min(l.burst, l.tokens+d.Seconds()*l.rate)
+		l.last = now
+	}
+	if l.tokens < 1 {
+		l.dropped++
+		return false, 0
+	}
+	l.tokens--
+	n := l.dropped
+	l.dropped = 0
+	return true, n
+}
+
+// cleanLine strips terminal escape sequences (colours, cursor movement,
+// titles) and other control characters from a line of agent output, and
+// any bytes that are not UTF-8.
+func cleanLine(s string) string {
+	if !strings.ContainsFunc(s, isControl) && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == 0x1b:
+			i = skipEscape(s, i)
+		case c == 0x9b: // an 8-bit CSI is not UTF-8; it is dropped below
+			i++
+		case c < 0x20 && c != '\t' || c == 0x7f:
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || n > 1 {
+				b.WriteString(s[i : i+n])
+			}
+			i += n
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+
+// skipEscape returns the index after the escape sequence that starts at
+// s[i] (an ESC).
+func skipEscape(s string, i int) int {
+	i++
+	if i >= len(s) {
+		return i
+	}
+	switch s[i] {
+	case '[': // CSI: parameters and intermediates, then a final byte
+		i++
+		for i < len(s) && (s[i] < 0x40 || s[i] > 0x7e) {
+			i++
+		}
+		return min(i+1, len(s))
+	case ']', 'P', '_', '^', 'X': // OSC and other strings: up to BEL or ST
+		i++
+		for i < len(s) {
+			if s[i] == 0x07 {
+				return i + 1
+			}
+			if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+			i++
+		}
+		return i
+	default: // a two-byte sequence (or one with intermediates)
+		for i < len(s) && s[i] >= 0x20 && s[i] <= 0x2f {
+			i++
+		}
+		return min(i+1, len(s))
 	}
 }
 
@@ -164,6 +353,9 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 	}
 	p.init = res
 	if cfg.AuthMethod != "" {
+		if !slices.ContainsFunc(res.AuthMethods, func(m acpsdk.AuthMethod) bool { return authMethodID(m) == cfg.AuthMethod }) {
+			return fmt.Errorf("the agent does not offer the authentication method %q set as authMethod; %s", cfg.AuthMethod, offeredAuth(res.AuthMethods))
+		}
 		if _, err := p.conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: cfg.AuthMethod}); err != nil {
 			return p.explain("authenticate", err)
 		}
@@ -178,6 +370,9 @@ func (p *process) explain(method string, err error) error {
 	case <-p.conn.Done():
 	default:
 		return fmt.Errorf("%s: %s", method, errorText(err))
+	}
+	if why := p.brokenReason(); why != "" {
+		return fmt.Errorf("%s: %s", method, why)
 	}
 	select {
 	case <-p.exited:
@@ -196,7 +391,11 @@ func (p *process) exitText() string {
 	}
 	p.mu.Lock()
 	tail := strings.Join(p.tail, "\n")
+	broken := p.broken
 	p.mu.Unlock()
+	if broken != "" {
+		msg = "the agent was stopped: " + broken
+	}
 	if tail != "" {
 		msg += "; its last output on stderr:\n" + tail
 	}
@@ -221,12 +420,19 @@ func (p *process) stopReason() string {
 	return p.stopping
 }
 
-// stop ends the process: stdin is closed, the group gets SIGTERM, and
-// whatever is left of it after grace gets SIGKILL. It returns once the
-// process has exited (or after a further grace period if even SIGKILL did
-// not end it).
-func (p *process) stop(grace time.Duration) {
+// stop ends the process as the host means to: its exit is not a crash.
+// See terminate.
+func (p *process) stop() {
 	p.markStopping("stopped")
+	p.terminate()
+}
+
+// terminate ends the process: stdin is closed, the group gets SIGTERM, and
+// whatever is left of it after the grace period gets SIGKILL. It returns
+// once the process has exited (or after a further grace period if even
+// SIGKILL did not end it).
+func (p *process) terminate() {
+	grace := p.grace
 	p.stdin.Close()
 	killGroup(p.cmd, false)
 	select {
@@ -243,22 +449,41 @@ func (p *process) stop(grace time.Duration) {
 	}
 }
 
-// errorText returns the readable part of an ACP error.
+// errorText returns the readable part of an ACP error: the detail agents
+// put in data ("error", "message" or "details", or data as a string) with
+// the error's message when that adds to it.
 func errorText(err error) string {
 	var re *acpsdk.RequestError
-	if errors.As(err, &re) {
-		if m, ok := re.Data.(map[string]any); ok {
-			if s, ok := m["error"].(string); ok && s != "" {
-				return s
-			}
-			if s, ok := m["details"].(string); ok && s != "" {
-				return re.Message + ": " + s
-			}
-		}
-		if s, ok := re.Data.(string); ok && s != "" {
-			return re.Message + ": " + s
-		}
-		return re.Message
+	if !errors.As(err, &re) {
+		return err.Error()
 	}
-	return err.Error()
+	detail := ""
+	switch d := re.Data.(type) {
+	case map[string]any:
+		for _, k := range []string{"error", "message", "details"} {
+			if s, ok := d[k].(string); ok && strings.TrimSpace(s) != "" {
+				detail = s
+				break
+			}
+		}
+	case string:
+		detail = d
+	}
+	switch {
+	case detail == "":
+		return re.Message
+	case re.Message == "" || genericMessages[re.Message] || strings.Contains(detail, re.Message):
+		return detail
+	}
+	return re.Message + ": " + detail
+}
+
+// genericMessages are the JSON-RPC messages that say no more than the
+// error code: the detail alone is shown instead.
+var genericMessages = map[string]bool{
+	"Internal error":   true,
+	"Invalid params":   true,
+	"Invalid request":  true,
+	"Parse error":      true,
+	"Method not found": true,
 }

@@ -168,7 +168,7 @@ func (s *session) Close() error {
 	s.cancel()
 	if p != nil {
 		p.markStopping("the session was closed")
-		p.stop(s.b.opts.KillTimeout)
+		p.stop()
 	}
 	s.wg.Wait()
 	s.b.forget(s)
@@ -224,9 +224,9 @@ func (s *session) ensureProcess(ctx context.Context) (*process, error) {
 	}
 	restart := s.gen > 0
 	if restart {
-		if err := s.restartAllowedLocked(); err != nil {
+		if n, ok := s.restartAllowedLocked(); !ok {
 			s.mu.Unlock()
-			return nil, err
+			return nil, fmt.Errorf("the agent crashed %d times in the last %s and is not restarted again; dispose this session and create a new one", n, s.b.opts.RestartWindow)
 		}
 	}
 	ch := make(chan struct{})
@@ -247,7 +247,7 @@ func (s *session) ensureProcess(ctx context.Context) (*process, error) {
 	}
 	if s.closed {
 		p.markStopping("the session was closed")
-		go p.stop(s.b.opts.KillTimeout)
+		go p.stop()
 		return nil, errors.New("the session is closed")
 	}
 	s.gen++
@@ -263,8 +263,9 @@ func (s *session) ensureProcess(ctx context.Context) (*process, error) {
 	return p, nil
 }
 
-// restartAllowedLocked applies the restart limit.
-func (s *session) restartAllowedLocked() error {
+// restartAllowedLocked applies the restart limit: it returns the crashes
+// within the restart window and whether the agent may start again.
+func (s *session) restartAllowedLocked() (int, bool) {
 	o := s.b.opts
 	since := time.Now().Add(-o.RestartWindow)
 	n := 0
@@ -273,10 +274,7 @@ func (s *session) restartAllowedLocked() error {
 			n++
 		}
 	}
-	if o.MaxRestarts < 0 || n > o.MaxRestarts {
-		return fmt.Errorf("the agent crashed %d times in the last %s and is not restarted again; dispose this session and create a new one", n, o.RestartWindow)
-	}
-	return nil
+	return n, o.MaxRestarts >= 0 && n <= o.MaxRestarts
 }
 
 // start starts a process and runs the ACP handshake.
@@ -286,13 +284,13 @@ func (s *session) start(ctx context.Context) (*process, error) {
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
 	p, err := startProcess(&s.b.cfg, s.dir, s.b.cfg.environ(s.b.opts.Environ),
-		func(p *process) acpsdk.Client { return &client{s: s, p: p} }, s.log)
+		func(p *process) acpsdk.Client { return &client{s: s, p: p} }, s.log, s.b.opts.KillTimeout)
 	if err != nil {
 		return nil, err
 	}
 	if err := p.handshake(ctx, &s.b.cfg, s.b.clientInfo()); err != nil {
 		p.markStopping("the handshake failed")
-		p.stop(s.b.opts.KillTimeout)
+		p.stop()
 		return nil, err
 	}
 	return p, nil
@@ -320,7 +318,12 @@ func (s *session) processExited(p *process) {
 		s.crashes = append(s.crashes, time.Now())
 		msg = p.exitText()
 		s.log.Warn("agent crashed", "exit", fmt.Sprint(p.err))
-		msg = "The agent stopped during this turn: " + msg + "\nIt will be restarted for the next message."
+		msg = "The agent stopped during this turn: " + msg
+		if n, ok := s.restartAllowedLocked(); ok {
+			msg += "\nIt will be restarted for the next message."
+		} else {
+			msg += fmt.Sprintf("\nIt crashed %d times in the last %s and is not restarted again: dispose this session and create a new one.", n, s.b.opts.RestartWindow)
+		}
 	} else {
 		msg = "The agent was restarted: " + why + "."
 	}

@@ -280,7 +280,7 @@ func (s *session) cancelTurn(chatURI, turnID string) {
 		why := fmt.Sprintf("it did not end a cancelled turn within %s", timeout)
 		s.log.Warn("restarting the agent: " + why)
 		p.markStopping(why)
-		p.stop(s.b.opts.KillTimeout)
+		p.stop()
 	})
 }
 

@@ -252,3 +252,21 @@ func runAhpd(t *testing.T, args ...string) string {
 	go io.Copy(io.Discard, pr)
 	return strings.TrimPrefix(strings.TrimSpace(line), "ahpd listening on ")
 }
+
+// TestCheckAgentCommands: --check refuses an agent whose command does not
+// exist, and accepts one that does.
+func TestCheckAgentCommands(t *testing.T) {
+	var out strings.Builder
+	err := run(context.Background(), []string{"--check", "--agent", "ok=sh -c true", "--agent", "gone=/nonexistent/agent --acp"}, &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "agent gone") || !strings.Contains(err.Error(), "/nonexistent/agent") {
+		t.Fatalf("--check with a missing command: %v (%q)", err, out.String())
+	}
+	err = run(context.Background(), []string{"--check", "--agent", "nope=no-such-agent-command"}, &out, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "no-such-agent-command") {
+		t.Fatalf("--check with a command not on PATH: %v", err)
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"--check", "--agent", "ok=sh -c true"}, &out, io.Discard); err != nil || out.String() != "configuration ok\n" {
+		t.Fatalf("--check with a good command: %v %q", err, out.String())
+	}
+}

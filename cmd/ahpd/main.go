@@ -226,6 +226,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if cfg.CheckOnly {
+		for _, a := range cfg.Agents {
+			if err := a.CheckCommand(); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintln(stdout, "configuration ok")
 		return nil
 	}

@@ -34,6 +34,16 @@
 //	unknown              an update whose kind the SDK does not know
 //	stop REASON          answer with that stop reason
 //	whoami               says "session ID" with the ACP session id
+//	spam N               writes N coloured lines to stderr, then says "spammed"
+//	garbage              writes a line that is not JSON-RPC on stdout, then hangs
+//	bigline N            writes one line of N MiB on stdout, then hangs
+//	closeout             closes its stdout and keeps running
+//
+// With GarbageEnv set to "1" the agent writes a banner that is not
+// JSON-RPC on stdout before it serves. AuthMethodsEnv, a comma-separated
+// list of ids, makes it advertise those authentication methods (the first
+// one an environment variable method, the others agent methods);
+// authenticate then fails for any other id.
 //
 // With LoadSessionEnv set to "1" in its environment the agent also
 // advertises session/load: it then accepts any session id, as if it had
@@ -43,6 +53,7 @@
 package acptest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +61,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,10 +98,34 @@ func ServeIfAsked() {
 // advertise session/load.
 const LoadSessionEnv = "ACPTEST_LOAD_SESSION"
 
+// GarbageEnv and AuthMethodsEnv name environment variables of the agent
+// (see the package documentation).
+const (
+	GarbageEnv     = "ACPTEST_GARBAGE"
+	AuthMethodsEnv = "ACPTEST_AUTH_METHODS"
+)
+
 // Serve runs the agent over r (its stdin) and w (its stdout) until r ends.
+// When w is an io.Closer, "closeout" closes it.
 func Serve(r io.Reader, w io.Writer) error {
 	lw := &lineWriter{w: w}
+	if os.Getenv(GarbageEnv) == "1" {
+		if _, err := io.WriteString(w, "Welcome to the test agent!\n"); err != nil {
+			return err
+		}
+	}
 	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}, canLoad: os.Getenv(LoadSessionEnv) == "1"}
+	if ids := os.Getenv(AuthMethodsEnv); ids != "" {
+		for i, id := range strings.Split(ids, ",") {
+			if i == 0 {
+				a.auth = append(a.auth, acpsdk.AuthMethod{EnvVar: &acpsdk.AuthMethodEnvVarInline{Id: id, Name: "API key", Type: "env_var",
+					Vars: []acpsdk.AuthEnvVar{{Name: "ACPTEST_API_KEY"}}}})
+				continue
+			}
+			a.auth = append(a.auth, acpsdk.AuthMethod{Agent: &acpsdk.AuthMethodAgent{Id: id, Name: "Log in as " + id,
+				Description: acpsdk.Ptr("Opens a browser.")}})
+		}
+	}
 	a.conn = acpsdk.NewAgentSideConnection(a, lw, r)
 	<-a.conn.Done()
 	return nil
@@ -111,7 +147,8 @@ type agent struct {
 	conn *acpsdk.AgentSideConnection
 	out  *lineWriter
 
-	canLoad bool // advertise session/load
+	canLoad bool                // advertise session/load
+	auth    []acpsdk.AuthMethod // advertised authentication methods
 
 	mu       sync.Mutex
 	next     int
@@ -146,11 +183,16 @@ func (a *agent) Initialize(_ context.Context, _ acpsdk.InitializeRequest) (acpsd
 			LoadSession:        a.canLoad,
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 		},
-		AuthMethods: []acpsdk.AuthMethod{},
+		AuthMethods: append([]acpsdk.AuthMethod{}, a.auth...),
 	}, nil
 }
 
-func (a *agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+func (a *agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
+	if len(a.auth) > 0 && !slices.ContainsFunc(a.auth, func(m acpsdk.AuthMethod) bool {
+		return m.EnvVar != nil && m.EnvVar.Id == p.MethodId || m.Agent != nil && m.Agent.Id == p.MethodId
+	}) {
+		return acpsdk.AuthenticateResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "unknown authentication method " + p.MethodId})
+	}
 	return acpsdk.AuthenticateResponse{}, nil
 }
 
@@ -319,7 +361,8 @@ var commands = map[string]bool{
 	"say": true, "words": true, "think": true, "tool": true, "tool-first": true, "autotool": true,
 	"read": true, "write": true, "slow": true, "hang": true, "crash": true, "child": true,
 	"plan": true, "usage": true, "title": true, "mode": true, "commands": true, "unknown": true,
-	"stop": true, "state": true, "whoami": true,
+	"stop": true, "state": true, "whoami": true, "spam": true, "garbage": true, "bigline": true,
+	"closeout": true,
 }
 
 func (r *run) play(text string) {
@@ -423,11 +466,49 @@ func (r *run) command(cmd, arg string) {
 		r.stop = acpsdk.StopReason(arg)
 	case "whoami":
 		r.say("session " + string(r.s.id))
+	case "spam":
+		n, _ := strconv.Atoi(arg)
+		w := bufio.NewWriter(os.Stderr)
+		for i := range n {
+			fmt.Fprintf(w, "\x1b[31mline %d\x1b[0m \x1b]0;title\x07of spam\n", i+1)
+		}
+		w.Flush()
+		r.say("spammed")
+	case "garbage":
+		r.rawLine([]byte("this is not JSON-RPC\n"))
+		<-r.ctx.Done()
+		r.err = r.ctx.Err()
+	case "bigline":
+		n, _ := strconv.Atoi(arg)
+		line := make([]byte, n<<20+1)
+		start := copy(line, `{"jsonrpc":"2.0","method":"session/update","params":{"x":"`)
+		for i := start; i < len(line)-1; i++ {
+			line[i] = 'x'
+		}
+		line[len(line)-1] = '\n'
+		r.rawLine(line)
+		<-r.ctx.Done()
+		r.err = r.ctx.Err()
+	case "closeout":
+		r.a.out.mu.Lock()
+		if c, ok := r.a.out.w.(io.Closer); ok {
+			c.Close()
+		}
+		r.a.out.mu.Unlock()
+		<-r.ctx.Done()
+		r.err = r.ctx.Err()
 	case "state":
 		r.s.mu.Lock()
 		msg := fmt.Sprintf("mode=%s model=%s cwd=%s", r.s.mode, r.s.model, r.s.cwd)
 		r.s.mu.Unlock()
 		r.say(msg)
+	}
+}
+
+// rawLine writes bytes to stdout between the SDK's messages.
+func (r *run) rawLine(b []byte) {
+	if _, err := r.a.out.Write(b); err != nil {
+		r.err = err
 	}
 }
 

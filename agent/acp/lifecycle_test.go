@@ -1,0 +1,245 @@
+package acp_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ahp-go/ahp/agent/acp"
+	"github.com/ahp-go/ahp/agent/acp/acptest"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// turnError returns the chat/error that ended a turn, failing the test
+// when the turn ended otherwise.
+func turnError(t *testing.T, end *protocol.ActionEnvelope) protocol.ErrorInfo {
+	t.Helper()
+	e, ok := end.Action.(*protocol.ChatErrorAction)
+	if !ok {
+		t.Fatalf("turn ended with %s, want chat/error", end.Action.Type())
+	}
+	return e.Error
+}
+
+// TestBrokenConnectionRestarts: when the ACP connection dies while the
+// agent process lives on (a message longer than an ACP client reads, or
+// stdout closed), the process is stopped, the turn fails as in a crash,
+// and the next turn runs on a new process.
+func TestBrokenConnectionRestarts(t *testing.T) {
+	th := startHost(t, newBackend(t, nil))
+	a := th.dial(t, "a")
+	for i, tc := range []struct{ prompt, want string }{
+		{"say before\nbigline 11", "more than 10 MiB"},
+		{"say before\ncloseout", "connection closed while the process kept running"},
+	} {
+		t.Run(strings.Fields(tc.prompt)[2], func(t *testing.T) {
+			_, chat := a.newSession("s"+strconv.Itoa(i), "test", t.TempDir())
+			turn := a.startTurn(chat, "t1-"+strconv.Itoa(i), tc.prompt)
+			e := turnError(t, a.waitTurnEnd(turn))
+			if e.ErrorType != "agentCrashed" || !strings.Contains(e.Message, tc.want) || !strings.Contains(e.Message, "will be restarted") {
+				t.Errorf("error %+v, want agentCrashed saying %q", e, tc.want)
+			}
+			next := a.startTurn(chat, "t2-"+strconv.Itoa(i), "say back")
+			if end := a.waitTurnEnd(next); end.Action.Type() != "chat/turnComplete" {
+				t.Fatalf("the turn after the broken connection: %+v", end.Action)
+			}
+		})
+	}
+}
+
+// TestGarbageOnStdout: an agent that writes something other than JSON-RPC
+// on stdout fails at once with a message that quotes it, rather than
+// leaving the host to wait out a timeout: at the probe, and in a turn.
+func TestGarbageOnStdout(t *testing.T) {
+	cfg := testConfig("garbage")
+	cfg.Env[acptest.GarbageEnv] = "1"
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	err = b.Probe(ctx)
+	if err == nil || !strings.Contains(err.Error(), "other than ACP") || !strings.Contains(err.Error(), "Welcome to the test agent!") {
+		t.Fatalf("probe: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the probe waited for its deadline")
+	}
+	if d := b.Info().Description; !strings.Contains(d, "other than ACP") {
+		t.Errorf("description %q does not say why the agent failed", d)
+	}
+
+	th := startHost(t, newBackend(t, nil))
+	a := th.dial(t, "a")
+	_, chat := a.newSession("s1", "test", t.TempDir())
+	turn := a.startTurn(chat, "t1", "garbage")
+	e := turnError(t, a.waitTurnEnd(turn))
+	if !strings.Contains(e.Message, "other than ACP") || !strings.Contains(e.Message, "this is not JSON-RPC") {
+		t.Errorf("error %+v", e)
+	}
+}
+
+// records is a slog handler that keeps every record's message and
+// attributes as text.
+type records struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (r *records) Enabled(context.Context, slog.Level) bool { return true }
+func (r *records) Handle(_ context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	rec.Attrs(func(a slog.Attr) bool {
+		b.WriteString(" " + a.Key + "=" + a.Value.String())
+		return true
+	})
+	r.mu.Lock()
+	r.lines = append(r.lines, b.String())
+	r.mu.Unlock()
+	return nil
+}
+func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *records) WithGroup(string) slog.Handler      { return r }
+
+func (r *records) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.lines...)
+}
+
+// TestStderrLogBounded: a flood on the agent's stderr is logged within a
+// bound, the rest counted, and terminal escapes never reach the log.
+func TestStderrLogBounded(t *testing.T) {
+	rec := &records{}
+	th := startHost(t, newBackend(t, &acp.Options{Logger: slog.New(rec)}))
+	a := th.dial(t, "a")
+	_, chat := a.newSession("s1", "test", t.TempDir())
+	turn := a.startTurn(chat, "t1", "spam 20000")
+	if end := a.waitTurnEnd(turn); end.Action.Type() != "chat/turnComplete" {
+		t.Fatalf("turn: %+v", end.Action)
+	}
+	// The count of lines not logged comes once the stream ends (or the
+	// next logged line): close the session.
+	th.h.Close()
+	var logged, dropped int
+	for _, l := range rec.all() {
+		if strings.ContainsRune(l, 0x1b) || strings.ContainsRune(l, 0x07) {
+			t.Fatalf("escape sequence in the log: %q", l)
+		}
+		switch {
+		case strings.HasPrefix(l, "agent stderr: lines not logged"):
+			_, n, _ := strings.Cut(l, "dropped=")
+			k, _ := strconv.Atoi(strings.Fields(n)[0])
+			dropped += k
+		case strings.HasPrefix(l, "agent stderr"):
+			logged++
+			if logged == 1 && !strings.Contains(l, "line=line 1 of spam") {
+				t.Errorf("first line logged as %q", l)
+			}
+		}
+	}
+	if logged > 200 || logged == 0 {
+		t.Errorf("%d stderr lines logged", logged)
+	}
+	if logged+dropped != 20000 {
+		t.Errorf("%d logged + %d counted as dropped, want 20000", logged, dropped)
+	}
+}
+
+// TestAuthMethods: the agent's authentication methods are listed in its
+// root entry, and an authMethod it does not offer is refused with the
+// ones it does.
+func TestAuthMethods(t *testing.T) {
+	cfg := testConfig("auth")
+	cfg.Env[acptest.AuthMethodsEnv] = "key,sso"
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	d := b.Info().Description
+	for _, want := range []string{"API key (key) [set ACPTEST_API_KEY in the agent's environment]", "Log in as sso (sso): Opens a browser", "authMethod"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("description %q lacks %q", d, want)
+		}
+	}
+
+	cfg.AuthMethod = "sso"
+	b, _ = acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err := b.Probe(context.Background()); err != nil {
+		t.Fatalf("an offered method: %v", err)
+	}
+	if d := b.Info().Description; strings.Contains(d, "Sign-in") {
+		t.Errorf("description %q lists methods though ahpd signs in with one", d)
+	}
+
+	cfg.AuthMethod = "oauth"
+	b, _ = acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	err = b.Probe(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `"oauth"`) || !strings.Contains(err.Error(), `it offers "key", "sso"`) {
+		t.Fatalf("probe with a method not offered: %v", err)
+	}
+	th := startHost(t, b)
+	c := th.dial(t, "c")
+	sess := protocol.SessionURI("s1")
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("auth"), WorkingDirectories: []string{"file://" + t.TempDir()}}, nil)
+	c.Subscribe(sess)
+	envs := c.WaitFor("creation failed", func(envs []protocol.ActionEnvelope) bool {
+		for _, e := range envs {
+			if _, ok := e.Action.(*protocol.SessionCreationFailedAction); ok {
+				return true
+			}
+		}
+		return false
+	})
+	for _, e := range envs {
+		if f, ok := e.Action.(*protocol.SessionCreationFailedAction); ok && !strings.Contains(f.Error.Message, `it offers "key", "sso"`) {
+			t.Errorf("creation failed with %q", f.Error.Message)
+		}
+	}
+}
+
+// TestDisposeDuringStart: disposing a session whose agent is still
+// starting (it never answers initialize) stops the agent at once.
+func TestDisposeDuringStart(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	b, err := acp.New(acp.Config{Name: "hung", Command: "sh", Args: []string{"-c", "echo $$ > " + pidFile + "; exec sleep 600"}},
+		&acp.Options{Logger: testLogger(t), StartTimeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, b)
+	c := th.dial(t, "c")
+	sess := protocol.SessionURI("s1")
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("hung"), WorkingDirectories: []string{"file://" + t.TempDir()}}, nil)
+	var pid int
+	deadline := time.Now().Add(10 * time.Second)
+	for pid == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+		data, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+	c.Must("disposeSession", &protocol.DisposeSessionParams{Channel: sess}, nil)
+	deadline = time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatal("the starting agent outlived its disposed session")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
