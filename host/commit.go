@@ -14,8 +14,7 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 	prev := ch.state
 	h.clock = h.opts.Now()
 	next := h.red.Apply(prev, a)
-	h.seq++
-	h.leaseLocked()
+	h.nextSeqLocked()
 	env := protocol.ActionEnvelope{Channel: ch.uri, Action: a, ServerSeq: h.seq, Origin: origin}
 	msg, body, err := encodeAction(&env)
 	if err != nil {
@@ -36,6 +35,13 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 	if ch.session != nil {
 		h.afterCommitLocked(ch, prev, a, origin)
 	}
+}
+
+// nextSeqLocked issues the next serverSeq.
+func (h *Host) nextSeqLocked() int64 {
+	h.seq++
+	h.leaseLocked()
+	return h.seq
 }
 
 // afterCommitLocked keeps derived state in step after a change on a session

@@ -41,10 +41,14 @@ func encodeNotification(method string, params any) ([]byte, error) {
 }
 
 // privateEnvelope encodes an action envelope meant for one connection only
-// (a rejection echo, or a page of older turns). It carries the current
-// serverSeq and does not advance it.
+// (a rejection echo, or a page of older turns). It takes a serverSeq of its
+// own, which only that connection sees: Snapshot.fromSeq promises that
+// what follows a snapshot carries a higher serverSeq, so a client may drop
+// anything at or below what it has seen. The envelope is not replayed.
 func (h *Host) privateEnvelope(channel string, action protocol.StateAction, origin *protocol.ActionOrigin, rejection string) []byte {
-	env := protocol.ActionEnvelope{Channel: channel, Action: action, ServerSeq: h.seq, Origin: origin}
+	seq := h.nextSeqLocked()
+	h.jr.queue(seq)
+	env := protocol.ActionEnvelope{Channel: channel, Action: action, ServerSeq: seq, Origin: origin}
 	if rejection != "" {
 		env.RejectionReason = &rejection
 	}

@@ -157,6 +157,10 @@ type channel struct {
 // subscription is one connection's interest in one channel.
 type subscription struct {
 	ch *channel
+	// turnsFrom is, for a chat, the ordinal of the oldest completed turn
+	// the subscriber holds (its snapshot's window, widened by the pages it
+	// was sent); -1 when not known (a subscription resumed by replay).
+	turnsFrom int64
 }
 
 // New returns a host ready to serve connections. It reads the session

@@ -163,7 +163,7 @@ func (c *conn) subscribeLocked(uri string, view *protocol.SubscribeView) (protoc
 	if err != nil {
 		return protocol.Snapshot{}, false, err
 	}
-	sub := &subscription{ch: ch}
+	sub := &subscription{ch: ch, turnsFrom: windowStart(ch, turns)}
 	ch.subs[c] = sub
 	c.subs[uri] = sub
 	return protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq}, true, nil
@@ -245,7 +245,7 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 			continue
 		}
 		wanted[uri] = true
-		sub := &subscription{ch: ch}
+		sub := &subscription{ch: ch, turnsFrom: -1}
 		ch.subs[c] = sub
 		c.subs[uri] = sub
 	}
@@ -267,6 +267,7 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 			if err != nil {
 				return rpcError(protocol.CodeInternalError, "reconnect: %v", err)
 			}
+			c.subs[uri].turnsFrom = 0
 			res.Snapshots = append(res.Snapshots, protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq})
 		}
 	}
@@ -301,12 +302,24 @@ func (c *conn) fetchTurns(req *jsonrpc.Request) error {
 	if ch == nil || ch.kind != protocol.ChannelChat {
 		return rpcError(int64(protocol.AhpErrorCodeNotFound), "fetchTurns: no chat %s", p.Channel)
 	}
-	action, err := h.turnsPageLocked(ch, p.Cursor)
-	if errors.Is(err, errBadCursor) {
-		return rpcError(protocol.CodeInvalidParams, "fetchTurns: %v", err)
+	// Without a cursor the page is the one before the oldest turn this
+	// client holds: its own window, not the host's.
+	end := ch.turnBase
+	sub := c.subs[ch.uri]
+	if sub != nil && sub.turnsFrom >= 0 {
+		end = sub.turnsFrom
 	}
+	if p.Cursor != nil {
+		if end, err = parseTurnsCursor(p.Cursor); err != nil {
+			return rpcError(protocol.CodeInvalidParams, "fetchTurns: %v", err)
+		}
+	}
+	action, start, err := h.turnsPageLocked(ch, end)
 	if err != nil {
 		return rpcError(protocol.CodeInternalError, "fetchTurns: %v", err)
+	}
+	if sub != nil && (sub.turnsFrom < 0 || start < sub.turnsFrom) {
+		sub.turnsFrom = start
 	}
 	// The schema asks for the page before the reply. It goes to this
 	// client alone: other clients and the host's own state may already

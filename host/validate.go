@@ -84,6 +84,11 @@ func (h *Host) prepareTruncationLocked(ch *channel, a protocol.StateAction) stri
 				load.TurnsNextCursor = protocol.Ptr(turnsCursor(from))
 			}
 			h.commitLocked(ch, load, nil)
+			for _, sub := range ch.subs {
+				if sub.turnsFrom > ch.turnBase {
+					sub.turnsFrom = ch.turnBase
+				}
+			}
 			return ""
 		}
 	}

@@ -24,11 +24,7 @@ func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotSta
 	if !ok {
 		return ch.state, nil
 	}
-	total := ch.turnBase + int64(len(cs.Turns))
-	start := int64(0)
-	if turns >= 0 {
-		start = max(0, total-int64(turns))
-	}
+	start := windowStart(ch, turns)
 	if start == ch.turnBase && start == 0 && cs.TurnsNextCursor == nil {
 		return cs, nil
 	}
@@ -48,6 +44,16 @@ func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotSta
 		v.TurnsNextCursor = protocol.Ptr(turnsCursor(start))
 	}
 	return &v, nil
+}
+
+// windowStart returns the ordinal of the oldest turn a snapshot of the
+// last turns completed turns holds (every turn when turns < 0).
+func windowStart(ch *channel, turns int) int64 {
+	cs, ok := ch.state.(*protocol.ChatState)
+	if !ok || turns < 0 {
+		return 0
+	}
+	return max(0, ch.turnBase+int64(len(cs.Turns))-int64(turns))
 }
 
 // turnsCursor encodes "the turns before this ordinal" as an opaque cursor.
@@ -77,25 +83,16 @@ func parseTurnsCursor(cursor *string) (int64, error) {
 }
 
 // turnsPageLocked returns the chat/turnsLoaded action holding the page of
-// turns that precede the cursor, and the cursor of the page before it.
-// Turns below the window come from the store.
-//
-// Without a cursor the page is the one just before the turns the host holds
-// in memory, which is what a client that subscribed without a view has.
-func (h *Host) turnsPageLocked(ch *channel, cursor *string) (*protocol.ChatTurnsLoadedAction, error) {
-	end := ch.turnBase
-	if cursor != nil {
-		var err error
-		if end, err = parseTurnsCursor(cursor); err != nil {
-			return nil, err
-		}
-	}
+// turns that precede the ordinal end, with the cursor of the page before
+// it, and the ordinal of the page's first turn. Turns below the window
+// come from the store.
+func (h *Host) turnsPageLocked(ch *channel, end int64) (*protocol.ChatTurnsLoadedAction, int64, error) {
 	cs := ch.state.(*protocol.ChatState)
 	end = min(end, ch.turnBase+int64(len(cs.Turns)))
 	start := max(0, end-turnsPageSize)
 	turns, err := h.storedTurnsLocked(ch.uri, start, min(end, ch.turnBase))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if end > ch.turnBase {
 		turns = append(turns, cs.Turns[max(start, ch.turnBase)-ch.turnBase:end-ch.turnBase]...)
@@ -107,5 +104,5 @@ func (h *Host) turnsPageLocked(ch *channel, cursor *string) (*protocol.ChatTurns
 	if start > 0 {
 		a.TurnsNextCursor = protocol.Ptr(turnsCursor(start))
 	}
-	return a, nil
+	return a, start, nil
 }
