@@ -75,6 +75,23 @@ type Event struct {
 	Origin *protocol.ActionOrigin
 	// Chat is the chat state after the action when Channel is a chat.
 	Chat *protocol.ChatState
+	// Steering is, for a chat/turnStarted, the steering message that was
+	// waiting when the turn started. The host has consumed it (removed it
+	// from the chat); the agent takes it into the turn's context.
+	Steering *protocol.Message
+	// Transcripts are, for a chat/turnStarted, the transcripts of the
+	// message's chat attachments, in the order of the attachments, as the
+	// host resolved them when it accepted the message. The agent takes
+	// them into the turn's context (TranscriptText renders one).
+	Transcripts []Transcript
+}
+
+// Transcript is the resolved content of a chat attachment: the referenced
+// chat's completed turns from its first retained one through the pinned
+// end turn. Chat attachments inside those turns stay references.
+type Transcript struct {
+	Attachment *protocol.MessageChatAttachment
+	Turns      []protocol.Turn
 }
 
 // Session is the agent side of one AHP session.

@@ -54,9 +54,15 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 		h.syncChatSummaryLocked(s, chat)
 		h.syncInputNeededLocked(s, chat)
 		if origin != nil || isHostTurnStart(a) {
-			s.deliver(agent.Event{Channel: ch.uri, Action: a, Origin: origin, Chat: chat})
+			ev := agent.Event{Channel: ch.uri, Action: a, Origin: origin, Chat: chat}
+			steering := h.consumeSteeringLocked(ch, a)
+			if steering != nil {
+				ev.Steering = &steering.Message
+				ev.Chat = ch.state.(*protocol.ChatState)
+			}
+			s.deliver(ev)
 		}
-		h.consumeQueuedLocked(ch, chat)
+		h.consumeQueuedLocked(ch, ch.state.(*protocol.ChatState))
 	case protocol.ChannelSession:
 		if origin != nil {
 			s.deliver(agent.Event{Channel: ch.uri, Action: a, Origin: origin})

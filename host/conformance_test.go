@@ -1,12 +1,89 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 )
+
+// recorder is an agent that records the events it is handed and completes
+// every turn at once.
+type recorder struct {
+	caps   protocol.AgentCapabilities
+	mu     sync.Mutex
+	events []agent.Event
+	opens  []agent.OpenRequest
+	wake   chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{wake: make(chan struct{}, 1)} }
+
+func (r *recorder) Info() protocol.AgentInfo {
+	caps := r.caps
+	return protocol.AgentInfo{Provider: "rec", DisplayName: "Recorder", Models: []protocol.SessionModelInfo{}, Capabilities: &caps}
+}
+func (r *recorder) Close() error { return nil }
+func (r *recorder) Open(_ context.Context, req agent.OpenRequest, h agent.Host) (agent.Session, error) {
+	r.mu.Lock()
+	r.opens = append(r.opens, req)
+	r.mu.Unlock()
+	return &recSession{r: r, h: h}, nil
+}
+
+type recSession struct {
+	r *recorder
+	h agent.Host
+}
+
+func (s *recSession) Handle(ev agent.Event) {
+	s.r.mu.Lock()
+	s.r.events = append(s.r.events, ev)
+	s.r.mu.Unlock()
+	select {
+	case s.r.wake <- struct{}{}:
+	default:
+	}
+	if ts, ok := ev.Action.(*protocol.ChatTurnStartedAction); ok {
+		go s.h.Dispatch(ev.Channel, &protocol.ChatTurnCompleteAction{TurnID: ts.TurnID})
+	}
+}
+func (s *recSession) Close() error { return nil }
+
+// turnStarts waits for n turn starts to reach the agent and returns them.
+func (r *recorder) turnStarts(t *testing.T, n int) []agent.Event {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		var out []agent.Event
+		r.mu.Lock()
+		for _, ev := range r.events {
+			if _, ok := ev.Action.(*protocol.ChatTurnStartedAction); ok {
+				out = append(out, ev)
+			}
+		}
+		r.mu.Unlock()
+		if len(out) >= n {
+			return out
+		}
+		select {
+		case <-r.wake:
+		case <-deadline:
+			t.Fatalf("%d turn starts reached the agent, want %d", len(out), n)
+		}
+	}
+}
+
+func startRecorded(t *testing.T) (*testHost, *recorder) {
+	rec := newRecorder()
+	return startHost(t, &host.Options{Agents: []agent.Backend{rec}}), rec
+}
 
 // risingSeqs fails the test unless every envelope a connection received
 // carries a serverSeq above all earlier ones and above from (the serverSeq
@@ -143,4 +220,68 @@ func TestFetchTurnsWithoutCursorCountsFromTheClient(t *testing.T) {
 	risingSeqs(t, sub.Snapshot.FromSeq, envs)
 }
 
-var _ = time.Second
+// TestClientsSendOnlyUserMessages: ChatTurnStartedAction and
+// ChatPendingMessageSetAction say "A client is only allowed to send
+// MessageKind.User messages".
+func TestClientsSendOnlyUserMessages(t *testing.T) {
+	th, rec := startRecorded(t)
+	c := th.dial(t, "c")
+	c.initialize()
+	_, chat := c.newSession("origin")
+	c.Subscribe(chat)
+	for _, kind := range []protocol.MessageKind{protocol.MessageKindAgent, protocol.MessageKindTool, "nonsense"} {
+		msg := protocol.Message{Text: "hi", Origin: protocol.MessageOrigin{Kind: kind}}
+		seq := c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t-" + string(kind), StartedAt: protocol.FormatTime(time.Now()), Message: msg})
+		if r := rejectionOf(seq, c.WaitFor("rejection", rejected(seq))); !strings.Contains(*r.RejectionReason, "user") {
+			t.Fatalf("turnStarted as %s: %s", kind, *r.RejectionReason)
+		}
+		for _, pk := range []protocol.PendingMessageKind{protocol.PendingMessageKindSteering, protocol.PendingMessageKindQueued} {
+			seq := c.Dispatch(chat, &protocol.ChatPendingMessageSetAction{Kind: pk, ID: "p", Message: msg})
+			c.WaitFor("rejection", rejected(seq))
+		}
+	}
+	seq := c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t-user", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("hi")})
+	c.WaitFor("accepted", accepted(seq))
+	if evs := rec.turnStarts(t, 1); len(evs) != 1 || evs[0].Action.(*protocol.ChatTurnStartedAction).TurnID != "t-user" {
+		t.Fatalf("the agent got %d turns", len(evs))
+	}
+}
+
+// TestSteeringSetWhileIdleIsConsumed: "Steering messages added while idle
+// are silently stored and consumed when a turn becomes active"
+// (chat-channel.md, Steering Messages). Consuming is a
+// chat/pendingMessageRemoved with kind steering, and the message reaches
+// the agent with the turn.
+func TestSteeringSetWhileIdleIsConsumed(t *testing.T) {
+	th, rec := startRecorded(t)
+	c := th.dial(t, "c")
+	c.initialize()
+	_, chat := c.newSession("steer")
+	snap := c.Subscribe(chat)
+	steer := protocol.Message{Text: "keep it short", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}
+	seq := c.Dispatch(chat, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindSteering, ID: "s1", Message: steer})
+	c.WaitFor("steering set", accepted(seq))
+	startTurn(c, chat, "t1", "explain")
+	envs := c.WaitFor("steering consumed", func(envs []protocol.ActionEnvelope) bool {
+		for _, e := range envs {
+			if r, ok := e.Action.(*protocol.ChatPendingMessageRemovedAction); ok && r.Kind == protocol.PendingMessageKindSteering && r.ID == "s1" && e.Origin == nil {
+				return true
+			}
+		}
+		return false
+	})
+	ev := rec.turnStarts(t, 1)[0]
+	if ev.Steering == nil || ev.Steering.Text != "keep it short" {
+		t.Fatalf("the agent got steering %+v", ev.Steering)
+	}
+	envs = c.WaitFor("turn end", endedOn(chat))
+	st := mirror(t, snap, envs).(*protocol.ChatState)
+	if st.SteeringMessage != nil {
+		t.Fatalf("steering message still in state: %+v", st.SteeringMessage)
+	}
+	// The next turn has no steering message to take.
+	startTurn(c, chat, "t2", "again")
+	if ev := rec.turnStarts(t, 2)[1]; ev.Steering != nil {
+		t.Fatalf("second turn got steering %+v", ev.Steering)
+	}
+}

@@ -161,6 +161,24 @@ func (h *Host) consumeQueuedLocked(ch *channel, chat *protocol.ChatState) {
 	}, nil)
 }
 
+// consumeSteeringLocked consumes the chat's steering message when a turn
+// has just started, and returns it: steering messages set while the chat
+// is idle are stored and consumed once a turn becomes active (chat channel
+// page, "Steering Messages"). Consuming is a chat/pendingMessageRemoved;
+// the agent gets the message with the turn.
+func (h *Host) consumeSteeringLocked(ch *channel, a protocol.StateAction) *protocol.PendingMessage {
+	if _, ok := a.(*protocol.ChatTurnStartedAction); !ok {
+		return nil
+	}
+	chat := ch.state.(*protocol.ChatState)
+	if chat.ActiveTurn == nil || chat.SteeringMessage == nil {
+		return nil
+	}
+	m := chat.SteeringMessage
+	h.commitLocked(ch, &protocol.ChatPendingMessageRemovedAction{Kind: protocol.PendingMessageKindSteering, ID: m.ID}, nil)
+	return m
+}
+
 // summaryLocked computes the session's catalog entry from its state and
 // its chats, by the aggregation rules of the session channel page.
 func (h *Host) summaryLocked(s *session) protocol.SessionSummary {

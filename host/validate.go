@@ -132,6 +132,9 @@ func validateSessionAction(s *protocol.SessionState, a protocol.StateAction) str
 func validateChatAction(sess *protocol.SessionState, c *protocol.ChatState, a protocol.StateAction) string {
 	switch a := a.(type) {
 	case *protocol.ChatTurnStartedAction:
+		if reason := clientMessage(&a.Message); reason != "" {
+			return reason
+		}
 		if sess.Lifecycle == protocol.SessionLifecycleCreationFailed {
 			return "the session failed to start; create a new one"
 		}
@@ -143,6 +146,10 @@ func validateChatAction(sess *protocol.SessionState, c *protocol.ChatState, a pr
 		}
 		if slices.ContainsFunc(c.Turns, func(t protocol.Turn) bool { return t.ID == a.TurnID }) {
 			return fmt.Sprintf("turn %s already exists", a.TurnID)
+		}
+	case *protocol.ChatPendingMessageSetAction:
+		if reason := clientMessage(&a.Message); reason != "" {
+			return reason
 		}
 	case *protocol.ChatTurnCancelledAction:
 		if c.ActiveTurn == nil {
@@ -183,6 +190,15 @@ func validateChatAction(sess *protocol.SessionState, c *protocol.ChatState, a pr
 		if !hasPendingMessage(c, a.Kind, a.ID) {
 			return fmt.Sprintf("no %s message %s", a.Kind, a.ID)
 		}
+	}
+	return ""
+}
+
+// clientMessage checks a message a client sends: ChatTurnStartedAction and
+// ChatPendingMessageSetAction allow clients only user messages.
+func clientMessage(m *protocol.Message) string {
+	if m.Origin.Kind != protocol.MessageKindUser {
+		return fmt.Sprintf("a client may only send user messages, not origin.kind %q", m.Origin.Kind)
 	}
 	return ""
 }

@@ -7,6 +7,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -150,15 +151,31 @@ func lineDiff(old, new string) (added, removed int) {
 	return added, removed
 }
 
+// turnContext is what the host resolved for a turn beyond its message: a
+// steering message it consumed, and the transcripts of chat attachments.
+type turnContext struct {
+	steering    *protocol.Message
+	transcripts []agent.Transcript
+}
+
 // promptBlocks builds the ACP prompt of an AHP message: its text, then its
-// attachments, each in the richest form the agent accepts.
-func promptBlocks(caps acpsdk.PromptCapabilities, m protocol.Message) []acpsdk.ContentBlock {
+// attachments, each in the richest form the agent accepts (a chat
+// attachment as the transcript the host resolved), then a steering message
+// the host consumed for the turn.
+func promptBlocks(caps acpsdk.PromptCapabilities, m protocol.Message, tc turnContext) []acpsdk.ContentBlock {
 	var blocks []acpsdk.ContentBlock
 	if m.Text != "" {
 		blocks = append(blocks, acpsdk.TextBlock(m.Text))
 	}
+	transcripts := tc.transcripts
 	for _, att := range m.Attachments {
 		switch a := att.(type) {
+		case *protocol.MessageChatAttachment:
+			tr := agent.Transcript{Attachment: a}
+			if len(transcripts) > 0 && transcripts[0].Attachment == a {
+				tr, transcripts = transcripts[0], transcripts[1:]
+			}
+			blocks = append(blocks, acpsdk.TextBlock(agent.TranscriptText(tr)))
 		case *protocol.SimpleMessageAttachment:
 			text := a.Label
 			if a.ModelRepresentation != nil {
@@ -175,6 +192,10 @@ func promptBlocks(caps acpsdk.PromptCapabilities, m protocol.Message) []acpsdk.C
 		case *protocol.MessageEmbeddedResourceAttachment:
 			blocks = append(blocks, embeddedBlock(caps, a))
 		}
+	}
+	if st := tc.steering; st != nil {
+		blocks = append(blocks, acpsdk.TextBlock("The user adds, to steer this turn:"))
+		blocks = append(blocks, promptBlocks(caps, *st, turnContext{})...)
 	}
 	if len(blocks) == 0 {
 		blocks = append(blocks, acpsdk.TextBlock(""))

@@ -15,6 +15,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -196,13 +197,37 @@ func TestPromptBlocks(t *testing.T) {
 		}
 		return out
 	}
-	rich := describe(promptBlocks(acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true}, msg))
+	rich := describe(promptBlocks(acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true}, msg, turnContext{}))
 	if diff := cmp.Diff([]string{"text:look", "text:selected code", "link:file:///w/main.go", "image:image/png", "resource:hello"}, rich); diff != "" {
 		t.Errorf("rich agent (-want +got):\n%s", diff)
 	}
-	plain := describe(promptBlocks(acpsdk.PromptCapabilities{}, msg))
+	plain := describe(promptBlocks(acpsdk.PromptCapabilities{}, msg, turnContext{}))
 	if len(plain) != 5 || !strings.Contains(plain[3], "does not accept") || plain[4] != "text:notes.txt:\nhello" {
 		t.Errorf("plain agent: %q", plain)
+	}
+}
+
+// TestPromptBlocksContext: a chat attachment reaches the agent as the
+// transcript the host resolved ("supply it as model context",
+// chat-channel.md, Pulling a chat into another chat), and a steering
+// message the host consumed for the turn follows the message.
+func TestPromptBlocksContext(t *testing.T) {
+	att := &protocol.MessageChatAttachment{Label: "side", Resource: "ahp-chat:/side"}
+	msg := protocol.Message{Text: "use this", Attachments: []protocol.MessageAttachment{att}}
+	done := protocol.Turn{ID: "t1", Message: protocol.Message{Text: "what is 2+2"},
+		ResponseParts: []protocol.ResponsePart{&protocol.MarkdownResponsePart{ID: "p", Content: protocol.TextOf("4")}}}
+	steer := protocol.Message{Text: "be brief"}
+	blocks := promptBlocks(acpsdk.PromptCapabilities{}, msg, turnContext{
+		steering:    &steer,
+		transcripts: []agent.Transcript{{Attachment: att, Turns: []protocol.Turn{done}}},
+	})
+	var texts []string
+	for _, b := range blocks {
+		texts = append(texts, b.Text.Text)
+	}
+	if len(texts) != 4 || texts[0] != "use this" || !strings.Contains(texts[1], "User: what is 2+2") ||
+		!strings.Contains(texts[1], "Assistant: 4") || !strings.Contains(texts[1], "ahp-chat:/side") || texts[3] != "be brief" {
+		t.Fatalf("prompt %q", texts)
 	}
 }
 

@@ -136,7 +136,7 @@ func (s *session) open(ctx context.Context) error {
 func (s *session) Handle(ev agent.Event) {
 	switch a := ev.Action.(type) {
 	case *protocol.ChatTurnStartedAction:
-		s.startTurn(ev.Channel, a)
+		s.startTurn(ev.Channel, a, turnContext{steering: ev.Steering, transcripts: ev.Transcripts})
 	case *protocol.ChatTurnCancelledAction:
 		s.cancelTurn(ev.Channel, a.TurnID)
 	case *protocol.ChatTruncatedAction:

@@ -24,6 +24,7 @@ type turn struct {
 	id      string
 	chat    *chat
 	msg     protocol.Message
+	context turnContext
 	started time.Time
 	done    chan struct{} // closed when the prompt has answered (or was never sent)
 
@@ -77,14 +78,14 @@ func (s *session) emit(t *turn, a protocol.StateAction) bool {
 
 // startTurn runs a turn a client (or the host, from a queued message)
 // started.
-func (s *session) startTurn(chatURI string, a *protocol.ChatTurnStartedAction) {
+func (s *session) startTurn(chatURI string, a *protocol.ChatTurnStartedAction, tc turnContext) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
 	c := s.chatLocked(chatURI)
-	t := &turn{id: a.TurnID, chat: c, msg: a.Message, started: time.Now(), done: make(chan struct{}),
+	t := &turn{id: a.TurnID, chat: c, msg: a.Message, context: tc, started: time.Now(), done: make(chan struct{}),
 		tools: map[string]*tool{}, perms: map[string]*permission{}}
 	var prev chan struct{}
 	if c.last != nil {
@@ -139,7 +140,7 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 		return
 	}
 	t.sent = true
-	blocks := promptBlocks(p.init.AgentCapabilities.PromptCapabilities, t.msg)
+	blocks := promptBlocks(p.init.AgentCapabilities.PromptCapabilities, t.msg, t.context)
 	s.mu.Unlock()
 
 	res, err := p.conn.Prompt(s.ctx, acpsdk.PromptRequest{SessionId: id, Prompt: blocks})
