@@ -104,7 +104,7 @@ func (c *conn) closeWith(cause error) {
 	if rpc != nil {
 		rpc.Close()
 	}
-	h.log.Debug("connection closed", "client", c.clientID, "reason", cause)
+	h.log.Debug("connection closed", "client", clip(c.clientID, maxLoggedValue), "reason", cause)
 	c.cause = cause
 	close(c.ended)
 }

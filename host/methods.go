@@ -15,7 +15,7 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	defer func() {
 		// A bug must not take the host down with it: answer and log.
 		if p := recover(); p != nil {
-			c.h.log.Error("panic while handling a request", "method", req.Method, "panic", p, "stack", string(debug.Stack()))
+			c.h.log.Error("panic while handling a request", "method", clip(req.Method, maxLoggedValue), "panic", p, "stack", string(debug.Stack()))
 			result, err = nil, rpcError(protocol.CodeInternalError, "%s: internal error", req.Method)
 		}
 	}()
@@ -32,7 +32,7 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	c.h.mu.Unlock()
 	if !ready {
 		if req.IsNotification() {
-			c.h.log.Debug("notification before initialize ignored", "method", req.Method)
+			c.h.log.Debug("notification before initialize ignored", "method", clip(req.Method, maxLoggedValue))
 			return nil, nil
 		}
 		return nil, rpcError(protocol.CodeInvalidRequest, "%s: the connection is not initialized; send initialize first", req.Method)
@@ -129,7 +129,7 @@ func (c *conn) initialize(req *jsonrpc.Request) error {
 	for _, uri := range p.InitialSubscriptions {
 		snap, ok, err := c.subscribeLocked(uri, nil)
 		if err != nil {
-			h.log.Error("an initial subscription failed", "client", c.clientID, "channel", uri, "err", err)
+			h.log.Error("an initial subscription failed", "client", clip(c.clientID, maxLoggedValue), "channel", clip(uri, maxLoggedValue), "err", err)
 		}
 		if ok {
 			res.Snapshots = append(res.Snapshots, snap)
@@ -280,7 +280,7 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 func (c *conn) dispatchAction(req *jsonrpc.Request) error {
 	var p protocol.DispatchActionParams
 	if err := decodeParams(req, &p); err != nil {
-		c.h.log.Debug("dispatchAction with bad params dropped", "client", c.clientID, "err", err)
+		c.h.log.Debug("dispatchAction with bad params dropped", "client", clip(c.clientID, maxLoggedValue), "err", clip(err.Error(), maxLoggedValue))
 		return err
 	}
 	c.h.dispatchClient(c, &p)

@@ -27,7 +27,7 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
 		return
 	}
 	if ch == nil {
-		h.log.Debug("action on an unknown channel ignored", "client", c.clientID, "channel", p.Channel)
+		h.log.Debug("action on an unknown channel ignored", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue))
 		return
 	}
 	if p.Action == nil {
@@ -44,7 +44,7 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
 		reason = h.prepareTruncationLocked(ch, p.Action)
 	}
 	if reason != "" {
-		h.log.Debug("client action rejected", "client", c.clientID, "channel", p.Channel, "type", p.Action.Type(), "reason", reason)
+		h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(p.Action.Type(), maxLoggedValue), "reason", clip(reason, maxLoggedValue))
 		c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, reason))
 		return
 	}

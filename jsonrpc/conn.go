@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/internal/logbound"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -96,6 +97,8 @@ type Conn struct {
 	pending map[protocol.ID]chan *protocol.Response // calls awaiting a response; the remover sends or closes
 	queue   []queued                                // incoming messages for the handler goroutine, in order
 	err     error                                   // why the connection ended; nil while it is open
+
+	peerLog peerLog // bounds what the peer's messages write to the log
 
 	wake chan struct{} // holds a token after queue grows
 	wg   sync.WaitGroup
@@ -329,7 +332,7 @@ func (c *Conn) end(cause error, keepNotifications bool) error {
 	}
 	c.ioCancel()
 	if cause != ErrClosed {
-		c.log.Info("jsonrpc: connection ended", "cause", cause)
+		c.log.Info("jsonrpc: connection ended", "cause", logbound.Value(cause.Error()))
 	}
 	return err
 }
@@ -432,7 +435,7 @@ func (c *Conn) receive(data []byte) {
 		if rpcErr.Code == protocol.CodeInvalidRequest {
 			id = requestID(data)
 		}
-		c.log.Warn("jsonrpc: invalid message", "error", err, "id", id)
+		c.logInvalid(err, id)
 		c.enqueue(queued{reply: &protocol.Response{ID: id, Error: rpcErr}})
 		return
 	}
@@ -465,7 +468,7 @@ func requestID(data []byte) protocol.ID {
 // deliver hands a response to the call waiting for it.
 func (c *Conn) deliver(resp *protocol.Response) {
 	if !resp.ID.IsValid() {
-		c.log.Warn("jsonrpc: peer reported an error it could not attribute", "error", resp.Error)
+		c.logUnattributed(resp.Error)
 		return
 	}
 	c.mu.Lock()
@@ -473,7 +476,7 @@ func (c *Conn) deliver(resp *protocol.Response) {
 	delete(c.pending, resp.ID)
 	c.mu.Unlock()
 	if !ok {
-		c.log.Debug("jsonrpc: dropped response to an unknown or abandoned call", "id", resp.ID)
+		c.log.Debug("jsonrpc: dropped response to an unknown or abandoned call", "id", logbound.Value(resp.ID.String()))
 		return
 	}
 	ch <- resp // buffered, and this goroutine removed ch from pending: it is the only sender
@@ -566,9 +569,9 @@ func (c *Conn) finish(req *Request, result any, err error) {
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrMethodNotFound):
-			c.log.Debug("jsonrpc: notification for an unknown method", "method", req.Method)
+			c.log.Debug("jsonrpc: notification for an unknown method", "method", logbound.Value(req.Method))
 		default:
-			c.log.Warn("jsonrpc: notification handler failed", "method", req.Method, "error", err)
+			c.logHandlerFailed(req.Method, err)
 		}
 		return
 	}
