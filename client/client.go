@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/jsonrpc"
@@ -164,8 +163,9 @@ func webSocketDialer(url string, o Options) Dialer {
 	if o.Token != "" {
 		header.Set("Authorization", "Bearer "+o.Token)
 	}
+	opts := &jsonrpc.WebSocketOptions{HTTPHeader: header, HTTPClient: o.HTTPClient}
 	return func(ctx context.Context) (jsonrpc.Transport, error) {
-		ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header, HTTPClient: o.HTTPClient})
+		t, resp, err := jsonrpc.DialWebSocket(ctx, url, opts)
 		if err != nil {
 			de := &DialError{URL: url, Err: err}
 			if resp != nil {
@@ -173,7 +173,7 @@ func webSocketDialer(url string, o Options) Dialer {
 			}
 			return nil, de
 		}
-		return jsonrpc.NewWebSocketTransport(ws), nil
+		return t, nil
 	}
 }
 
@@ -644,36 +644,33 @@ func (ch *feed) signalLocked() {
 
 // handleNotification handles a notification from the host, on the
 // reader goroutine, in arrival order.
-func (c *Client) handleNotification(n *protocol.Notification, decoded any) {
-	if n.Method == "action" {
-		env, ok := decoded.(*protocol.ActionEnvelope)
-		if !ok {
-			env = new(protocol.ActionEnvelope)
-			if err := protocol.Unmarshal(n.Params, env); err != nil {
-				c.log.Warn("undecodable action envelope dropped", "err", err)
-				return
-			}
+func (c *Client) handleNotification(method string, raw jsontext.Value) {
+	if method == "action" {
+		env := new(protocol.ActionEnvelope)
+		if err := protocol.Unmarshal(raw, env); err != nil {
+			c.log.Warn("undecodable action envelope dropped", "err", err)
+			return
 		}
 		c.mu.Lock()
 		c.receiveLocked(env, false)
 		c.mu.Unlock()
 		return
 	}
-	m, ok := protocol.LookupMethod(n.Method)
+	m, ok := protocol.LookupMethod(method)
 	if !ok || !m.FromServer || !m.Notification {
-		c.log.Debug("unknown notification ignored", "method", n.Method)
+		c.log.Debug("unknown notification ignored", "method", method)
 		return
 	}
 	params := m.NewParams()
-	if err := protocol.Unmarshal(n.Params, params); err != nil {
-		c.log.Warn("undecodable notification dropped", "method", n.Method, "err", err)
+	if err := protocol.Unmarshal(raw, params); err != nil {
+		c.log.Warn("undecodable notification dropped", "method", method, "err", err)
 		return
 	}
 	uri := channelOf(params)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch := c.channels[uri]; ch != nil {
-		ev := Event{Notification: &Notification{Method: n.Method, Params: params}}
+		ev := Event{Notification: &Notification{Method: method, Params: params}}
 		for _, s := range ch.subs {
 			s.q.push(ev)
 		}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
@@ -445,11 +443,10 @@ func TestFetchTurnsLoadsBeforeReplying(t *testing.T) {
 	_, chat := newSession(t, c)
 	runTurns(t, chat, 2)
 
-	ws, _, err := websocket.Dial(ctx, th.url, nil)
+	raw, _, err := jsonrpc.DialWebSocket(ctx, th.url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := jsonrpc.NewWebSocketTransport(ws)
 	defer raw.Close()
 	read := func() protocol.JsonRpcMessage {
 		data, err := raw.Read(ctx)

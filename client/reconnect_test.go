@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/client"
@@ -48,11 +46,11 @@ func (d *testDialer) dial(ctx context.Context) (jsonrpc.Transport, error) {
 	if fail != nil {
 		return nil, fail
 	}
-	ws, _, err := websocket.Dial(ctx, d.url, nil)
+	ws, _, err := jsonrpc.DialWebSocket(ctx, d.url, nil)
 	if err != nil {
 		return nil, err
 	}
-	t := &testTransport{WebSocketTransport: jsonrpc.NewWebSocketTransport(ws)}
+	t := &testTransport{Transport: ws}
 	d.mu.Lock()
 	d.cur = t
 	d.mu.Unlock()
@@ -85,7 +83,7 @@ func (d *testDialer) dialCount() int {
 // testTransport can drop what the client writes, as a connection that
 // dies without noticing would.
 type testTransport struct {
-	*jsonrpc.WebSocketTransport
+	jsonrpc.Transport
 	mu      sync.Mutex
 	swallow bool
 }
@@ -97,7 +95,7 @@ func (t *testTransport) Write(ctx context.Context, data []byte) error {
 	if drop {
 		return nil
 	}
-	return t.WebSocketTransport.Write(ctx, data)
+	return t.Transport.Write(ctx, data)
 }
 
 // connect makes an initialized client that dials through a testDialer and

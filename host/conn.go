@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -14,9 +13,7 @@ import (
 // conn is one client connection.
 type conn struct {
 	h   *Host
-	t   jsonrpc.Transport // the network side
-	out *outbox
-	rpc *jsonrpc.Conn
+	rpc *jsonrpc.Conn // set before any message is handled
 
 	// Guarded by h.mu.
 	initialized bool
@@ -25,16 +22,23 @@ type conn struct {
 	subs        map[string]*subscription
 	known       map[string]bool // action type -> known to version
 	gone        bool
+	initTimer   *time.Timer // closes the connection if initialize never comes
 
 	ended chan struct{} // closed when the connection has been torn down
 	cause error         // why it ended, set before ended is closed
 }
 
 // ServeTransport serves one client over t until the client goes away, ctx
-// ends or the host closes. It closes t before returning.
+// ends or the host closes. It closes t before returning, and returns why
+// the connection ended.
+//
+// Every message to the client, responses and broadcast actions alike, goes
+// through the connection's one outbound queue (jsonrpc.Conn.Send), bounded
+// by Options.QueueSize and Options.QueueBytes; a client that lets it
+// overflow is dropped with a reason and can reconnect. A client that has
+// not initialized within Options.InitializeTimeout is dropped too.
 func (h *Host) ServeTransport(ctx context.Context, t jsonrpc.Transport) error {
-	c := &conn{h: h, t: t, subs: map[string]*subscription{}, known: map[string]bool{}, ended: make(chan struct{})}
-	c.out = newOutbox(t, h.opts.QueueSize, c.closeWith)
+	c := &conn{h: h, subs: map[string]*subscription{}, known: map[string]bool{}, ended: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -42,25 +46,23 @@ func (h *Host) ServeTransport(ctx context.Context, t jsonrpc.Transport) error {
 		return errHostShutdown
 	}
 	h.conns[c] = struct{}{}
+	// Under the lock, so no handler (they all take it) can run before c.rpc
+	// is set.
+	c.rpc = jsonrpc.NewConn(t, c, &jsonrpc.ConnOptions{
+		MaxMessageSize: h.opts.MaxMessageBytes,
+		MaxOutMessages: h.opts.QueueSize,
+		MaxOutBytes:    h.opts.QueueBytes,
+		OnOverflow: func(err error) {
+			h.log.Info("dropping a client that fell behind", "client", c.id(), "err", err)
+		},
+		Logger: h.log,
+	})
+	c.initTimer = time.AfterFunc(h.opts.InitializeTimeout, c.initTimeout)
 	h.mu.Unlock()
 
-	writerCtx, stopWriter := context.WithCancel(context.Background())
-	defer stopWriter()
-	go c.out.run(writerCtx)
-	rpc := jsonrpc.NewConn(&queuedTransport{Transport: t, out: c.out}, c, &jsonrpc.ConnOptions{
-		MaxMessageSize: h.opts.MaxMessageBytes,
-		Logger:         h.log,
-	})
-	h.mu.Lock()
-	c.rpc = rpc
-	gone := c.gone
-	h.mu.Unlock()
-	if gone {
-		rpc.Close()
-	}
 	select {
-	case <-rpc.Done():
-		c.closeWith(rpc.Err())
+	case <-c.rpc.Done():
+		c.closeWith(c.rpc.Err())
 	case <-ctx.Done():
 		c.closeWith(ctx.Err())
 	case <-c.ended:
@@ -69,9 +71,26 @@ func (h *Host) ServeTransport(ctx context.Context, t jsonrpc.Transport) error {
 	return c.cause
 }
 
-// closeWith ends the connection: it stops sending, flushes what is queued
-// for a short while, closes the transport with a reason and forgets the
-// connection's subscriptions. It is safe to call more than once.
+// id returns the client's ID, empty before initialize.
+func (c *conn) id() string {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	return c.clientID
+}
+
+// initTimeout drops a connection that has not initialized in time.
+func (c *conn) initTimeout() {
+	c.h.mu.Lock()
+	idle := !c.initialized && !c.gone
+	c.h.mu.Unlock()
+	if idle {
+		c.closeWith(errInitTimeout(c.h.opts.InitializeTimeout))
+	}
+}
+
+// closeWith ends the connection: it forgets the connection's
+// subscriptions, lets what is queued leave for a short while, and closes
+// the transport with a reason. It is safe to call more than once.
 func (c *conn) closeWith(cause error) {
 	h := c.h
 	h.mu.Lock()
@@ -80,7 +99,7 @@ func (c *conn) closeWith(cause error) {
 		return
 	}
 	c.gone = true
-	rpc := c.rpc
+	c.initTimer.Stop()
 	for uri, sub := range c.subs {
 		delete(sub.ch.subs, c)
 		delete(c.subs, uri)
@@ -92,18 +111,7 @@ func (c *conn) closeWith(cause error) {
 	if cause == nil {
 		cause = jsonrpc.ErrClosed
 	}
-	c.out.close()
-	if !errors.Is(cause, errSlowConsumer) {
-		// Give queued messages (an error reply, say) a moment to leave.
-		select {
-		case <-c.out.done:
-		case <-time.After(time.Second):
-		}
-	}
-	closeTransport(c.t, cause)
-	if rpc != nil {
-		rpc.Close()
-	}
+	c.rpc.CloseWith(cause)
 	h.log.Debug("connection closed", "client", clip(c.clientID, maxLoggedValue), "reason", cause)
 	c.cause = cause
 	close(c.ended)
@@ -133,22 +141,25 @@ func (h *Host) dropActiveClientLocked(clientID string) {
 	}
 }
 
-// statusCloser is implemented by transports that can close with a reason,
-// such as the WebSocket transport.
-type statusCloser interface {
-	CloseWithReason(policy bool, reason string) error
+// closeReason is a cause for closing a connection that the client is
+// told, with the WebSocket status its kind implies (jsonrpc.ErrPolicyViolation
+// or jsonrpc.ErrGoingAway).
+type closeReason struct {
+	kind error
+	msg  string
 }
 
-func closeTransport(t jsonrpc.Transport, cause error) {
-	if sc, ok := t.(statusCloser); ok {
-		policy := errors.Is(cause, errSlowConsumer) || errors.Is(cause, errUnsupportedVersion)
-		sc.CloseWithReason(policy, cause.Error())
-		return
-	}
-	t.Close()
-}
+func (e *closeReason) Error() string        { return e.msg }
+func (e *closeReason) Is(target error) bool { return target == e.kind }
 
-var errUnsupportedVersion = errors.New("no mutually supported protocol version")
+var (
+	errUnsupportedVersion = &closeReason{jsonrpc.ErrPolicyViolation, "no mutually supported protocol version"}
+	errHostShutdown       = &closeReason{jsonrpc.ErrGoingAway, "host shutting down"}
+)
+
+func errInitTimeout(d time.Duration) error {
+	return &closeReason{jsonrpc.ErrPolicyViolation, fmt.Sprintf("no initialize or reconnect within %v", d)}
+}
 
 // knowsLocked reports whether the connection's negotiated version knows the
 // action type. Results are cached per connection.
@@ -164,7 +175,7 @@ func (c *conn) knowsLocked(actionType string) bool {
 // sendLocked queues an encoded message.
 func (c *conn) sendLocked(data []byte) {
 	if !c.gone {
-		c.out.push(data)
+		c.rpc.Send(data) // an overflow ends the connection, which then leaves
 	}
 }
 

@@ -54,6 +54,8 @@ const (
 	DefaultReplayEntries   = 10000
 	DefaultReplayBytes     = 64 << 20
 	DefaultQueueSize       = 8192
+	DefaultQueueBytes      = 32 << 20
+	DefaultInitTimeout     = 30 * time.Second
 	DefaultMaxMessageBytes = 4 << 20
 	DefaultListLimit       = 100
 	DefaultRecentTurns     = 100
@@ -76,10 +78,17 @@ type Options struct {
 	// reconnecting clients. Zero means the defaults.
 	ReplayEntries int
 	ReplayBytes   int
-	// QueueSize bounds each connection's outbound queue, in messages. A
-	// client that falls this far behind is disconnected. Zero means
-	// DefaultQueueSize.
-	QueueSize int
+	// QueueSize and QueueBytes bound each connection's outbound queue, in
+	// messages and in bytes. A client that falls this far behind is
+	// disconnected with a reason (WebSocket status 1008) and can reconnect;
+	// a client that stops reading costs at most QueueBytes. Zero means
+	// DefaultQueueSize and DefaultQueueBytes.
+	QueueSize  int
+	QueueBytes int64
+	// InitializeTimeout bounds how long a connection may stay without
+	// initialize or reconnect; past it the connection is closed. Zero
+	// means DefaultInitTimeout.
+	InitializeTimeout time.Duration
 	// MaxMessageBytes bounds an incoming message. Zero means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
@@ -182,6 +191,12 @@ func New(opts *Options) (*Host, error) {
 	}
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
+	}
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = DefaultQueueBytes
+	}
+	if o.InitializeTimeout <= 0 {
+		o.InitializeTimeout = DefaultInitTimeout
 	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = DefaultMaxMessageBytes
@@ -320,8 +335,6 @@ func sortedSessions(m map[string]*session) []*session {
 	slices.SortFunc(out, func(a, b *session) int { return cmp.Compare(a.uri, b.uri) })
 	return out
 }
-
-var errHostShutdown = errors.New("host shutting down")
 
 // now returns the current time formatted for the wire.
 func (h *Host) now() string { return protocol.FormatTime(h.opts.Now()) }

@@ -135,11 +135,13 @@ func (c *conn) initialize(req *jsonrpc.Request) error {
 			res.Snapshots = append(res.Snapshots, snap)
 		}
 	}
-	return req.Reply(res, nil)
+	req.Reply(res, nil)
+	return nil
 }
 
 func (c *conn) setIdentityLocked(clientID, version string) {
 	c.initialized = true
+	c.initTimer.Stop()
 	c.clientID = clientID
 	c.version = version
 	clear(c.known)
@@ -187,7 +189,8 @@ func (c *conn) subscribe(req *jsonrpc.Request) error {
 	if !ok {
 		return rpcError(int64(protocol.AhpErrorCodeNotFound), "subscribe: no channel %s", p.Channel)
 	}
-	return req.Reply(&protocol.SubscribeResult{Snapshot: &snap}, nil)
+	req.Reply(&protocol.SubscribeResult{Snapshot: &snap}, nil)
+	return nil
 }
 
 func (c *conn) unsubscribe(req *jsonrpc.Request) error {
@@ -257,7 +260,8 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 					actions = append(actions, rawEnvelope(e.envelope))
 				}
 			}
-			return req.Reply(&replayResult{Actions: actions, Missing: missing}, nil)
+			req.Reply(&replayResult{Actions: actions, Missing: missing}, nil)
+			return nil
 		}
 	}
 	res := &protocol.ReconnectSnapshotResult{Snapshots: []protocol.Snapshot{}}
@@ -271,7 +275,8 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 			res.Snapshots = append(res.Snapshots, protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq})
 		}
 	}
-	return req.Reply(res, nil)
+	req.Reply(res, nil)
+	return nil
 }
 
 // dispatchAction validates and applies a client action. Accepted actions
@@ -325,5 +330,6 @@ func (c *conn) fetchTurns(req *jsonrpc.Request) error {
 	// client alone: other clients and the host's own state may already
 	// hold these turns, and each client's window is its own.
 	c.sendLocked(h.privateEnvelope(ch.uri, action, nil, ""))
-	return req.Reply(&protocol.FetchTurnsResult{}, nil)
+	req.Reply(&protocol.FetchTurnsResult{}, nil)
+	return nil
 }

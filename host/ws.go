@@ -5,8 +5,7 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
-
-	"github.com/coder/websocket"
+	"time"
 
 	"github.com/ahp-go/ahp/jsonrpc"
 )
@@ -41,7 +40,17 @@ type WebSocketOptions struct {
 	OriginPatterns []string
 	// InsecureSkipOriginCheck accepts browser upgrades from any origin.
 	InsecureSkipOriginCheck bool
+	// PingInterval is how often each client is pinged; a client that does
+	// not answer within PingTimeout is taken for dead and dropped. Zero
+	// means DefaultPingInterval, negative disables pings. Zero PingTimeout
+	// means PingInterval.
+	PingInterval time.Duration
+	PingTimeout  time.Duration
 }
+
+// DefaultPingInterval is how often the WebSocket endpoint pings each client
+// unless WebSocketOptions says otherwise.
+const DefaultPingInterval = 30 * time.Second
 
 // WebSocketHandler returns the HTTP handler that upgrades requests to
 // WebSocket connections and serves AHP on them.
@@ -49,6 +58,17 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	var o WebSocketOptions
 	if opts != nil {
 		o = *opts
+	}
+	if o.PingInterval == 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	wsOpts := &jsonrpc.WebSocketOptions{
+		// The origin is checked below, with the rules of checkOrigin
+		// rather than the library's (which trusts any Host the request
+		// names).
+		InsecureSkipOriginCheck: true,
+		PingInterval:            max(o.PingInterval, 0),
+		PingTimeout:             o.PingTimeout,
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		trusted := o.trustedHost(r.Host)
@@ -68,17 +88,11 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 			h.log.Info("refused a browser origin", "remote", r.RemoteAddr, "origin", clip(r.Header.Get("Origin"), maxLoggedValue))
 			return
 		}
-		ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-			// The origin was checked above, with the rules of
-			// checkOrigin rather than the library's (which trusts any
-			// Host the request names).
-			InsecureSkipVerify: true,
-		})
+		t, err := jsonrpc.AcceptWebSocket(w, r, wsOpts)
 		if err != nil {
 			h.log.Info("refused a WebSocket upgrade", "remote", r.RemoteAddr, "err", clip(err.Error(), maxLoggedValue))
 			return
 		}
-		t := &wsTransport{jsonrpc.NewWebSocketTransport(ws)}
 		h.ServeTransport(r.Context(), t)
 	})
 }
@@ -113,20 +127,4 @@ func validToken(r *http.Request, token string) bool {
 		}
 	}
 	return ok == 1
-}
-
-// wsTransport adds a closing reason to the WebSocket transport.
-type wsTransport struct {
-	*jsonrpc.WebSocketTransport
-}
-
-func (t *wsTransport) CloseWithReason(policy bool, reason string) error {
-	code := websocket.StatusNormalClosure
-	if policy {
-		code = websocket.StatusPolicyViolation
-	}
-	if len(reason) > 120 {
-		reason = reason[:120]
-	}
-	return t.CloseWithStatus(code, reason)
 }

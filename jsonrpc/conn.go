@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -17,9 +18,20 @@ import (
 
 // Defaults for [ConnOptions].
 const (
-	DefaultMaxMessageSize = 4 << 20 // bytes
-	DefaultMaxQueue       = 4096    // messages
+	DefaultMaxMessageSize = 4 << 20  // bytes
+	DefaultMaxQueue       = 4096     // incoming messages
+	DefaultMaxOutMessages = 8192     // outgoing messages
+	DefaultMaxOutBytes    = 32 << 20 // outgoing bytes
 )
+
+// flushTimeout bounds how long [Conn.CloseWith] waits for queued messages
+// to leave before it closes the transport.
+const flushTimeout = time.Second
+
+// keptBatch is the capacity up to which the writer keeps a drained queue's
+// backing array for the next burst; a larger one is left to the collector,
+// so an idle connection holds no more than this.
+const keptBatch = 64
 
 var (
 	// ErrClosed reports a connection that has ended. Errors returned because
@@ -33,6 +45,26 @@ var (
 	// ErrQueueFull is the cause of a connection ended because the peer sent
 	// more requests and notifications than the handler kept up with.
 	ErrQueueFull = errors.New("jsonrpc: too many incoming messages waiting")
+
+	// ErrSendQueueFull is the cause of a connection ended because the peer
+	// did not read fast enough: its outbound queue went over one of its
+	// bounds (ConnOptions.MaxOutMessages and MaxOutBytes).
+	ErrSendQueueFull = errors.New("jsonrpc: peer too slow: outbound queue full")
+
+	// ErrNotHandled, returned by a [ConnOptions.Preempter], passes the
+	// message on to the connection's handler.
+	ErrNotHandled = errors.New("jsonrpc: not handled")
+
+	// ErrPolicyViolation marks a cause given to [Conn.CloseWith] as a
+	// refusal of the peer's behaviour. A WebSocket transport closes with
+	// status 1008 for causes that match it, 1001 for [ErrGoingAway], 1009
+	// for [ErrMessageTooLarge], and 1000 otherwise; the cause's text is the
+	// reason.
+	ErrPolicyViolation = errors.New("jsonrpc: policy violation")
+
+	// ErrGoingAway marks a cause given to [Conn.CloseWith] as this side
+	// going away, such as a server shutting down.
+	ErrGoingAway = errors.New("jsonrpc: going away")
 )
 
 // ConnOptions configures a [Conn]. The zero value is ready to use.
@@ -47,39 +79,58 @@ type ConnOptions struct {
 	// less means DefaultMaxQueue.
 	MaxQueue int
 
+	// MaxOutMessages and MaxOutBytes bound the outbound queue: the messages
+	// accepted by Send, Notify, Call and responses but not yet written, the
+	// one being written included. A message that would go over either
+	// bound ends the connection with ErrSendQueueFull and drops what is
+	// queued; a single message larger than MaxOutBytes is accepted only
+	// when nothing else is queued. Zero or less means the defaults.
+	MaxOutMessages int
+	MaxOutBytes    int64
+
+	// OnOverflow, when set, is called once when the outbound queue
+	// overflows, with the error the connection then ends with. It runs on
+	// a goroutine of its own, before the transport is closed.
+	OnOverflow func(err error)
+
+	// Preempter, when set, sees every incoming request and notification
+	// first, on the reader goroutine, before any later message is read. It
+	// handles the message by returning anything but ErrNotHandled (for a
+	// request, its result or error is the response, sent at once); with
+	// ErrNotHandled the message goes on to the handler queue. It must not
+	// block, and must not return an [Async] result.
+	Preempter Handler
+
 	// Logger receives protocol errors and connection events. Nil discards
 	// them.
 	Logger *slog.Logger
-
-	// ParamsDecoder, when set, names the methods whose params are decoded
-	// while the message is read, in one pass: for an incoming request or
-	// notification it returns a new pointer to decode the params into (a
-	// type with an UnmarshalJSONFrom method), or nil. The handler finds the
-	// result in Request.Decoded. A client sets it for "action"
-	// notifications.
-	ParamsDecoder func(method string) any
 }
 
 // A Conn is one end of a JSON-RPC 2.0 connection. It sends calls and
 // notifications to the peer and serves those the peer sends through its
 // [Handler].
 //
-// All methods are safe for concurrent use. Call, Notify and WriteRaw block
-// until their message is written (and, for Call, answered), the connection
-// ends, or their context ends, whichever comes first.
+// Every outgoing message (calls, notifications, responses and messages
+// given to Send) goes through one bounded queue in the order it was
+// accepted; accepting never blocks. All methods are safe for concurrent
+// use.
 type Conn struct {
-	// Internally: the reader goroutine alone reads t, the writer goroutine
-	// alone writes it, and the handler goroutine alone calls the handler
-	// (Async work aside). mu guards the fields under it and is never held
-	// while doing I/O or calling out.
+	// Internally: the reader goroutine alone reads t; a writer goroutine,
+	// started when the outbound queue fills and gone once it is empty,
+	// alone writes it; a handler goroutine, likewise started on demand,
+	// alone calls the handler (Async work aside). mu and outMu guard the
+	// fields under them and are never held while doing I/O or calling out;
+	// neither is taken while holding the other.
 
-	t        Transport
-	handler  Handler
-	log      *slog.Logger
-	maxSize  int64
-	maxQueue int
-
-	paramsFor func(method string) any // from ConnOptions.ParamsDecoder
+	t          Transport
+	handler    Handler
+	preempter  Handler
+	log        *slog.Logger
+	maxSize    int64
+	maxQueue   int
+	maxOut     int
+	maxOutSize int64
+	onOverflow func(error)
 
 	// ctx ends as soon as the connection does; handlers run under it.
 	ctx    context.Context
@@ -90,19 +141,34 @@ type Conn struct {
 	ioCtx    context.Context
 	ioCancel context.CancelFunc
 
-	writes chan *outgoing // to the writer goroutine, the only caller of t.Write
-	lastID atomic.Int64   // the ID of the latest outgoing call
+	lastID atomic.Int64 // the ID of the latest outgoing call
 
-	mu      sync.Mutex
-	pending map[protocol.ID]chan *protocol.Response // calls awaiting a response; the remover sends or closes
-	queue   []queued                                // incoming messages for the handler goroutine, in order
-	err     error                                   // why the connection ended; nil while it is open
+	mu       sync.Mutex
+	pending  map[protocol.ID]*call // calls awaiting a response
+	queue    []queued              // incoming messages for the handler goroutine, in order
+	handling bool                  // a handler goroutine is running
+	err      error                 // why the connection ended; nil while it is open
 
 	peerLog peerLog // bounds what the peer's messages write to the log
 
-	wake chan struct{} // holds a token after queue grows
-	wg   sync.WaitGroup
-	done chan struct{} // closed when every goroutine has returned
+	outMu     sync.Mutex
+	out       [][]byte      // messages waiting for the writer, in order
+	spare     [][]byte      // an empty backing array for out, kept between bursts
+	outBytes  int64         // bytes in out plus the message being written
+	writing   bool          // a writer goroutine is running
+	outClosed bool          // no more messages are accepted
+	dropOut   bool          // what is queued is discarded
+	drained   chan struct{} // closed once out is empty, when CloseWith waits
+
+	active atomic.Int32  // running goroutines; the last to return closes done
+	done   chan struct{} // closed when every goroutine has returned
+}
+
+// call is an outgoing call awaiting its response: either a Call waiting on
+// ch, or a CallWith whose then runs when the response arrives.
+type call struct {
+	ch   chan *protocol.Response // buffered; the remover sends or closes
+	then func(result jsontext.Value, err error)
 }
 
 // queued is one entry of the handler queue: a message to handle, or a reply
@@ -128,42 +194,56 @@ func NewConn(t Transport, h Handler, opts *ConnOptions) *Conn {
 	if o.MaxQueue <= 0 {
 		o.MaxQueue = DefaultMaxQueue
 	}
+	if o.MaxOutMessages <= 0 {
+		o.MaxOutMessages = DefaultMaxOutMessages
+	}
+	if o.MaxOutBytes <= 0 {
+		o.MaxOutBytes = DefaultMaxOutBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if h == nil {
 		h = HandlerFunc(notFound)
 	}
-	if l, ok := t.(interface{ SetReadLimit(int64) }); ok {
-		l.SetReadLimit(o.MaxMessageSize)
+	if l, ok := t.(readLimiter); ok {
+		l.setReadLimit(o.MaxMessageSize)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ioCtx, ioCancel := context.WithCancel(context.Background())
 	c := &Conn{
-		t:         t,
-		handler:   h,
-		log:       o.Logger,
-		maxSize:   o.MaxMessageSize,
-		maxQueue:  o.MaxQueue,
-		paramsFor: o.ParamsDecoder,
-		ctx:       ctx,
-		cancel:    cancel,
-		ioCtx:     ioCtx,
-		ioCancel:  ioCancel,
-		writes:    make(chan *outgoing),
-		pending:   make(map[protocol.ID]chan *protocol.Response),
-		wake:      make(chan struct{}, 1),
-		done:      make(chan struct{}),
+		t:          t,
+		handler:    h,
+		preempter:  o.Preempter,
+		log:        o.Logger,
+		maxSize:    o.MaxMessageSize,
+		maxQueue:   o.MaxQueue,
+		maxOut:     o.MaxOutMessages,
+		maxOutSize: o.MaxOutBytes,
+		onOverflow: o.OnOverflow,
+		ctx:        ctx,
+		cancel:     cancel,
+		ioCtx:      ioCtx,
+		ioCancel:   ioCancel,
+		pending:    make(map[protocol.ID]*call),
+		done:       make(chan struct{}),
 	}
-	c.wg.Add(3)
+	c.active.Add(1)
 	go c.readLoop()
-	go c.handleLoop()
-	go c.writeLoop()
-	go func() {
-		c.wg.Wait()
-		close(c.done)
-	}()
 	return c
+}
+
+// readLimiter is a transport that can refuse oversized messages before
+// buffering them.
+type readLimiter interface {
+	setReadLimit(n int64)
+}
+
+// reasonCloser is a transport that can tell the peer why it is closed.
+// closeFor gets a nil cause when the transport itself failed and there is
+// no one left to tell.
+type reasonCloser interface {
+	closeFor(cause error) error
 }
 
 // Call sends a request for method with params and waits for the response,
@@ -176,31 +256,10 @@ func NewConn(t Transport, h Handler, opts *ConnOptions) *Conn {
 // the response, should it come, is dropped. If the connection ends first,
 // the error matches [ErrClosed].
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	p, err := marshalParams(params)
-	if err != nil {
-		return fmt.Errorf("jsonrpc: %s: encoding params: %w", method, err)
-	}
-	id := protocol.Int64ID(c.lastID.Add(1))
-	data, err := protocol.Request{ID: id, Method: method, Params: p}.MarshalJSON()
-	if err != nil {
-		return fmt.Errorf("jsonrpc: %s: %w", method, err)
-	}
-
 	ch := make(chan *protocol.Response, 1)
-	c.mu.Lock()
-	if err := c.err; err != nil {
-		c.mu.Unlock()
-		return fmt.Errorf("jsonrpc: %s: %w", method, err)
-	}
-	c.pending[id] = ch
-	c.mu.Unlock()
-
-	if err := c.write(ctx, data); err != nil {
-		c.forget(id)
-		if err == ctx.Err() {
-			return err
-		}
-		return fmt.Errorf("jsonrpc: %s: %w", method, err)
+	id, err := c.start(method, params, &call{ch: ch})
+	if err != nil {
+		return err
 	}
 	select {
 	case resp, ok := <-ch:
@@ -222,34 +281,136 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	}
 }
 
-// Notify sends a notification for method with params, which are treated as
-// by [Conn.Call]. It returns once the message is written.
+// CallWith sends a request for method with params, treated as by
+// [Conn.Call], and returns without waiting. When the response arrives, then
+// runs on the reader goroutine, before any later message is read or handed
+// to a handler: with the encoded result, or with an error wrapping the
+// peer's [*protocol.Error]. If the connection ends first, then runs once
+// with an error matching [ErrClosed], on the goroutine that ended it. then
+// must not block.
+//
+// It lets a caller apply a result in the exact order of the messages
+// around it (a snapshot before the changes that follow it, say).
+func (c *Conn) CallWith(method string, params any, then func(result jsontext.Value, err error)) error {
+	_, err := c.start(method, params, &call{then: then})
+	return err
+}
+
+// start registers cl under a new ID and queues the request.
+func (c *Conn) start(method string, params any, cl *call) (protocol.ID, error) {
+	p, err := marshalParams(params)
+	if err != nil {
+		return protocol.ID{}, fmt.Errorf("jsonrpc: %s: encoding params: %w", method, err)
+	}
+	id := protocol.Int64ID(c.lastID.Add(1))
+	data, err := protocol.Request{ID: id, Method: method, Params: p}.MarshalJSON()
+	if err != nil {
+		return id, fmt.Errorf("jsonrpc: %s: %w", method, err)
+	}
+	c.mu.Lock()
+	if err := c.err; err != nil {
+		c.mu.Unlock()
+		return id, fmt.Errorf("jsonrpc: %s: %w", method, err)
+	}
+	c.pending[id] = cl
+	c.mu.Unlock()
+	if err := c.Send(data); err != nil {
+		c.forget(id)
+		return id, fmt.Errorf("jsonrpc: %s: %w", method, err)
+	}
+	return id, nil
+}
+
+// Notify queues a notification for method with params, which are treated
+// as by [Conn.Call]. It does not wait for the message to be written; it
+// fails only when the params cannot be encoded or the connection has ended
+// (or ends now because its outbound queue is full). ctx is not used beyond
+// that check, and is there for symmetry with Call.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	data, err := EncodeNotification(method, params)
 	if err != nil {
 		return err
 	}
-	if err := c.write(ctx, data); err != nil {
-		if err == ctx.Err() {
-			return err
-		}
+	if err := c.Send(data); err != nil {
 		return fmt.Errorf("jsonrpc: %s: %w", method, err)
 	}
 	return nil
 }
 
-// WriteRaw sends data, which must be one complete, valid JSON-RPC message,
-// as it is. It lets a broadcaster encode a notification once, with
-// [EncodeNotification], and send the same bytes on many connections.
-// WriteRaw does not modify data, and the caller must not modify it either:
-// when ctx ends during the write, WriteRaw returns while the message is
-// still being sent.
-func (c *Conn) WriteRaw(ctx context.Context, data []byte) error {
-	return c.write(ctx, data)
+// Send queues data, which must be one complete, valid JSON-RPC message, to
+// be written as it is, after every message queued before it. It never
+// blocks. It lets a broadcaster encode a notification once, with
+// [EncodeNotification], and send the same bytes on many connections; the
+// caller must not modify data afterwards.
+//
+// Send fails with an error matching [ErrClosed] when the connection has
+// ended or is closing. When data would take the outbound queue over its
+// bounds, the connection ends with [ErrSendQueueFull] and what was queued
+// is dropped.
+func (c *Conn) Send(data []byte) error {
+	n := int64(len(data))
+	c.outMu.Lock()
+	if c.outClosed {
+		c.outMu.Unlock()
+		return c.closedErr()
+	}
+	if len(c.out) >= c.maxOut || (c.outBytes > 0 && c.outBytes+n > c.maxOutSize) {
+		err := fmt.Errorf("%w: %d messages, %d bytes waiting (bounds %d messages, %d bytes)",
+			ErrSendQueueFull, len(c.out), c.outBytes, c.maxOut, c.maxOutSize)
+		c.discardLocked()
+		c.outMu.Unlock()
+		c.active.Add(1)
+		go func() {
+			defer c.exit()
+			if c.onOverflow != nil {
+				c.onOverflow(err)
+			}
+			c.end(err, true, false)
+		}()
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if c.out == nil {
+		c.out, c.spare = c.spare, nil
+	}
+	c.out = append(c.out, data)
+	c.outBytes += n
+	if !c.writing {
+		c.writing = true
+		c.active.Add(1)
+		go c.writeLoop()
+	}
+	c.outMu.Unlock()
+	return nil
+}
+
+// discardLocked stops the outbound queue and lets go of what it holds.
+func (c *Conn) discardLocked() {
+	c.outClosed = true
+	c.dropOut = true
+	clear(c.out)
+	c.out = nil
+	c.spare = nil
+	c.outBytes = 0 // the writer stops counting once dropOut is set
+	if c.drained != nil {
+		close(c.drained)
+		c.drained = nil
+	}
+}
+
+// closedErr is the error for a message refused because the connection is
+// closing or has ended.
+func (c *Conn) closedErr() error {
+	if err := c.Err(); err != nil {
+		return err
+	}
+	return ErrClosed
 }
 
 // EncodeNotification encodes a notification for method with params, treated
-// as by [Conn.Call], ready for [Conn.WriteRaw].
+// as by [Conn.Call], ready for [Conn.Send].
 func EncodeNotification(method string, params any) ([]byte, error) {
 	p, err := marshalParams(params)
 	if err != nil {
@@ -262,13 +423,45 @@ func EncodeNotification(method string, params any) ([]byte, error) {
 	return data, nil
 }
 
-// Close ends the connection: it closes the transport, fails pending calls
-// with [ErrClosed], and cancels the contexts of running handlers. It does not
-// wait for handlers to return; receive from [Conn.Done] for that. Close
-// returns the error from closing the transport, and nil if the connection
-// had already ended.
+// Close ends the connection at once: it closes the transport (a WebSocket
+// with a normal closure), drops what is still queued, fails pending calls
+// with [ErrClosed], and cancels the contexts of running handlers. It does
+// not wait for handlers to return; receive from [Conn.Done] for that. Close
+// returns nil, also when the connection had already ended.
 func (c *Conn) Close() error {
-	return c.shutdown(ErrClosed)
+	c.end(ErrClosed, true, false)
+	return nil
+}
+
+// CloseWith ends the connection for cause, telling the peer why when the
+// transport can (see [ErrPolicyViolation]). Unlike Close, it first stops
+// accepting messages and lets those already queued (an error response,
+// say) leave, waiting at most a second for them. Afterwards [Conn.Err]
+// wraps cause. It does nothing if the connection has already ended.
+func (c *Conn) CloseWith(cause error) {
+	if cause == nil {
+		cause = ErrClosed
+	}
+	c.outMu.Lock()
+	c.outClosed = true
+	var drained chan struct{}
+	if c.writing && !c.dropOut {
+		if c.drained == nil {
+			c.drained = make(chan struct{})
+		}
+		drained = c.drained
+	}
+	c.outMu.Unlock()
+	if drained != nil {
+		t := time.NewTimer(flushTimeout)
+		select {
+		case <-drained:
+		case <-t.C:
+		case <-c.ctx.Done():
+		}
+		t.Stop()
+	}
+	c.end(cause, true, false)
 }
 
 // Done returns a channel that is closed once the connection has ended and
@@ -278,33 +471,40 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 // Err returns nil while the connection is open. Afterwards it returns why
 // the connection ended: [ErrClosed] itself after [Conn.Close], or an error
 // matching ErrClosed that wraps the cause, such as io.EOF when the peer hung
-// up or [ErrMessageTooLarge].
+// up, [ErrMessageTooLarge], or the cause given to [Conn.CloseWith].
 func (c *Conn) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
 }
 
-// shutdown ends the connection for cause, once. It returns the error from
-// closing the transport, or nil if the connection had already ended.
-func (c *Conn) shutdown(cause error) error {
-	return c.end(cause, false)
+// exit is deferred by every goroutine of the connection; the last one to
+// return closes done. The reader is the first to start and returns only
+// once the connection has ended, and no goroutine starts after that, so
+// done is closed exactly once.
+func (c *Conn) exit() {
+	if c.active.Add(-1) == 0 {
+		close(c.done)
+	}
 }
 
-// end ends the connection. With keepNotifications, notifications already
-// received stay queued and the handler goroutine still delivers them: a
-// peer that sends a last notification and hangs up is heard to the end.
-func (c *Conn) end(cause error, keepNotifications bool) error {
+// end ends the connection for cause, once. With tell, the transport is
+// asked to tell the peer why; without, the transport failed and is just
+// closed. With keepNotifications, notifications already received stay
+// queued and the handler goroutine still delivers them: a peer that sends a
+// last notification and hangs up is heard to the end.
+func (c *Conn) end(cause error, tell, keepNotifications bool) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
-		return nil
+		return
 	}
 	if cause == ErrClosed {
 		c.err = ErrClosed
 	} else {
 		c.err = fmt.Errorf("%w: %w", ErrClosed, cause)
 	}
+	err := c.err
 	pending := c.pending
 	c.pending = nil
 	if keepNotifications {
@@ -314,32 +514,39 @@ func (c *Conn) end(cause error, keepNotifications bool) error {
 				kept = append(kept, q)
 			}
 		}
+		clear(c.queue[len(kept):])
 		c.queue = kept
 	} else {
+		clear(c.queue)
 		c.queue = nil
 	}
 	c.mu.Unlock()
 
-	for _, ch := range pending {
-		close(ch)
+	c.outMu.Lock()
+	c.discardLocked()
+	c.outMu.Unlock()
+
+	for _, cl := range pending {
+		if cl.then != nil {
+			cl.then(nil, err)
+		} else {
+			close(cl.ch)
+		}
 	}
 	c.cancel()
-	var err error
-	if cc, ok := c.t.(causeCloser); ok {
-		err = cc.closeFor(cause)
-	} else {
-		err = c.t.Close()
+	rc, ok := c.t.(reasonCloser)
+	switch {
+	case !ok:
+		c.t.Close()
+	case tell:
+		rc.closeFor(cause)
+	default:
+		rc.closeFor(nil)
 	}
 	c.ioCancel()
 	if cause != ErrClosed {
 		c.log.Info("jsonrpc: connection ended", "cause", logbound.Value(cause.Error()))
 	}
-	return err
-}
-
-// causeCloser is a Transport that can tell the peer why it is closed.
-type causeCloser interface {
-	closeFor(cause error) error
 }
 
 // forget abandons the pending call id.
@@ -349,83 +556,80 @@ func (c *Conn) forget(id protocol.ID) {
 	c.mu.Unlock()
 }
 
-// outgoing is a message handed to the writer goroutine.
-type outgoing struct {
-	ctx  context.Context // the sender's; the message is skipped if it ends before writing starts
-	data []byte
-	done chan error // receives the outcome; buffered so the writer never waits
-}
-
-// write hands data to the writer goroutine and waits for the outcome. If ctx
-// ends first, write returns ctx.Err() at once; a message whose writing has
-// begun is still written in full, so the connection stays usable.
-func (c *Conn) write(ctx context.Context, data []byte) error {
-	w := &outgoing{ctx: ctx, data: data, done: make(chan error, 1)}
-	select {
-	case c.writes <- w:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.ctx.Done():
-		return c.Err()
-	}
-	select {
-	case err := <-w.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// writeLoop runs on the writer goroutine: it writes messages one at a time,
-// in the order they were handed over, until the connection ends. A write
-// failure ends the connection.
+// writeLoop runs on the writer goroutine: it writes queued messages in
+// order until the queue is empty, then returns. A write failure ends the
+// connection.
 func (c *Conn) writeLoop() {
-	defer c.wg.Done()
+	defer c.exit()
+	var batch [][]byte
 	for {
-		var w *outgoing
-		select {
-		case w = <-c.writes:
-		case <-c.ctx.Done():
+		c.outMu.Lock()
+		if batch != nil && cap(batch) <= keptBatch && c.spare == nil && !c.dropOut {
+			c.spare = batch[:0] // reused by the next burst
+		}
+		batch = nil
+		if len(c.out) == 0 || c.dropOut {
+			c.writing = false
+			if c.drained != nil {
+				close(c.drained)
+				c.drained = nil
+			}
+			c.outMu.Unlock()
 			return
 		}
-		if err := w.ctx.Err(); err != nil {
-			w.done <- err
-			continue
+		// Take the whole queue; messages sent meanwhile start a new one.
+		batch, c.out = c.out, nil
+		c.outMu.Unlock()
+
+		for i, data := range batch {
+			err := c.t.Write(c.ioCtx, data)
+			batch[i] = nil
+			c.outMu.Lock()
+			drop := c.dropOut
+			if !drop {
+				c.outBytes -= int64(len(data))
+			}
+			c.outMu.Unlock()
+			if err != nil {
+				c.end(fmt.Errorf("write: %w", err), false, false)
+				drop = true
+			}
+			if drop {
+				clear(batch)
+				batch = nil
+				break
+			}
 		}
-		if err := c.Err(); err != nil {
-			w.done <- err
-			continue
-		}
-		err := c.t.Write(c.ioCtx, w.data)
-		if err != nil {
-			c.shutdown(fmt.Errorf("write: %w", err))
-			err = c.Err()
-		}
-		w.done <- err
 	}
 }
 
 // readLoop runs on the reader goroutine until the transport fails.
 func (c *Conn) readLoop() {
-	defer c.wg.Done()
+	defer c.exit()
 	for {
 		data, err := c.t.Read(c.ioCtx)
 		if err != nil {
-			c.end(fmt.Errorf("read: %w", err), true)
+			if errors.Is(err, ErrMessageTooLarge) {
+				c.end(err, true, false)
+			} else {
+				c.end(fmt.Errorf("read: %w", err), false, true)
+			}
 			return
 		}
 		if int64(len(data)) > c.maxSize {
-			c.shutdown(fmt.Errorf("%w: %d bytes, limit %d", ErrMessageTooLarge, len(data), c.maxSize))
-			return
+			c.end(fmt.Errorf("%w: %d bytes, limit %d", ErrMessageTooLarge, len(data), c.maxSize), true, false)
+			// Keep reading until the transport gives up, so the goroutine
+			// accounting stays with the reader.
+			continue
 		}
 		c.receive(data)
 	}
 }
 
 // receive routes one incoming message: responses to their callers,
-// everything else to the handler queue.
+// everything else to the preempter and then the handler queue.
 func (c *Conn) receive(data []byte) {
-	msg, decoded, err := protocol.DecodeMessageWith(data, c.paramsFor)
+	msg, err := protocol.DecodeMessage(data)
 	if err != nil {
 		var rpcErr *protocol.Error
 		if !errors.As(err, &rpcErr) {
@@ -439,16 +643,28 @@ func (c *Conn) receive(data []byte) {
 		c.enqueue(queued{reply: &protocol.Response{ID: id, Error: rpcErr}})
 		return
 	}
+	var req *Request
 	switch {
 	case msg.Response != nil:
 		c.deliver(msg.Response)
+		return
 	case msg.Request != nil:
 		r := msg.Request
-		c.enqueue(queued{req: &Request{ID: r.ID, Method: r.Method, Params: r.Params, Decoded: decoded, conn: c}})
+		req = &Request{ID: r.ID, Method: r.Method, Params: r.Params, conn: c}
 	case msg.Notification != nil:
 		n := msg.Notification
-		c.enqueue(queued{req: &Request{Method: n.Method, Params: n.Params, Decoded: decoded, conn: c}})
+		req = &Request{Method: n.Method, Params: n.Params, conn: c}
+	default:
+		return
 	}
+	if c.preempter != nil {
+		result, err := c.preempter.Handle(c.ctx, req)
+		if !errors.Is(err, ErrNotHandled) {
+			c.finish(req, result, err)
+			return
+		}
+	}
+	c.enqueue(queued{req: req})
 }
 
 // requestID salvages the ID of an invalid message that looks like a request,
@@ -472,18 +688,23 @@ func (c *Conn) deliver(resp *protocol.Response) {
 		return
 	}
 	c.mu.Lock()
-	ch, ok := c.pending[resp.ID]
+	cl, ok := c.pending[resp.ID]
 	delete(c.pending, resp.ID)
 	c.mu.Unlock()
-	if !ok {
+	switch {
+	case !ok:
 		c.log.Debug("jsonrpc: dropped response to an unknown or abandoned call", "id", logbound.Value(resp.ID.String()))
-		return
+	case cl.then == nil:
+		cl.ch <- resp // buffered, and this goroutine removed cl from pending: it is the only sender
+	case resp.Error != nil:
+		cl.then(nil, resp.Error)
+	default:
+		cl.then(resp.Result, nil)
 	}
-	ch <- resp // buffered, and this goroutine removed ch from pending: it is the only sender
 }
 
-// enqueue adds q to the handler queue, ending the connection when the queue
-// is full.
+// enqueue adds q to the handler queue, starting the handler goroutine if
+// it is not running, and ends the connection when the queue is full.
 func (c *Conn) enqueue(q queued) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -492,48 +713,33 @@ func (c *Conn) enqueue(q queued) {
 	}
 	if len(c.queue) >= c.maxQueue {
 		c.mu.Unlock()
-		c.shutdown(ErrQueueFull)
+		c.end(ErrQueueFull, true, false)
 		return
 	}
 	c.queue = append(c.queue, q)
-	c.mu.Unlock()
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	if !c.handling {
+		c.handling = true
+		c.active.Add(1)
+		go c.handleLoop()
 	}
+	c.mu.Unlock()
 }
 
 // handleLoop runs on the handler goroutine: it serves queued messages in
-// order until the connection ends.
+// order until the queue is empty.
 func (c *Conn) handleLoop() {
-	defer c.wg.Done()
+	defer c.exit()
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 {
-			ended := c.err != nil
+			c.handling = false
+			c.queue = nil // let the next burst start a fresh backing array
 			c.mu.Unlock()
-			if ended {
-				return
-			}
-			select {
-			case <-c.wake:
-				continue
-			case <-c.ctx.Done():
-				c.mu.Lock()
-				left := len(c.queue)
-				c.mu.Unlock()
-				if left == 0 {
-					return
-				}
-				continue
-			}
+			return
 		}
 		q := c.queue[0]
 		c.queue[0] = queued{}
 		c.queue = c.queue[1:]
-		if len(c.queue) == 0 {
-			c.queue = nil // let the next burst start a fresh backing array
-		}
 		c.mu.Unlock()
 
 		if q.reply != nil {
@@ -549,9 +755,9 @@ func (c *Conn) handleLoop() {
 func (c *Conn) serve(req *Request) {
 	result, err := c.handler.Handle(c.ctx, req)
 	if f, ok := result.(Async); ok && f != nil && err == nil {
-		c.wg.Add(1) // the handler goroutine is counted, so this cannot race with Wait
+		c.active.Add(1) // the handler goroutine is counted, so done cannot close meanwhile
 		go func() {
-			defer c.wg.Done()
+			defer c.exit()
 			result, err := f(c.ctx)
 			c.finish(req, result, err)
 		}()
@@ -602,7 +808,7 @@ func wireError(err error) *protocol.Error {
 	return &protocol.Error{Code: e.Code, Message: msg, Data: e.Data}
 }
 
-// send writes a response, falling back to a bare internal error when the
+// send queues a response, falling back to a bare internal error when the
 // response cannot be encoded.
 func (c *Conn) send(resp *protocol.Response) {
 	data, err := resp.MarshalJSON()
@@ -616,7 +822,7 @@ func (c *Conn) send(resp *protocol.Response) {
 			return
 		}
 	}
-	if err := c.write(c.ctx, data); err != nil {
+	if err := c.Send(data); err != nil {
 		c.log.Debug("jsonrpc: response not sent", "id", resp.ID, "error", err)
 	}
 }

@@ -132,7 +132,7 @@ func TestNotificationsKeepOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := a.WriteRaw(ctx, raw); err != nil {
+			if err := a.Send(raw); err != nil {
 				t.Fatal(err)
 			}
 			for i := range n {

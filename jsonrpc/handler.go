@@ -46,26 +46,24 @@ type Request struct {
 	ID     protocol.ID    // zero for a notification
 	Method string         // the method name
 	Params jsontext.Value // the encoded params, nil when absent
-	// Decoded holds the params already decoded when ConnOptions.ParamsDecoder
-	// chose a type for this method; nil otherwise.
-	Decoded any
 
 	conn    *Conn
 	replied atomic.Bool
 }
 
-// Reply answers the request now, from within the handler, instead of when
-// the handler returns; the handler's own return values are then ignored.
-// It lets a handler order its response among other messages it queues on
-// the same transport (a host answering subscribe before any action that
-// follows the snapshot, say). Replying to a notification does nothing;
-// replying twice sends only the first answer.
-func (req *Request) Reply(result any, err error) error {
+// Reply queues the answer to the request now, from within the handler,
+// instead of when the handler returns; the handler's own return values are
+// then ignored. It lets a handler order its response among other messages
+// it queues on the same connection (a host answering subscribe before any
+// action that follows the snapshot, say). Replying to a notification does
+// nothing; replying twice sends only the first answer. A response that
+// cannot be queued because the connection ended is dropped, as the
+// handler's return values would be.
+func (req *Request) Reply(result any, err error) {
 	if req.IsNotification() || req.conn == nil {
-		return nil
+		return
 	}
 	req.conn.finish(req, result, err)
-	return nil
 }
 
 // IsNotification reports whether req expects no response.

@@ -97,7 +97,7 @@ var transports = []transportKind{
 func wsTransports(t testing.TB) (jsonrpc.Transport, jsonrpc.Transport) {
 	t.Helper()
 	server, client := wsConns(t)
-	return jsonrpc.NewWebSocketTransport(server), jsonrpc.NewWebSocketTransport(client)
+	return jsonrpc.NewWebSocketTransport(server, nil), jsonrpc.NewWebSocketTransport(client, nil)
 }
 
 // wsConns serves a WebSocket on 127.0.0.1 and returns the accepted (server)

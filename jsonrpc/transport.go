@@ -29,9 +29,8 @@ import (
 // cannot abandon a half-sent message may close itself when the context of
 // Write ends mid-message.
 //
-// If a transport has a method SetReadLimit(n int64), [NewConn] calls it with
-// the connection's maximum message size, so that the transport can refuse
-// oversized messages before buffering them.
+// The WebSocket transport of this package also refuses oversized messages
+// before buffering them, pings the peer, and tells it why it is closed.
 type Transport interface {
 	Read(ctx context.Context) ([]byte, error)
 	Write(ctx context.Context, data []byte) error

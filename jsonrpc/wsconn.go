@@ -5,13 +5,82 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
 
-// A WebSocketTransport carries one JSON-RPC message per WebSocket text
-// message. Binary messages are refused: the connection is closed with status
-// 1003 (unsupported data).
+// ErrPeerTimeout is the cause of a WebSocket connection ended because the
+// peer did not answer a ping in time (see [WebSocketOptions]).
+var ErrPeerTimeout = errors.New("jsonrpc: peer did not answer a ping in time")
+
+// WebSocketOptions configures a WebSocket transport made by
+// [AcceptWebSocket] or [DialWebSocket]. The zero value is ready to use.
+type WebSocketOptions struct {
+	// OriginPatterns lists the browser origins (host patterns, such as
+	// "example.com" or "*.example.com") allowed to connect besides the
+	// request's own host. Requests without an Origin header (non-browser
+	// clients) are always allowed. Accept only.
+	OriginPatterns []string
+	// InsecureSkipOriginCheck accepts browser upgrades from any origin.
+	// Accept only.
+	InsecureSkipOriginCheck bool
+
+	// HTTPHeader holds headers for the handshake request, and HTTPClient
+	// makes it (nil means http.DefaultClient). Dial only.
+	HTTPHeader http.Header
+	HTTPClient *http.Client
+
+	// PingInterval, when positive, sends the peer a WebSocket ping after
+	// every PingInterval; a peer that does not answer within PingTimeout
+	// is taken for dead and the connection ends with [ErrPeerTimeout].
+	// Zero PingTimeout means PingInterval. Pings need a reader: a [Conn]
+	// always reads.
+	PingInterval time.Duration
+	PingTimeout  time.Duration
+}
+
+// AcceptWebSocket upgrades an HTTP request to a WebSocket and returns a
+// transport over it, ready for [NewConn]. On failure the response has been
+// written (403 for a refused origin, 400 for a bad handshake).
+func AcceptWebSocket(w http.ResponseWriter, r *http.Request, opts *WebSocketOptions) (Transport, error) {
+	var o WebSocketOptions
+	if opts != nil {
+		o = *opts
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+		OriginPatterns:     o.OriginPatterns,
+		InsecureSkipVerify: o.InsecureSkipOriginCheck,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newWebSocketTransport(ws, &o), nil
+}
+
+// DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns a
+// transport over it, ready for [NewConn]. The HTTP response of the
+// handshake is returned when there is one, also on failure, so that a
+// caller can tell a refused token (401) from an unreachable host. ctx
+// bounds the handshake only.
+func DialWebSocket(ctx context.Context, url string, opts *WebSocketOptions) (Transport, *http.Response, error) {
+	var o WebSocketOptions
+	if opts != nil {
+		o = *opts
+	}
+	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: o.HTTPHeader, HTTPClient: o.HTTPClient})
+	if err != nil {
+		return nil, resp, err
+	}
+	return newWebSocketTransport(ws, &o), resp, nil
+}
+
+// wsTransport carries one JSON-RPC message per WebSocket text message.
+// Binary messages are refused: the connection is closed with status 1003
+// (unsupported data).
 //
 // Messages over the read limit are refused before they are buffered, and the
 // connection is closed with status 1009 (message too big). The limit starts
@@ -19,34 +88,73 @@ import (
 //
 // Write honours its context, but a WebSocket message cannot be abandoned
 // halfway: if the context ends while a message is being written, the
-// WebSocket is closed. A context that has already ended is reported without
-// touching the connection. A [Conn] only ever passes its own context, which
+// WebSocket is closed. A [Conn] only ever passes its own context, which
 // ends with the connection.
-//
-// All methods are safe for concurrent use, except that Read must be called
-// from one goroutine at a time.
-type WebSocketTransport struct {
-	ws *websocket.Conn
+type wsTransport struct {
+	ws       *websocket.Conn
+	interval time.Duration
+	timeout  time.Duration
+
+	mu     sync.Mutex
+	timer  *time.Timer // the next ping; nil without pings
+	closed bool
+	dead   bool // a ping went unanswered
 }
 
-// NewWebSocketTransport returns a transport over ws, which it owns from now
-// on. ws comes from websocket.Accept on the server or websocket.Dial on the
-// client.
-func NewWebSocketTransport(ws *websocket.Conn) *WebSocketTransport {
+func newWebSocketTransport(ws *websocket.Conn, o *WebSocketOptions) *wsTransport {
 	ws.SetReadLimit(DefaultMaxMessageSize)
-	return &WebSocketTransport{ws: ws}
+	t := &wsTransport{ws: ws}
+	if o != nil && o.PingInterval > 0 {
+		t.interval = o.PingInterval
+		t.timeout = o.PingTimeout
+		if t.timeout <= 0 {
+			t.timeout = t.interval
+		}
+		// A timer rather than a goroutine per connection: an idle
+		// connection costs no stack between pings.
+		t.mu.Lock()
+		t.timer = time.AfterFunc(t.interval, t.ping)
+		t.mu.Unlock()
+	}
+	return t
 }
 
-// SetReadLimit sets the largest message Read accepts, in bytes.
-func (t *WebSocketTransport) SetReadLimit(n int64) { t.ws.SetReadLimit(n) }
+// ping runs on a timer goroutine: it pings the peer and waits for the pong,
+// then arms the next ping, or drops the connection.
+func (t *wsTransport) ping() {
+	ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
+	err := t.ws.Ping(ctx)
+	cancel()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	if err != nil {
+		t.dead = true
+		t.closed = true
+		t.ws.CloseNow() // the peer is gone; no closing handshake to wait for
+		return
+	}
+	t.timer.Reset(t.interval)
+}
+
+func (t *wsTransport) setReadLimit(n int64) { t.ws.SetReadLimit(n) }
 
 // Read returns the next text message. It returns io.EOF when the peer closed
-// the WebSocket normally (status 1000 or 1001), and an error matching
-// [ErrMessageTooLarge] for a message over the read limit.
-func (t *WebSocketTransport) Read(ctx context.Context) ([]byte, error) {
+// the WebSocket normally (status 1000 or 1001), an error matching
+// [ErrMessageTooLarge] for a message over the read limit, and one matching
+// [ErrPeerTimeout] once a ping went unanswered.
+func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
 	typ, data, err := t.ws.Read(ctx)
 	if err != nil {
-		if errors.Is(err, websocket.ErrMessageTooBig) {
+		t.mu.Lock()
+		dead := t.dead
+		t.mu.Unlock()
+		switch {
+		case dead:
+			return nil, fmt.Errorf("%w: %w", ErrPeerTimeout, err)
+		case errors.Is(err, websocket.ErrMessageTooBig):
 			return nil, fmt.Errorf("%w: %w", ErrMessageTooLarge, err)
 		}
 		switch websocket.CloseStatus(err) {
@@ -63,7 +171,7 @@ func (t *WebSocketTransport) Read(ctx context.Context) ([]byte, error) {
 }
 
 // Write sends data as one text message.
-func (t *WebSocketTransport) Write(ctx context.Context, data []byte) error {
+func (t *wsTransport) Write(ctx context.Context, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -71,28 +179,40 @@ func (t *WebSocketTransport) Write(ctx context.Context, data []byte) error {
 }
 
 // Close closes the WebSocket with status 1000 (normal closure).
-func (t *WebSocketTransport) Close() error {
-	return t.ws.Close(websocket.StatusNormalClosure, "")
+func (t *wsTransport) Close() error {
+	return t.closeFor(ErrClosed)
 }
 
-// CloseWithStatus closes the WebSocket with the given status and reason,
-// which must be at most 123 bytes. A host uses it, for instance, to tell a
-// client that fell too far behind why it is being dropped.
-func (t *WebSocketTransport) CloseWithStatus(code websocket.StatusCode, reason string) error {
-	return t.ws.Close(code, reason)
-}
+// maxReason is the longest close reason a WebSocket close frame carries.
+const maxReason = 123
 
-// closeFor closes the WebSocket with a status that tells the peer why the
-// connection ends.
-func (t *WebSocketTransport) closeFor(cause error) error {
-	switch {
-	case cause == ErrClosed:
-		return t.Close()
-	case errors.Is(cause, ErrMessageTooLarge):
-		return t.ws.Close(websocket.StatusMessageTooBig, "message too large")
-	case errors.Is(cause, ErrQueueFull):
-		return t.ws.Close(websocket.StatusPolicyViolation, "too many messages waiting")
+// closeFor closes the WebSocket with a status and reason that tell the peer
+// why the connection ends, or at once without a handshake for a nil cause.
+func (t *wsTransport) closeFor(cause error) error {
+	t.mu.Lock()
+	t.closed = true
+	if t.timer != nil {
+		t.timer.Stop()
 	}
-	// The transport already failed; there is no one to tell.
-	return t.ws.CloseNow()
+	t.mu.Unlock()
+	if cause == nil {
+		return t.ws.CloseNow()
+	}
+	code := websocket.StatusNormalClosure
+	switch {
+	case errors.Is(cause, ErrMessageTooLarge):
+		code = websocket.StatusMessageTooBig
+	case errors.Is(cause, ErrGoingAway):
+		code = websocket.StatusGoingAway
+	case errors.Is(cause, ErrPolicyViolation), errors.Is(cause, ErrQueueFull), errors.Is(cause, ErrSendQueueFull):
+		code = websocket.StatusPolicyViolation
+	}
+	reason := ""
+	if cause != ErrClosed {
+		reason = cause.Error()
+	}
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "")
+	}
+	return t.ws.Close(code, reason)
 }

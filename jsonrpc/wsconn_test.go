@@ -12,7 +12,7 @@ import (
 
 func TestWebSocketRefusesBinaryMessages(t *testing.T) {
 	server, client := wsConns(t)
-	c := jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(server), newService(), nil)
+	c := jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(server, nil), newService(), nil)
 	t.Cleanup(func() { closeAndWait(t, c) })
 
 	ctx := testContext(t)
@@ -28,12 +28,10 @@ func TestWebSocketRefusesBinaryMessages(t *testing.T) {
 
 func TestWebSocketCloseStatus(t *testing.T) {
 	server, client := wsConns(t)
-	st := jsonrpc.NewWebSocketTransport(server)
-	ct := jsonrpc.NewWebSocketTransport(client)
-	c := jsonrpc.NewConn(ct, nil, nil)
+	c := jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(client, nil), nil, nil)
 	t.Cleanup(func() { closeAndWait(t, c) })
 
-	go st.CloseWithStatus(websocket.StatusTryAgainLater, "fell behind")
+	go server.Close(websocket.StatusTryAgainLater, "fell behind")
 	receive(t, c.Done())
 	var ce websocket.CloseError
 	if err := c.Err(); !errors.As(err, &ce) || ce.Code != websocket.StatusTryAgainLater || ce.Reason != "fell behind" {
@@ -42,9 +40,9 @@ func TestWebSocketCloseStatus(t *testing.T) {
 
 	// A normal closure reads as io.EOF.
 	server2, client2 := wsConns(t)
-	c2 := jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(client2), nil, nil)
+	c2 := jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(client2, nil), nil, nil)
 	t.Cleanup(func() { closeAndWait(t, c2) })
-	go jsonrpc.NewWebSocketTransport(server2).Close()
+	go jsonrpc.NewWebSocketTransport(server2, nil).Close()
 	receive(t, c2.Done())
 	if err := c2.Err(); !errors.Is(err, io.EOF) {
 		t.Errorf("Err after normal closure = %v, want io.EOF", err)

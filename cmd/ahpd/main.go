@@ -52,6 +52,10 @@ type config struct {
 	AllowHosts    []string `json:"allowHosts"`
 	AnyOrigin     bool     `json:"insecureAnyOrigin"`
 	MaxMessage    int64    `json:"maxMessageBytes"`
+	QueueBytes    int64    `json:"queueBytes"`
+	InitTimeout   string   `json:"initTimeout"`
+	PingInterval  string   `json:"pingInterval"`
+	PingTimeout   string   `json:"pingTimeout"`
 	ShutdownGrace string   `json:"shutdownGrace"`
 	MaxConns      int      `json:"maxConnections"`
 	IdleTimeout   string   `json:"httpIdleTimeout"`
@@ -86,6 +90,10 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		ReplaySize:    host.DefaultReplayEntries,
 		ReplayBytes:   host.DefaultReplayBytes,
 		MaxMessage:    host.DefaultMaxMessageBytes,
+		QueueBytes:    host.DefaultQueueBytes,
+		InitTimeout:   host.DefaultInitTimeout.String(),
+		PingInterval:  host.DefaultPingInterval.String(),
+		PingTimeout:   host.DefaultPingInterval.String(),
 		ShutdownGrace: "5s",
 		MaxConns:      defaultMaxConnections,
 		IdleTimeout:   "60s",
@@ -120,6 +128,10 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.Var(&hosts, "allow-host", "host name clients may reach ahpd by besides loopback ones (repeatable; pattern like *.lan)")
 	fs.BoolVar(&cfg.AnyOrigin, "insecure-any-origin", cfg.AnyOrigin, "accept browser connections from any origin")
 	fs.Int64Var(&cfg.MaxMessage, "max-message-bytes", cfg.MaxMessage, "largest incoming message")
+	fs.Int64Var(&cfg.QueueBytes, "queue-bytes", cfg.QueueBytes, "bytes queued to one client before it is dropped as too slow")
+	fs.StringVar(&cfg.InitTimeout, "init-timeout", cfg.InitTimeout, "how long a connection may stay without initialize")
+	fs.StringVar(&cfg.PingInterval, "ping-interval", cfg.PingInterval, "how often clients are pinged; 0 disables pings")
+	fs.StringVar(&cfg.PingTimeout, "ping-timeout", cfg.PingTimeout, "how long a client may take to answer a ping before it is dropped")
 	fs.StringVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long to wait for clients on shutdown")
 	fs.IntVar(&cfg.MaxConns, "max-connections", cfg.MaxConns, "most connections held open at once; more are answered 503 (0: no limit)")
 	fs.StringVar(&cfg.IdleTimeout, "http-idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive HTTP connection is kept")
@@ -173,13 +185,20 @@ func (c *config) validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
 	}
+	for _, d := range []struct{ flag, value string }{
+		{"init-timeout", c.InitTimeout}, {"ping-interval", c.PingInterval}, {"ping-timeout", c.PingTimeout},
+	} {
+		if v, err := time.ParseDuration(d.value); err != nil || v < 0 {
+			return fmt.Errorf("--%s %q: want a duration of zero or more", d.flag, d.value)
+		}
+	}
 	if _, err := time.ParseDuration(c.ShutdownGrace); err != nil {
 		return fmt.Errorf("--shutdown-grace: %w", err)
 	}
 	if d, err := time.ParseDuration(c.IdleTimeout); err != nil || d <= 0 {
 		return fmt.Errorf("--http-idle-timeout %q: want a positive duration", c.IdleTimeout)
 	}
-	if c.ReplaySize < 0 || c.ReplayBytes < 0 || c.MaxMessage < 0 || c.MaxConns < 0 {
+	if c.ReplaySize < 0 || c.ReplayBytes < 0 || c.MaxMessage < 0 || c.MaxConns < 0 || c.QueueBytes < 0 {
 		return errors.New("sizes must not be negative")
 	}
 	if err := c.storeConfig.validate(); err != nil {
@@ -202,6 +221,20 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// mustDuration parses a duration already checked by validate.
+func mustDuration(s string) time.Duration {
+	d, _ := time.ParseDuration(s)
+	return d
+}
+
+// pingInterval maps the flag's 0 (no pings) to the host's negative.
+func pingInterval(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 func parseLevel(s string) (slog.Level, error) {
@@ -247,13 +280,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer st.Close()
 	h, err := host.New(&host.Options{
-		Store:           st,
-		Agents:          agents,
-		ServerInfo:      protocol.Implementation{Name: "ahpd", Version: protocol.Ptr(version)},
-		ReplayEntries:   cfg.ReplaySize,
-		ReplayBytes:     cfg.ReplayBytes,
-		MaxMessageBytes: cfg.MaxMessage,
-		Logger:          log,
+		Store:             st,
+		Agents:            agents,
+		ServerInfo:        protocol.Implementation{Name: "ahpd", Version: protocol.Ptr(version)},
+		ReplayEntries:     cfg.ReplaySize,
+		ReplayBytes:       cfg.ReplayBytes,
+		MaxMessageBytes:   cfg.MaxMessage,
+		QueueBytes:        cfg.QueueBytes,
+		InitializeTimeout: mustDuration(cfg.InitTimeout),
+		Logger:            log,
 	})
 	if err != nil {
 		return err
@@ -274,6 +309,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			AnyHost:                 !cfg.loopbackListener() && len(cfg.AllowHosts) == 0,
 			OriginPatterns:          cfg.AllowOrigins,
 			InsecureSkipOriginCheck: cfg.AnyOrigin,
+			PingInterval:            pingInterval(mustDuration(cfg.PingInterval)),
+			PingTimeout:             mustDuration(cfg.PingTimeout),
 		})),
 		ConnContext:       lim.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
@@ -65,12 +63,12 @@ func Dial(t testing.TB, url, clientID string) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, nil)
+	tr, _, err := jsonrpc.DialWebSocket(ctx, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := &Client{T: t, ID: clientID, wake: make(chan struct{}, 1)}
-	c.RPC = jsonrpc.NewConn(jsonrpc.NewWebSocketTransport(ws), jsonrpc.HandlerFunc(c.handle),
+	c.RPC = jsonrpc.NewConn(tr, jsonrpc.HandlerFunc(c.handle),
 		&jsonrpc.ConnOptions{MaxMessageSize: 64 << 20, MaxQueue: 1 << 20})
 	t.Cleanup(func() { c.RPC.Close() })
 	return c
