@@ -80,25 +80,54 @@ func (c *agentConfig) validate() error {
 }
 
 // backends returns the agent backends to offer, the first being the
-// default for new sessions. ACP agents are probed (started once, in
-// parallel) so that the root state lists what they report.
-func (c *agentConfig) backends(log *slog.Logger) ([]agent.Backend, error) {
+// default for new sessions, and the ACP ones among them, to be probed.
+func (c *agentConfig) backends(log *slog.Logger) ([]agent.Backend, []*acp.Backend, error) {
 	var out []agent.Backend
 	acps := make([]*acp.Backend, len(c.Agents))
 	for i, cfg := range c.Agents {
 		b, err := acp.New(cfg, &acp.Options{Logger: log, ClientVersion: version})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		acps[i] = b
 	}
+	for _, b := range acps {
+		out = append(out, b)
+	}
+	if !c.DisableEcho {
+		out = append(out, echo.New(nil))
+	}
+	def := c.DefaultAgent
+	if def == "" {
+		return out, acps, nil
+	}
+	i := slices.IndexFunc(out, func(b agent.Backend) bool { return b.Info().Provider == def })
+	if i > 0 {
+		b := out[i]
+		out = slices.Delete(out, i, i+1)
+		out = slices.Insert(out, 0, b)
+	}
+	return out, acps, nil
+}
+
+// probeAgents probes the ACP agents in parallel, each for at most
+// probeTimeout, calling done after each probe, until ctx ends. It returns
+// once every probe has ended. ahpd listens meanwhile: an agent is listed
+// from the start and its entry is updated when its probe finishes, and its
+// sessions can be created before (each starts its own process).
+func probeAgents(ctx context.Context, acps []*acp.Backend, log *slog.Logger, done func()) {
 	var wg sync.WaitGroup
 	for _, b := range acps {
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+			ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			defer cancel()
 			start := time.Now()
-			if err := b.Probe(ctx); err != nil {
+			err := b.Probe(ctx)
+			if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled) {
+				return // ahpd is stopping
+			}
+			done()
+			if err != nil {
 				log.Warn("ACP agent did not start; its sessions will fail until it does", "agent", b.Config().Name, "err", err)
 				return
 			}
@@ -108,21 +137,4 @@ func (c *agentConfig) backends(log *slog.Logger) ([]agent.Backend, error) {
 		})
 	}
 	wg.Wait()
-	for _, b := range acps {
-		out = append(out, b)
-	}
-	if !c.DisableEcho {
-		out = append(out, echo.New(nil))
-	}
-	def := c.DefaultAgent
-	if def == "" {
-		return out, nil
-	}
-	i := slices.IndexFunc(out, func(b agent.Backend) bool { return b.Info().Provider == def })
-	if i > 0 {
-		b := out[i]
-		out = slices.Delete(out, i, i+1)
-		out = slices.Insert(out, 0, b)
-	}
-	return out, nil
 }

@@ -90,9 +90,9 @@ func TestRunACPAgent(t *testing.T) {
 	b := dialClient(t, url, "b")
 	var init protocol.InitializeResult
 	a.call(t, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "a", InitialSubscriptions: []string{protocol.RootURI}}, &init)
-	root := init.Snapshots[0].State.(*protocol.RootState)
-	if len(root.Agents) != 2 || root.Agents[0].Provider != "test" || root.Agents[0].DisplayName != "ACP test agent" || root.Agents[1].Provider != "echo" {
-		t.Fatalf("agents %+v", root.Agents)
+	root := probedAgents(t, a, init.Snapshots[0].State.(*protocol.RootState).Agents, "ACP test agent")
+	if len(root) != 2 || root[0].Provider != "test" || root[0].DisplayName != "ACP test agent" || root[1].Provider != "echo" {
+		t.Fatalf("agents %+v", root)
 	}
 	b.call(t, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "b"}, nil)
 
@@ -268,5 +268,65 @@ func TestCheckAgentCommands(t *testing.T) {
 	out.Reset()
 	if err := run(context.Background(), []string{"--check", "--agent", "ok=sh -c true"}, &out, io.Discard); err != nil || out.String() != "configuration ok\n" {
 		t.Fatalf("--check with a good command: %v %q", err, out.String())
+	}
+}
+
+// probedAgents returns the root state's agents once one of them is listed
+// as displayName: at once when the snapshot has it, else from the
+// root/agentsChanged that publishes the agent's probe.
+func probedAgents(t *testing.T, c *rawClient, agents []protocol.AgentInfo, displayName string) []protocol.AgentInfo {
+	t.Helper()
+	has := func(agents []protocol.AgentInfo) bool {
+		return slices.ContainsFunc(agents, func(a protocol.AgentInfo) bool { return a.DisplayName == displayName })
+	}
+	if has(agents) {
+		return agents
+	}
+	c.waitFor(t, "the agent's probe", func(e protocol.ActionEnvelope) bool {
+		if x, ok := e.Action.(*protocol.RootAgentsChangedAction); ok && has(x.Agents) {
+			agents = x.Agents
+			return true
+		}
+		return false
+	})
+	return agents
+}
+
+// TestListensBeforeProbes: ahpd listens at once, even with an agent that
+// never answers its probe; the echo agent serves meanwhile, and each ACP
+// agent is published with root/agentsChanged when its probe ends.
+func TestListensBeforeProbes(t *testing.T) {
+	t.Setenv(acptest.AgentEnv, "1")
+	start := time.Now()
+	url := runAhpd(t, "--store", "memory", "--agent", "hung=sh -c 'exec sleep 600'", "--agent", "test="+os.Args[0]+" -test.run=^$")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("ahpd took %v to listen", d)
+	}
+	a := dialClient(t, url, "a")
+	var init protocol.InitializeResult
+	a.call(t, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "a", InitialSubscriptions: []string{protocol.RootURI}}, &init)
+	agents := init.Snapshots[0].State.(*protocol.RootState).Agents
+	if len(agents) != 3 || agents[0].Provider != "hung" || agents[1].Provider != "test" || agents[2].Provider != "echo" {
+		t.Fatalf("agents before the probes: %+v", agents)
+	}
+
+	// The echo agent works while the hung agent's probe waits.
+	sess := protocol.SessionURI("s1")
+	a.call(t, "createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("echo")}, nil)
+	var sub protocol.SubscribeResult
+	a.call(t, "subscribe", &protocol.SubscribeParams{Channel: sess}, &sub)
+	st := sub.Snapshot.State.(*protocol.SessionState)
+	if st.Lifecycle == protocol.SessionLifecycleCreating {
+		a.waitFor(t, "session ready", func(e protocol.ActionEnvelope) bool { return e.Action.Type() == "session/ready" })
+	}
+	chat := *st.DefaultChat
+	a.call(t, "subscribe", &protocol.SubscribeParams{Channel: chat}, nil)
+	a.notify(t, chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()),
+		Message: protocol.Message{Text: "hi", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}})
+	a.waitFor(t, "the echo turn", func(e protocol.ActionEnvelope) bool { return e.Action.Type() == "chat/turnComplete" })
+
+	agents = probedAgents(t, a, agents, "ACP test agent")
+	if len(agents) != 3 || agents[0].Provider != "hung" || agents[1].Models == nil || len(agents[1].Models) != 2 {
+		t.Errorf("agents after the test agent's probe: %+v", agents)
 	}
 }

@@ -270,7 +270,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	level, _ := parseLevel(cfg.LogLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	agents, err := cfg.agentConfig.backends(log)
+	agents, acps, err := cfg.agentConfig.backends(log)
 	if err != nil {
 		return err
 	}
@@ -323,15 +323,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lim.Listener(ln)) }()
 
+	// Agents are probed once ahpd listens; each is published as its probe
+	// ends. The probes stop before the host does.
+	probeCtx, cancelProbes := context.WithCancel(context.Background())
+	probesDone := make(chan struct{})
+	go func() {
+		defer close(probesDone)
+		probeAgents(probeCtx, acps, log, h.RefreshAgents)
+	}()
+	stopProbes := func() {
+		cancelProbes()
+		<-probesDone
+	}
+
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
 	case err := <-serveErr:
+		stopProbes()
 		h.Close()
 		return err
 	}
+	stopProbes()
 	grace, _ := time.ParseDuration(cfg.ShutdownGrace)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
