@@ -126,9 +126,24 @@ func Serve(r io.Reader, w io.Writer) error {
 				Description: acpsdk.Ptr("Opens a browser.")}})
 		}
 	}
-	a.conn = acpsdk.NewAgentSideConnection(a, lw, r)
+	// The SDK reads requests as soon as the connection exists: the
+	// handlers use a.conn, so reading waits until it is set.
+	set := make(chan struct{})
+	a.conn = acpsdk.NewAgentSideConnection(a, lw, gatedReader{r, set})
+	close(set)
 	<-a.conn.Done()
 	return nil
+}
+
+// gatedReader reads from r once open is closed.
+type gatedReader struct {
+	r    io.Reader
+	open chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.open
+	return g.r.Read(p)
 }
 
 // lineWriter serialises writes so raw lines can be sent between the SDK's.
