@@ -20,8 +20,12 @@ import (
 // session's working directory only. Paths are resolved through an os.Root
 // opened on that directory, so a symbolic link that leads out of it is
 // refused like a path that does; files larger than Options.MaxFileBytes
-// are refused too. Refusals are invalid-params errors whose message says
-// why.
+// are refused too. Only regular files with a single link are served: the
+// type is checked before opening (a FIFO would block the open, a device
+// could be read forever), files are opened non-blocking and checked again
+// on the open descriptor, and a file with more than one hard link is
+// refused, since another of its names may be outside the directory.
+// Refusals are invalid-params errors whose message says why.
 
 // refuse returns the error the agent receives for a refused file request.
 func refuse(format string, args ...any) error {
@@ -60,20 +64,72 @@ func (s *session) fsError(op, path string, err error) error {
 	return acpsdk.NewInternalError(map[string]any{"error": fmt.Sprintf("%s %s: %v", op, path, err)})
 }
 
+// servable refuses a file that is not a regular file with a single link.
+func servable(st fs.FileInfo, path string) error {
+	if !st.Mode().IsRegular() {
+		return refuse("%s is not a regular file (%s)", path, fileKind(st.Mode()))
+	}
+	if n := linkCount(st); n > 1 {
+		return refuse("%s has %d hard links; files with more than one are refused, since another name may be outside the working directory", path, n)
+	}
+	return nil
+}
+
+// fileKind names the type of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "type " + m.Type().String()
+}
+
+// openChecked opens a file of the root after checking its type, without
+// blocking (a FIFO swapped in after the check opens at once), and checks
+// the open file again, so that what is served is the file checked.
+func openChecked(root *os.Root, rel, path string, flag int, s *session, op string) (*os.File, error) {
+	st, err := root.Stat(rel)
+	if err != nil {
+		return nil, s.fsError(op, path, err)
+	}
+	if err := servable(st, path); err != nil {
+		return nil, err
+	}
+	f, err := root.OpenFile(rel, flag|openNonBlocking, 0o644)
+	if err != nil {
+		return nil, s.fsError(op, path, err)
+	}
+	fst, err := f.Stat()
+	if err == nil {
+		err = servable(fst, path)
+	}
+	if err == nil && !os.SameFile(st, fst) {
+		err = refuse("%s changed while it was opened", path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // readLimited reads a regular file of the root, refusing one larger than
 // the limit.
 func (s *session) readLimited(root *os.Root, rel, path string) (string, error) {
-	f, err := root.Open(rel)
+	f, err := openChecked(root, rel, path, os.O_RDONLY, s, "read")
 	if err != nil {
-		return "", s.fsError("read", path, err)
+		return "", err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
 		return "", s.fsError("read", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return "", refuse("%s is not a regular file", path)
 	}
 	max := s.b.opts.MaxFileBytes
 	if st.Size() > max {
@@ -156,8 +212,8 @@ func (c *client) WriteTextFile(_ context.Context, req acpsdk.WriteTextFileReques
 	defer root.Close()
 	old, existed := "", false
 	if st, err := root.Stat(rel); err == nil {
-		if !st.Mode().IsRegular() {
-			return acpsdk.WriteTextFileResponse{}, refuse("%s is not a regular file", req.Path)
+		if err := servable(st, req.Path); err != nil {
+			return acpsdk.WriteTextFileResponse{}, err
 		}
 		if st.Size() <= s.b.opts.MaxFileBytes {
 			old, _ = s.readLimited(root, rel, req.Path)
@@ -171,11 +227,40 @@ func (c *client) WriteTextFile(_ context.Context, req acpsdk.WriteTextFileReques
 			return acpsdk.WriteTextFileResponse{}, s.fsError("write", req.Path, err)
 		}
 	}
-	if err := root.WriteFile(rel, []byte(req.Content), 0o644); err != nil {
-		return acpsdk.WriteTextFileResponse{}, s.fsError("write", req.Path, err)
+	if err := writeChecked(root, rel, req.Path, req.Content, s); err != nil {
+		return acpsdk.WriteTextFileResponse{}, err
 	}
 	s.reflectWrite(c.p, req.SessionId, filepath.Join(s.dir, rel), rel, old, existed, req.Content)
 	return acpsdk.WriteTextFileResponse{}, nil
+}
+
+// writeChecked replaces the content of a file of the root, creating it
+// when missing, after checking on the open descriptor that it is a
+// regular file with a single link: the write never goes through a FIFO,
+// a device or a hard link to a file elsewhere.
+func writeChecked(root *os.Root, rel, path, content string, s *session) error {
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_CREATE|openNonBlocking, 0o644)
+	if err != nil {
+		return s.fsError("write", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return s.fsError("write", path, err)
+	}
+	if err := servable(st, path); err != nil {
+		return err
+	}
+	if err := f.Truncate(0); err != nil {
+		return s.fsError("write", path, err)
+	}
+	if _, err := f.WriteString(content); err != nil {
+		return s.fsError("write", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return s.fsError("write", path, err)
+	}
+	return nil
 }
 
 // reflectWrite shows a file write on the chat's running turn.
