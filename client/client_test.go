@@ -23,6 +23,7 @@ func TestEveryCommandHasAMethod(t *testing.T) {
 			continue
 		}
 		name := strings.ToUpper(m.Name[:1]) + m.Name[1:]
+		name = strings.ReplaceAll(name, "Tcp", "TCP") // Go initialisms
 		meth, ok := ct.MethodByName(name)
 		if !ok {
 			t.Errorf("no Client.%s for %s", name, m.Name)
@@ -128,11 +129,11 @@ func TestErrors(t *testing.T) {
 		name   string
 		err    error
 		target error
-		code   protocol.AhpErrorCode
+		code   protocol.AHPErrorCode
 	}{
-		{"session exists", c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: uri}), client.ErrSessionAlreadyExists, protocol.AhpErrorCodeSessionAlreadyExists},
-		{"no provider", c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: protocol.SessionURI("x"), Provider: protocol.Ptr("nope")}), client.ErrProviderNotFound, protocol.AhpErrorCodeProviderNotFound},
-		{"no session", c.DisposeSession(ctx, &protocol.DisposeSessionParams{Channel: protocol.SessionURI("gone")}), client.ErrSessionNotFound, protocol.AhpErrorCodeSessionNotFound},
+		{"session exists", c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: uri}), client.ErrSessionAlreadyExists, protocol.CodeSessionAlreadyExists},
+		{"no provider", c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: protocol.SessionURI("x"), Provider: protocol.Ptr("nope")}), client.ErrProviderNotFound, protocol.CodeProviderNotFound},
+		{"no session", c.DisposeSession(ctx, &protocol.DisposeSessionParams{Channel: protocol.SessionURI("gone")}), client.ErrSessionNotFound, protocol.CodeSessionNotFound},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,11 +141,11 @@ func TestErrors(t *testing.T) {
 				t.Fatalf("%v does not match %v", tc.err, tc.target)
 			}
 			var e *client.Error
-			if !errors.As(tc.err, &e) || e.Code != int64(tc.code) {
+			if !errors.As(tc.err, &e) || e.Code != protocol.ErrorCode(tc.code) {
 				t.Fatalf("%v: want *client.Error with code %d", tc.err, tc.code)
 			}
 			var pe *protocol.Error
-			if !errors.As(tc.err, &pe) || pe.Code != int64(tc.code) {
+			if !errors.As(tc.err, &pe) || pe.Code != protocol.ErrorCode(tc.code) {
 				t.Fatalf("%v: want a *protocol.Error inside", tc.err)
 			}
 		})
@@ -194,7 +195,7 @@ func TestInitialize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.ProtocolVersion != protocol.ProtocolVersion || c.ProtocolVersion() != res.ProtocolVersion {
+	if res.ProtocolVersion != protocol.SupportedVersions()[0] || c.ProtocolVersion() != res.ProtocolVersion {
 		t.Fatalf("negotiated %q", res.ProtocolVersion)
 	}
 	if c.ID() != "me" {
@@ -448,7 +449,7 @@ func TestFetchTurnsLoadsBeforeReplying(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	read := func() protocol.JsonRpcMessage {
+	read := func() protocol.JSONRPCMessage {
 		data, err := raw.Read(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -466,7 +467,7 @@ func TestFetchTurnsLoadsBeforeReplying(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	send(1, "initialize", &protocol.InitializeParams{ClientID: "raw", ProtocolVersions: []string{protocol.ProtocolVersion}})
+	send(1, "initialize", &protocol.InitializeParams{ClientID: "raw", ProtocolVersions: protocol.SupportedVersions()})
 	read()
 	send(2, "subscribe", &protocol.SubscribeParams{Channel: chat.Channel(), View: &protocol.SubscribeView{Turns: protocol.Ptr[int64](1)}})
 	var sub protocol.SubscribeResult

@@ -51,19 +51,19 @@ var (
 	ErrMethodNotFound             = codeError(protocol.CodeMethodNotFound)
 	ErrInvalidParams              = codeError(protocol.CodeInvalidParams)
 	ErrInternal                   = codeError(protocol.CodeInternalError)
-	ErrSessionNotFound            = codeError(int64(protocol.AhpErrorCodeSessionNotFound))
-	ErrProviderNotFound           = codeError(int64(protocol.AhpErrorCodeProviderNotFound))
-	ErrSessionAlreadyExists       = codeError(int64(protocol.AhpErrorCodeSessionAlreadyExists))
-	ErrTurnInProgress             = codeError(int64(protocol.AhpErrorCodeTurnInProgress))
-	ErrUnsupportedProtocolVersion = codeError(int64(protocol.AhpErrorCodeUnsupportedProtocolVersion))
-	ErrContentNotFound            = codeError(int64(protocol.AhpErrorCodeContentNotFound))
-	ErrAuthRequired               = codeError(int64(protocol.AhpErrorCodeAuthRequired))
-	ErrNotFound                   = codeError(int64(protocol.AhpErrorCodeNotFound))
-	ErrPermissionDenied           = codeError(int64(protocol.AhpErrorCodePermissionDenied))
-	ErrAlreadyExists              = codeError(int64(protocol.AhpErrorCodeAlreadyExists))
+	ErrSessionNotFound            = codeError(protocol.CodeSessionNotFound)
+	ErrProviderNotFound           = codeError(protocol.CodeProviderNotFound)
+	ErrSessionAlreadyExists       = codeError(protocol.CodeSessionAlreadyExists)
+	ErrTurnInProgress             = codeError(protocol.CodeTurnInProgress)
+	ErrUnsupportedProtocolVersion = codeError(protocol.CodeUnsupportedProtocolVersion)
+	ErrContentNotFound            = codeError(protocol.CodeContentNotFound)
+	ErrAuthRequired               = codeError(protocol.CodeAuthRequired)
+	ErrNotFound                   = codeError(protocol.CodeNotFound)
+	ErrPermissionDenied           = codeError(protocol.CodePermissionDenied)
+	ErrAlreadyExists              = codeError(protocol.CodeAlreadyExists)
 )
 
-func codeError(code int64) error { return &protocol.Error{Code: code} }
+func codeError(code protocol.ErrorCode) error { return &protocol.Error{Code: code} }
 
 // Error is a failure the host reported for one request. It unwraps to the
 // [protocol.Error] received, so errors.Is matches the sentinels above by
@@ -72,8 +72,8 @@ type Error struct {
 	// Method is the request that failed.
 	Method string
 	// Code is the JSON-RPC error code: a standard one or an AHP one
-	// (protocol.AhpErrorCode).
-	Code int64
+	// (protocol.AHPErrorCode).
+	Code protocol.ErrorCode
 	// Message is the host's description.
 	Message string
 	// Data holds the error's details as sent, nil when there are none.

@@ -14,7 +14,7 @@ import "context"
 // for resourceRead, and so on), and the result should be the matching
 // result type. To answer with a particular error code, return a
 // *protocol.Error, such as &protocol.Error{Code:
-// int64(protocol.AhpErrorCodeNotFound), Message: "no such file"}; any other
+// protocol.CodeNotFound, Message: "no such file"}; any other
 // error is sent as an internal error.
 type Handler interface {
 	HandleRequest(ctx context.Context, method string, params any) (result any, err error)

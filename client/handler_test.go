@@ -65,7 +65,7 @@ func TestRequestsFromTheHost(t *testing.T) {
 			switch p := params.(type) {
 			case *protocol.ResourceReadParams:
 				if p.URI == "file:///missing" {
-					return nil, &protocol.Error{Code: int64(protocol.AhpErrorCodeNotFound), Message: "no such file"}
+					return nil, &protocol.Error{Code: protocol.CodeNotFound, Message: "no such file"}
 				}
 				return &protocol.ResourceReadResult{Data: "hello " + p.URI, Encoding: protocol.ContentEncodingUtf8}, nil
 			case *protocol.CreateResourceWatchParams:

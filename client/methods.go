@@ -202,3 +202,41 @@ func (c *Client) ResourceMkdir(ctx context.Context, p *protocol.ResourceMkdirPar
 func (c *Client) ResourceRequest(ctx context.Context, p *protocol.ResourceRequestParams) (*protocol.ResourceRequestResult, error) {
 	return call[protocol.ResourceRequestResult](ctx, c, "resourceRequest", orZero(p))
 }
+
+// MoveChat moves a chat atomically to another session or to a new one, or,
+// when the destination is the chat's own session, reorders it there. The
+// host answers with the chat's new URI.
+func (c *Client) MoveChat(ctx context.Context, p *protocol.MoveChatParams) (*protocol.MoveChatResult, error) {
+	if err := needChannel("moveChat", orZero(p).Channel); err != nil {
+		return nil, err
+	}
+	return call[protocol.MoveChatResult](ctx, c, "moveChat", p)
+}
+
+// CreateTCPConnection asks the host to open a TCP connection channel. It
+// is an experimental part of the protocol that hosts need not offer; one
+// that does not answers with ErrMethodNotFound.
+func (c *Client) CreateTCPConnection(ctx context.Context, p *protocol.CreateTCPConnectionParams) error {
+	if err := needChannel("createTcpConnection", orZero(p).Channel); err != nil {
+		return err
+	}
+	return callNoResult(ctx, c, "createTcpConnection", p)
+}
+
+// ListAutomationTriggerDefinitions lists the event triggers automations
+// may use. Hosts without automations answer with ErrMethodNotFound.
+func (c *Client) ListAutomationTriggerDefinitions(ctx context.Context, p *protocol.ListAutomationTriggerDefinitionsParams) (*protocol.ListAutomationTriggerDefinitionsResult, error) {
+	return call[protocol.ListAutomationTriggerDefinitionsResult](ctx, c, "listAutomationTriggerDefinitions", orZero(p))
+}
+
+// RunAutomation starts a run of an automation. Hosts without automations
+// answer with ErrMethodNotFound.
+func (c *Client) RunAutomation(ctx context.Context, p *protocol.RunAutomationParams) (*protocol.RunAutomationResult, error) {
+	return call[protocol.RunAutomationResult](ctx, c, "runAutomation", orZero(p))
+}
+
+// FetchAutomationRuns returns one page of an automation's run history.
+// Hosts without automations answer with ErrMethodNotFound.
+func (c *Client) FetchAutomationRuns(ctx context.Context, p *protocol.FetchAutomationRunsParams) (*protocol.FetchAutomationRunsResult, error) {
+	return call[protocol.FetchAutomationRunsResult](ctx, c, "fetchAutomationRuns", orZero(p))
+}

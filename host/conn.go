@@ -180,6 +180,6 @@ func (c *conn) sendLocked(data []byte) {
 }
 
 // rpcError builds a JSON-RPC error with an AHP or standard code.
-func rpcError(code int64, format string, args ...any) *protocol.Error {
+func rpcError(code protocol.ErrorCode, format string, args ...any) *protocol.Error {
 	return &protocol.Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }

@@ -106,7 +106,7 @@ func mirror(t *testing.T, snap *protocol.Snapshot, envs []protocol.ActionEnvelop
 	return st
 }
 
-func rpcCode(err error) int64 {
+func rpcCode(err error) protocol.ErrorCode {
 	var e *protocol.Error
 	if errors.As(err, &e) {
 		return e.Code

@@ -23,15 +23,15 @@ func TestNegotiation(t *testing.T) {
 	cases := []struct {
 		offered []string
 		want    string
-		code    int64
+		code    protocol.ErrorCode
 	}{
 		{[]string{"0.8.0"}, "0.8.0", 0},
 		// versioning.md: hosts pick the highest offered version they implement.
 		{[]string{"0.5.1", "0.7.0"}, "0.7.0", 0},
 		{[]string{"9.0.0", "0.6.0"}, "0.6.0", 0},
 		// versioning.md: no acceptable version is -32005 and the connection closes.
-		{[]string{"0.4.0", "1.0.0"}, "", int64(protocol.AhpErrorCodeUnsupportedProtocolVersion)},
-		{[]string{"not-a-version"}, "", int64(protocol.AhpErrorCodeUnsupportedProtocolVersion)},
+		{[]string{"0.4.0", "1.0.0"}, "", protocol.CodeUnsupportedProtocolVersion},
+		{[]string{"not-a-version"}, "", protocol.CodeUnsupportedProtocolVersion},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.offered, ","), func(t *testing.T) {
@@ -99,11 +99,11 @@ func TestSessionLifecycleAndCatalog(t *testing.T) {
 		t.Fatal("no default chat")
 	}
 	err := a.Call("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
-	if rpcCode(err) != int64(protocol.AhpErrorCodeSessionAlreadyExists) {
+	if rpcCode(err) != protocol.CodeSessionAlreadyExists {
 		t.Fatalf("second createSession: %v", err)
 	}
 	err = a.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("s2"), Provider: protocol.Ptr("nope")}, nil)
-	if rpcCode(err) != int64(protocol.AhpErrorCodeProviderNotFound) {
+	if rpcCode(err) != protocol.CodeProviderNotFound {
 		t.Fatalf("unknown provider: %v", err)
 	}
 	a.Must("disposeSession", &protocol.DisposeSessionParams{Channel: uri}, nil)

@@ -187,7 +187,7 @@ func (c *conn) subscribe(req *jsonrpc.Request) error {
 		return rpcError(protocol.CodeInternalError, "subscribe: %v", err)
 	}
 	if !ok {
-		return rpcError(int64(protocol.AhpErrorCodeNotFound), "subscribe: no channel %s", p.Channel)
+		return rpcError(protocol.CodeNotFound, "subscribe: no channel %s", p.Channel)
 	}
 	req.Reply(&protocol.SubscribeResult{Snapshot: &snap}, nil)
 	return nil
@@ -305,7 +305,7 @@ func (c *conn) fetchTurns(req *jsonrpc.Request) error {
 		return rpcError(protocol.CodeInternalError, "fetchTurns: %v", err)
 	}
 	if ch == nil || ch.kind != protocol.ChannelChat {
-		return rpcError(int64(protocol.AhpErrorCodeNotFound), "fetchTurns: no chat %s", p.Channel)
+		return rpcError(protocol.CodeNotFound, "fetchTurns: no chat %s", p.Channel)
 	}
 	// Without a cursor the page is the one before the oldest turn this
 	// client holds: its own window, not the host's.

@@ -204,7 +204,7 @@ func (h *Host) loadSessionLocked(s *session) error {
 			h.commitLocked(ch, &protocol.ChatErrorAction{
 				TurnID:   t.ID,
 				Duration: turnDuration(t.StartedAt, h.opts.Now()),
-				Error:    protocol.ErrorInfo{ErrorType: "hostRestart", Message: "the host stopped while this turn was running"},
+				Error:    &protocol.ErrorInfo{ErrorType: "hostRestart", Message: "the host stopped while this turn was running"},
 			}, nil)
 		}
 	}

@@ -54,7 +54,7 @@ func newRig(b *testing.B, opts *host.Options) *rig {
 		r.rpc.Close()
 		h.Close()
 	})
-	r.must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{protocol.ProtocolVersion}, ClientID: "bench"}, nil)
+	r.must("initialize", &protocol.InitializeParams{ProtocolVersions: protocol.SupportedVersions(), ClientID: "bench"}, nil)
 	return r
 }
 

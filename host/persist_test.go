@@ -593,7 +593,7 @@ func TestDisposalsSurviveRestart(t *testing.T) {
 		if len(items) != 1 || items[0].Resource != kept {
 			t.Fatalf("sessions after restart: %+v", items)
 		}
-		if err := c2.Call("subscribe", &protocol.SubscribeParams{Channel: extra}, nil); rpcCode(err) != int64(protocol.AhpErrorCodeNotFound) {
+		if err := c2.Call("subscribe", &protocol.SubscribeParams{Channel: extra}, nil); rpcCode(err) != protocol.CodeNotFound {
 			t.Fatalf("subscribing to a disposed chat: %v", err)
 		}
 		if st := c2.Subscribe(kept).State.(*protocol.SessionState); len(st.Chats) != 1 {

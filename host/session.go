@@ -205,7 +205,7 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 			h.commitLocked(ch, &protocol.ChatErrorAction{
 				TurnID:   cs.ActiveTurn.ID,
 				Duration: turnDuration(cs.ActiveTurn.StartedAt, h.opts.Now()),
-				Error:    protocol.ErrorInfo{ErrorType: "storageError", Message: "the host cannot save changes: " + err.Error()},
+				Error:    &protocol.ErrorInfo{ErrorType: "storageError", Message: "the host cannot save changes: " + err.Error()},
 			}, nil)
 		}
 		return fmt.Errorf("host: %w", err)
@@ -226,12 +226,12 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	if p.Provider != nil && *p.Provider != "" {
 		backend = h.agents[*p.Provider]
 		if backend == nil {
-			return nil, rpcError(int64(protocol.AhpErrorCodeProviderNotFound), "createSession: no agent provider %q", *p.Provider)
+			return nil, rpcError(protocol.CodeProviderNotFound, "createSession: no agent provider %q", *p.Provider)
 		}
 	} else if len(h.opts.Agents) > 0 {
 		backend = h.opts.Agents[0]
 	} else {
-		return nil, rpcError(int64(protocol.AhpErrorCodeProviderNotFound), "createSession: the host has no agents")
+		return nil, rpcError(protocol.CodeProviderNotFound, "createSession: the host has no agents")
 	}
 	provider := backend.Info().Provider
 
@@ -243,7 +243,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		}
 	}()
 	if h.takenLocked(p.Channel) {
-		return nil, rpcError(int64(protocol.AhpErrorCodeSessionAlreadyExists), "createSession: %s already exists", p.Channel)
+		return nil, rpcError(protocol.CodeSessionAlreadyExists, "createSession: %s already exists", p.Channel)
 	}
 	if err := h.refuseLocked("createSession"); err != nil {
 		return nil, err
@@ -353,7 +353,7 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	s, ok := h.sessions[p.Channel]
 	if !ok {
 		h.mu.Unlock()
-		return nil, rpcError(int64(protocol.AhpErrorCodeSessionNotFound), "disposeSession: no session %s", p.Channel)
+		return nil, rpcError(protocol.CodeSessionNotFound, "disposeSession: no session %s", p.Channel)
 	}
 	if err := h.refuseLocked("disposeSession"); err != nil {
 		h.mu.Unlock()
@@ -406,10 +406,10 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (an
 	}()
 	s, ok := h.sessions[p.Channel]
 	if !ok {
-		return nil, rpcError(int64(protocol.AhpErrorCodeSessionNotFound), "createChat: no session %s", p.Channel)
+		return nil, rpcError(protocol.CodeSessionNotFound, "createChat: no session %s", p.Channel)
 	}
 	if h.takenLocked(p.Chat) {
-		return nil, rpcError(int64(protocol.AhpErrorCodeAlreadyExists), "createChat: %s already exists", p.Chat)
+		return nil, rpcError(protocol.CodeAlreadyExists, "createChat: %s already exists", p.Chat)
 	}
 	if p.Source != nil {
 		return nil, rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.provider)
@@ -457,7 +457,7 @@ func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) (
 	}
 	if ch == nil || ch.kind != protocol.ChannelChat {
 		h.mu.Unlock()
-		return nil, rpcError(int64(protocol.AhpErrorCodeNotFound), "disposeChat: no chat %s", p.Channel)
+		return nil, rpcError(protocol.CodeNotFound, "disposeChat: no chat %s", p.Channel)
 	}
 	if err := h.refuseLocked("disposeChat"); err != nil {
 		h.mu.Unlock()
@@ -488,7 +488,7 @@ func (h *Host) endRunningTurnsLocked(message string) {
 			h.commitLocked(ch, &protocol.ChatErrorAction{
 				TurnID:   chat.ActiveTurn.ID,
 				Duration: turnDuration(chat.ActiveTurn.StartedAt, h.opts.Now()),
-				Error:    protocol.ErrorInfo{ErrorType: "hostShutdown", Message: message},
+				Error:    &protocol.ErrorInfo{ErrorType: "hostShutdown", Message: message},
 			}, nil)
 		}
 	}

@@ -62,7 +62,7 @@ func TestRemoteErrors(t *testing.T) {
 			tests := []struct {
 				method   string
 				params   any
-				code     int64
+				code     protocol.ErrorCode
 				contains string
 				data     string
 			}{
@@ -222,8 +222,8 @@ func TestInvalidInput(t *testing.T) {
 	tests := []struct {
 		name  string
 		frame string
-		id    string // the reply's ID as JSON
-		code  int64  // noReply when none is due
+		id    string             // the reply's ID as JSON
+		code  protocol.ErrorCode // noReply when none is due
 	}{
 		{"truncated JSON", `{"jsonrpc":"2.0","id":1,`, "null", protocol.CodeParseError},
 		{"not JSON", `hello`, "null", protocol.CodeParseError},

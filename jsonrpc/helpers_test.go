@@ -174,7 +174,7 @@ func (p *peer) send(frame string) {
 	}
 }
 
-func (p *peer) recv() protocol.JsonRpcMessage {
+func (p *peer) recv() protocol.JSONRPCMessage {
 	p.t.Helper()
 	data, err := p.tr.Read(testContext(p.t))
 	if err != nil {

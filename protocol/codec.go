@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -15,9 +16,23 @@ import (
 // dispatched on their tag without re-reading the bytes when the tag is the
 // first member, which is how every encoder here writes it.
 
-// memberDecoder is implemented by every generated struct.
+// memberDecoder is implemented by every generated struct. decodeMember
+// decodes the member called name and reports its bit in the struct's
+// required set (0 for a member that is not required).
 type memberDecoder interface {
-	decodeMember(dec *jsontext.Decoder, name []byte) error
+	decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error)
+	required() *requiredMembers
+}
+
+// requiredMembers names a struct's required members in bit order: bit i of
+// what decodeMember reports stands for the member at index i.
+type requiredMembers []string
+
+// jsonDecoder is implemented by every generated struct and hand-written
+// wire type: decodeJSON is UnmarshalJSONFrom that reports absent required
+// members as a *MissingError after decoding everything else.
+type jsonDecoder interface {
+	decodeJSON(dec *jsontext.Decoder) error
 }
 
 // unionMember is implemented by every struct that is a union variant.
@@ -39,11 +54,119 @@ type marshaler interface {
 // Unmarshal decodes one JSON value into v, which is usually a pointer to a
 // generated type. It also fills pointers to union interfaces (such as
 // *StateAction), which json.Unmarshal cannot. Trailing data is an error.
+// Required members absent from data are left zero; [UnmarshalStrict]
+// reports them.
 func Unmarshal(data []byte, v any) error {
+	return lenient(UnmarshalStrict(data, v))
+}
+
+// UnmarshalStrict is [Unmarshal] that also tells a required member that is
+// absent from one that is present but empty: when any is absent, anywhere
+// in the value, it decodes everything else and returns a *[MissingError]
+// naming each absent member by its path. Any other error is returned as
+// Unmarshal returns it. Decoding stays a single pass.
+func UnmarshalStrict(data []byte, v any) error {
 	if ok, err := unmarshalUnion(data, v); ok {
 		return err
 	}
+	if d, ok := v.(jsonDecoder); ok {
+		return unmarshalWith(data, d.decodeJSON)
+	}
 	return json.Unmarshal(data, v)
+}
+
+// MissingError reports required members absent from decoded JSON. The
+// value was decoded completely otherwise: an absent member holds its zero
+// value.
+type MissingError struct {
+	// Paths names each absent member from the decoded value down, with
+	// members joined by "." and array elements and map entries as [i] and
+	// ["key"]: "action.turnId", "turns[2].id".
+	Paths []string
+}
+
+func (e *MissingError) Error() string {
+	var b strings.Builder
+	b.WriteString("protocol: missing required member")
+	if len(e.Paths) > 1 {
+		b.WriteString("s")
+	}
+	for i, p := range e.Paths {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(p))
+	}
+	return b.String()
+}
+
+// Has reports whether the member at path is among the absent ones.
+func (e *MissingError) Has(path string) bool { return slices.Contains(e.Paths, path) }
+
+// Without returns the error without the paths drop reports true for, or
+// nil when none is left. It is how a caller that supplies some members
+// itself (an older version's view, say) keeps only what is really missing.
+func (e *MissingError) Without(drop func(path string) bool) error {
+	var kept []string
+	for _, p := range e.Paths {
+		if !drop(p) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	return &MissingError{Paths: kept}
+}
+
+// lenient drops a *MissingError: the value it came with is complete.
+func lenient(err error) error {
+	if _, ok := err.(*MissingError); ok {
+		return nil
+	}
+	return err
+}
+
+// under returns err with its missing paths placed under the member name.
+func under(name string, err error) error {
+	m, ok := err.(*MissingError)
+	if !ok {
+		return err
+	}
+	for i, p := range m.Paths {
+		if strings.HasPrefix(p, "[") {
+			m.Paths[i] = name + p
+		} else {
+			m.Paths[i] = name + "." + p
+		}
+	}
+	return m
+}
+
+// merge adds the paths of soft to m, allocating m when needed.
+func (m *MissingError) merge(soft *MissingError) *MissingError {
+	if m == nil {
+		return soft
+	}
+	m.Paths = append(m.Paths, soft.Paths...)
+	return m
+}
+
+// checkRequired adds to missing the members of req whose bits are not in
+// seen and returns the error to report, nil when nothing is missing.
+func checkRequired(missing *MissingError, req *requiredMembers, seen uint64) error {
+	if req != nil && seen != 1<<len(*req)-1 {
+		for i, n := range *req {
+			if seen&(1<<i) == 0 {
+				missing = missing.merge(&MissingError{Paths: []string{n}})
+			}
+		}
+	}
+	if missing == nil {
+		return nil
+	}
+	return missing
 }
 
 // Marshal encodes v as compact JSON.
@@ -67,7 +190,7 @@ func Decode(typeName string, data []byte) (any, error) {
 		v, err = fn(dec)
 		return err
 	})
-	return v, err
+	return v, lenient(err)
 }
 
 // decodeFunc adapts a function to json.UnmarshalerFrom so a decode can run
@@ -76,9 +199,25 @@ type decodeFunc func(*jsontext.Decoder) error
 
 func (f *decodeFunc) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return (*f)(dec) }
 
+// unmarshalWith decodes data with fn on the library's pooled decoder. A
+// *MissingError from fn is returned once the whole value has been read.
 func unmarshalWith(data []byte, fn func(*jsontext.Decoder) error) error {
-	f := decodeFunc(fn)
-	return json.Unmarshal(data, &f)
+	var missing *MissingError
+	f := decodeFunc(func(dec *jsontext.Decoder) error {
+		err := fn(dec)
+		if m, ok := err.(*MissingError); ok {
+			missing = m
+			return nil
+		}
+		return err
+	})
+	if err := json.Unmarshal(data, &f); err != nil {
+		return err
+	}
+	if missing != nil {
+		return missing
+	}
+	return nil
 }
 
 // open reads the start of a JSON object or array (want is '{' or '['). It
@@ -103,7 +242,9 @@ func open(dec *jsontext.Decoder, want jsontext.Kind) (null bool, err error) {
 	}
 }
 
-// decodeObject reads a JSON object into x. null leaves x as it is.
+// decodeObject reads a JSON object into x. null leaves x as it is. When
+// required members are absent, here or deeper, it reads the whole object
+// and then returns a *MissingError.
 func decodeObject(dec *jsontext.Decoder, typ string, x memberDecoder) error {
 	if null, err := open(dec, '{'); null || err != nil {
 		if err != nil {
@@ -111,17 +252,27 @@ func decodeObject(dec *jsontext.Decoder, typ string, x memberDecoder) error {
 		}
 		return nil
 	}
+	var seen uint64
+	var missing *MissingError
 	for dec.PeekKind() != '}' {
 		name, err := readName(dec)
 		if err != nil {
 			return fmt.Errorf("protocol: %s: %w", typ, err)
 		}
-		if err := x.decodeMember(dec, name); err != nil {
+		bit, err := x.decodeMember(dec, name)
+		seen |= bit
+		if err != nil {
+			if m, ok := err.(*MissingError); ok {
+				missing = missing.merge(m)
+				continue
+			}
 			return fmt.Errorf("protocol: %s.%s: %w", typ, name, err)
 		}
 	}
-	_, err := dec.ReadToken()
-	return err
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	return checkRequired(missing, x.required(), seen)
 }
 
 // unquote returns the content of a JSON string, without copying when it
@@ -253,10 +404,10 @@ func readConst(dec *jsontext.Decoder, typ, member, want string) error {
 
 func readStruct[T any, P interface {
 	*T
-	unmarshaler
+	jsonDecoder
 }](dec *jsontext.Decoder) (T, error) {
 	var v T
-	err := P(&v).UnmarshalJSONFrom(dec)
+	err := P(&v).decodeJSON(dec)
 	return v, err
 }
 
@@ -268,6 +419,9 @@ func readPtr[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)
 	}
 	v, err := fn(dec)
 	if err != nil {
+		if m, ok := err.(*MissingError); ok {
+			return &v, m
+		}
 		return nil, err
 	}
 	return &v, nil
@@ -280,15 +434,25 @@ func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, erro
 		return nil, err
 	}
 	out := []T{}
+	var missing *MissingError
 	for dec.PeekKind() != ']' {
 		v, err := fn(dec)
 		if err != nil {
-			return nil, fmt.Errorf("[%d]: %w", len(out), err)
+			m, ok := err.(*MissingError)
+			if !ok {
+				return nil, fmt.Errorf("[%d]: %w", len(out), err)
+			}
+			missing = missing.merge(under("["+strconv.Itoa(len(out))+"]", m).(*MissingError))
 		}
 		out = append(out, v)
 	}
-	_, err := dec.ReadToken()
-	return out, err
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if missing != nil {
+		return out, missing
+	}
+	return out, nil
 }
 
 // readMap decodes an object of values of one type.
@@ -297,6 +461,7 @@ func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)
 		return nil, err
 	}
 	out := map[string]T{}
+	var missing *MissingError
 	for dec.PeekKind() != '}' {
 		name, err := readName(dec)
 		if err != nil {
@@ -305,12 +470,21 @@ func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)
 		key := string(name)
 		v, err := fn(dec)
 		if err != nil {
-			return nil, fmt.Errorf("[%q]: %w", key, err)
+			m, ok := err.(*MissingError)
+			if !ok {
+				return nil, fmt.Errorf("[%q]: %w", key, err)
+			}
+			missing = missing.merge(under("["+strconv.Quote(key)+"]", m).(*MissingError))
 		}
 		out[key] = v
 	}
-	_, err := dec.ReadToken()
-	return out, err
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	if missing != nil {
+		return out, missing
+	}
+	return out, nil
 }
 
 // bufferedMember is an object member read before a union's tag.
@@ -361,8 +535,18 @@ func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) union
 			return readUnknown(dec, string(tagValue), tag, rawTag.Clone(), before)
 		}
 		v.setTag(tagValue)
+		var seen uint64
+		var missing *MissingError
+		keep := func(bit uint64, err error) bool {
+			seen |= bit
+			if m, ok := err.(*MissingError); ok {
+				missing = missing.merge(m)
+				return true
+			}
+			return err == nil
+		}
 		for _, m := range before {
-			if err := decodeMemberFrom(v, m); err != nil {
+			if bit, err := decodeMemberFrom(v, m); !keep(bit, err) {
 				return nil, fmt.Errorf("protocol: %s.%s: %w", typ, m.name, err)
 			}
 		}
@@ -371,12 +555,14 @@ func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) union
 			if err != nil {
 				return nil, fmt.Errorf("protocol: %s: %w", typ, err)
 			}
-			if err := v.decodeMember(dec, name); err != nil {
+			if bit, err := v.decodeMember(dec, name); !keep(bit, err) {
 				return nil, fmt.Errorf("protocol: %s.%s: %w", typ, name, err)
 			}
 		}
-		_, err = dec.ReadToken()
-		return v, err
+		if _, err = dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return v, checkRequired(missing, v.required(), seen)
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
@@ -385,10 +571,12 @@ func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) union
 }
 
 // decodeMemberFrom decodes one buffered member into v.
-func decodeMemberFrom(v memberDecoder, m bufferedMember) error {
-	return unmarshalWith(m.value, func(dec *jsontext.Decoder) error {
-		return v.decodeMember(dec, m.name)
+func decodeMemberFrom(v memberDecoder, m bufferedMember) (seen uint64, err error) {
+	err = unmarshalWith(m.value, func(dec *jsontext.Decoder) (err error) {
+		seen, err = v.decodeMember(dec, m.name)
+		return err
 	})
+	return seen, err
 }
 
 // readUnknown finishes reading an object with an unknown tag, rebuilding it

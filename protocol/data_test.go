@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/internal/gen/gendata/datagen"
+	"github.com/ahp-go/ahp/internal/gen/wiregen"
 	"github.com/ahp-go/ahp/internal/specdir"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -21,7 +22,7 @@ import (
 // readSpecJSON decodes a file of the spec folder into v.
 func readSpecJSON(t *testing.T, name string, v any) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(specdir.ForTest(t), filepath.FromSlash(name)))
+	data, err := os.ReadFile(filepath.Join(specdir.V1.ForTest(t), filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func readSpecJSON(t *testing.T, name string, v any) {
 // schemaNames returns every definition name of the spec's JSON Schemas.
 func schemaNames(t *testing.T) map[string]bool {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(specdir.ForTest(t, "schema"), "*.schema.json"))
+	files, err := filepath.Glob(filepath.Join(specdir.V1.ForTest(t, "schema"), "*.schema.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no schema files (%v)", err)
 	}
@@ -68,8 +69,10 @@ func TestMethodTable(t *testing.T) {
 	schema := schemaNames(t)
 
 	methods := protocol.Methods()
-	if len(doc.Methods) != 38 || len(methods) != len(doc.Methods) {
-		t.Fatalf("methods.json lists %d methods, the table %d; want 38", len(doc.Methods), len(methods))
+	// 1.1.0: 32 client commands, 3 host requests, 7 client and 16 host
+	// notifications, some in two maps.
+	if len(doc.Methods) != 50 || len(methods) != len(doc.Methods) {
+		t.Fatalf("methods.json lists %d methods, the table %d; want 50", len(doc.Methods), len(methods))
 	}
 	counts := map[string]int{}
 	for i, want := range doc.Methods {
@@ -97,18 +100,18 @@ func TestMethodTable(t *testing.T) {
 		checkConstructor(t, want.Method+" params", m.Params, m.NewParams, schema)
 		checkConstructor(t, want.Method+" result", m.Result, m.NewResult, schema)
 	}
-	// 27 client requests (10 of which the server may send too), 2 client
-	// notifications, 9 server notifications.
-	wantCounts := map[string]int{"CommandMap": 27, "ServerCommandMap": 10, "ClientNotificationMap": 2, "ServerNotificationMap": 9}
+	// 32 client requests (10 of which the server may send too), 7 client
+	// notifications, 16 server notifications (5 notifications go both ways).
+	wantCounts := map[string]int{"CommandMap": 32, "ServerCommandMap": 10, "ClientNotificationMap": 7, "ServerNotificationMap": 16}
 	if !reflect.DeepEqual(counts, wantCounts) {
 		t.Errorf("methods.json map counts = %v, want %v", counts, wantCounts)
 	}
 	tableCounts := map[string]int{}
 	for _, m := range methods {
-		switch {
-		case m.Notification && m.FromClient:
+		if m.Notification && m.FromClient {
 			tableCounts["ClientNotificationMap"]++
-		case m.Notification && m.FromServer:
+		}
+		if m.Notification && m.FromServer {
 			tableCounts["ServerNotificationMap"]++
 		}
 		if !m.Notification && m.FromClient {
@@ -146,14 +149,14 @@ func checkConstructor(t *testing.T, what, typeName string, newValue func() any, 
 		t.Errorf("%s: constructor returns %v, want a pointer", what, typ)
 		return
 	}
-	if typ.Elem().Name() == typeName {
+	if typ.Elem().Name() == wiregen.TypeName(typeName) {
 		return
 	}
 	if typ.Elem() == reflect.TypeFor[jsontext.Value]() && !schema[typeName] {
 		t.Logf("%s: %s is not a schema definition and not declared in the package; decoded as raw JSON", what, typeName)
 		return
 	}
-	t.Errorf("%s: constructor returns %v, want *protocol.%s", what, typ, typeName)
+	t.Errorf("%s: constructor returns %v, want *protocol.%s", what, typ, wiregen.TypeName(typeName))
 }
 
 // TestActionTable checks the action table against data/action-origin.json
@@ -172,10 +175,20 @@ func TestActionTable(t *testing.T) {
 	}
 	readSpecJSON(t, "data/action-origin.json", &origin)
 	readSpecJSON(t, "data/versions.json", &versions)
+	var legacy struct {
+		ActionIntroducedIn map[string]string `json:"ACTION_INTRODUCED_IN"`
+	}
+	legacyData, err := os.ReadFile(filepath.Join(specdir.V0.ForTest(t), "data", "versions.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(legacyData, &legacy); err != nil {
+		t.Fatal(err)
+	}
 
 	actions := protocol.Actions()
-	if len(origin.Actions) != 85 || len(actions) != 85 {
-		t.Fatalf("action-origin.json lists %d actions, the table %d; want 85", len(origin.Actions), len(actions))
+	if len(origin.Actions) != 106 || len(actions) != 106 {
+		t.Fatalf("action-origin.json lists %d actions, the table %d; want 106", len(origin.Actions), len(actions))
 	}
 	dispatchable := 0
 	for i, want := range origin.Actions {
@@ -194,6 +207,7 @@ func TestActionTable(t *testing.T) {
 			ClientDispatchable: want.ClientDispatchable,
 			IntroducedIn:       mustVersion(t, versions.ActionIntroducedIn[want.Type]),
 		}
+		_, exp.Legacy = legacy.ActionIntroducedIn[want.Type]
 		if a != exp {
 			t.Errorf("LookupAction(%q) = %+v, want %+v", want.Type, a, exp)
 		}
@@ -207,8 +221,8 @@ func TestActionTable(t *testing.T) {
 			dispatchable++
 		}
 	}
-	if dispatchable != 38 {
-		t.Errorf("%d client-dispatchable actions, want 38", dispatchable)
+	if dispatchable != 47 {
+		t.Errorf("%d client-dispatchable actions, want 47", dispatchable)
 	}
 	for _, unknown := range []string{"", "chat/nosuch", "session/diffsChanged", "CHAT/DELTA"} {
 		if _, ok := protocol.LookupAction(unknown); ok || protocol.ClientDispatchable(unknown) || protocol.ActionScope(unknown) != "" {
@@ -228,6 +242,9 @@ func TestActionScopesAreChannelKinds(t *testing.T) {
 		protocol.ChannelChangeset:     protocol.ChangesetURI("x"),
 		protocol.ChannelAnnotations:   protocol.AnnotationsURI("s"),
 		protocol.ChannelResourceWatch: protocol.ResourceWatchURI("w"),
+		protocol.ChannelCanvas:        "ahp-canvas:/c",
+		protocol.ChannelAutomation:    protocol.AutomationsURI,
+		protocol.ChannelAutomationRun: "ahp-automation-run:/r",
 	}
 	for _, a := range protocol.Actions() {
 		uri, ok := kinds[a.Scope]
@@ -319,7 +336,7 @@ func TestNotificationKnownToVersion(t *testing.T) {
 // TestDataGenUpToDate fails when data_gen.go differs from what the
 // generator writes from the spec's data files now.
 func TestDataGenUpToDate(t *testing.T) {
-	want, err := datagen.Generate(specdir.ForTest(t), ".")
+	want, err := datagen.Generate(specdir.V1.ForTest(t), specdir.V0.ForTest(t), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

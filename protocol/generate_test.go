@@ -12,7 +12,7 @@ import (
 // TestGeneratedUpToDate fails when the committed *_gen.go files differ from
 // what `go generate` would write from the schemas now.
 func TestGeneratedUpToDate(t *testing.T) {
-	dir := specdir.ForTest(t, "schema")
+	dir := specdir.V1.ForTest(t, "schema")
 	files, err := wiregen.Generate(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -15,15 +15,12 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// Standard JSON-RPC 2.0 error codes. They are untyped so that they convert
-// freely to [Error.Code] and to the generated [JsonRpcErrorCode].
-const (
-	CodeParseError     = -32700 // the message is not valid JSON
-	CodeInvalidRequest = -32600 // valid JSON, but not a valid JSON-RPC message
-	CodeMethodNotFound = -32601 // no such method, or not available
-	CodeInvalidParams  = -32602 // the params do not fit the method
-	CodeInternalError  = -32603 // the receiver failed while handling the message
-)
+// ErrorCode is the code of a JSON-RPC error: one of the standard JSON-RPC
+// codes or of the AHP codes, both generated from the schema
+// ([JSONRPCErrorCode] and [AHPErrorCode] are aliases of it, and their
+// constants are CodeParseError ... CodeConflict), or any other integer a peer
+// sends.
+type ErrorCode int64
 
 // An ID identifies a request and the response to it. It holds an integer or
 // a string and remembers which, so that an ID read from the wire is written
@@ -151,14 +148,14 @@ type Response struct {
 // Two Errors match under [errors.Is] when their codes are equal, so
 // errors.Is(err, &Error{Code: CodeMethodNotFound}) tests for a code.
 type Error struct {
-	Code    int64          `json:"code"`
+	Code    ErrorCode      `json:"code"`
 	Message string         `json:"message"`
 	Data    jsontext.Value `json:"data,omitzero"` // optional details, nil when absent
 }
 
 func (e *Error) Error() string {
 	if e.Message == "" {
-		return "jsonrpc error " + strconv.FormatInt(e.Code, 10)
+		return "jsonrpc error " + strconv.FormatInt(int64(e.Code), 10)
 	}
 	return e.Message
 }
@@ -213,7 +210,7 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	}
 	if r.Error != nil {
 		b = append(b, `,"error":{"code":`...)
-		b = strconv.AppendInt(b, r.Error.Code, 10)
+		b = strconv.AppendInt(b, int64(r.Error.Code), 10)
 		b = append(b, `,"message":`...)
 		if b, err = jsontext.AppendQuote(b, r.Error.Message); err != nil {
 			return nil, err
@@ -279,9 +276,9 @@ func (r *Response) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// A JsonRpcMessage holds any one JSON-RPC 2.0 message. Exactly one of its
+// A JSONRPCMessage holds any one JSON-RPC 2.0 message. Exactly one of its
 // fields is set; which one tells the kind of message.
-type JsonRpcMessage struct {
+type JSONRPCMessage struct {
 	Request      *Request
 	Notification *Notification
 	Response     *Response
@@ -289,7 +286,7 @@ type JsonRpcMessage struct {
 
 // MarshalJSON encodes the message held by m. It fails unless exactly one
 // field is set.
-func (m JsonRpcMessage) MarshalJSON() ([]byte, error) {
+func (m JSONRPCMessage) MarshalJSON() ([]byte, error) {
 	switch {
 	case m.Request != nil && m.Notification == nil && m.Response == nil:
 		return m.Request.MarshalJSON()
@@ -298,11 +295,11 @@ func (m JsonRpcMessage) MarshalJSON() ([]byte, error) {
 	case m.Request == nil && m.Notification == nil && m.Response != nil:
 		return m.Response.MarshalJSON()
 	}
-	return nil, errors.New("protocol: a JsonRpcMessage must hold exactly one message")
+	return nil, errors.New("protocol: a JSONRPCMessage must hold exactly one message")
 }
 
 // UnmarshalJSON decodes data as [DecodeMessage] does, keeping a copy of it.
-func (m *JsonRpcMessage) UnmarshalJSON(data []byte) error {
+func (m *JSONRPCMessage) UnmarshalJSON(data []byte) error {
 	d, err := DecodeMessage(bytes.Clone(data))
 	if err != nil {
 		return err
@@ -327,7 +324,7 @@ func (m *JsonRpcMessage) UnmarshalJSON(data []byte) error {
 // A failure is always an [*Error] whose code is [CodeParseError] when data is
 // not valid JSON and [CodeInvalidRequest] when it is valid JSON but not a
 // valid message; it can be sent back to the peer as it is.
-func DecodeMessage(data []byte) (JsonRpcMessage, error) {
+func DecodeMessage(data []byte) (JSONRPCMessage, error) {
 	m, _, err := rpcDecodePooled(data, nil)
 	return m, err
 }
@@ -343,7 +340,7 @@ func DecodeMessage(data []byte) (JsonRpcMessage, error) {
 //
 // A client uses it for "action" notifications, the bulk of what a host
 // sends, so that each is read once instead of twice.
-func DecodeMessageWith(data []byte, paramsFor func(method string) any) (JsonRpcMessage, any, error) {
+func DecodeMessageWith(data []byte, paramsFor func(method string) any) (JSONRPCMessage, any, error) {
 	m, decoded, err := rpcDecodePooled(data, paramsFor)
 	if err != nil && decoded == errParamsDecode {
 		m, err = DecodeMessage(data)
@@ -355,7 +352,7 @@ func DecodeMessageWith(data []byte, paramsFor func(method string) any) (JsonRpcM
 // errParamsDecode marks a failure inside early-decoded params.
 var errParamsDecode = &struct{ error }{}
 
-func rpcDecodePooled(data []byte, paramsFor func(string) any) (JsonRpcMessage, any, error) {
+func rpcDecodePooled(data []byte, paramsFor func(string) any) (JSONRPCMessage, any, error) {
 	d := rpcDecoders.Get().(*jsontext.Decoder)
 	d.Reset(bytes.NewBuffer(data))
 	m, decoded, err := rpcDecode(d, data, paramsFor)
@@ -363,9 +360,9 @@ func rpcDecodePooled(data []byte, paramsFor func(string) any) (JsonRpcMessage, a
 	rpcDecoders.Put(d)
 	if err != nil {
 		if decoded == errParamsDecode {
-			return JsonRpcMessage{}, decoded, err
+			return JSONRPCMessage{}, decoded, err
 		}
-		return JsonRpcMessage{}, nil, rpcClassify(data, err)
+		return JSONRPCMessage{}, nil, rpcClassify(data, err)
 	}
 	return m, decoded, nil
 }
@@ -397,12 +394,12 @@ func rpcClassify(data []byte, err error) *Error {
 	return &Error{Code: CodeParseError, Message: "parse error: " + err.Error()}
 }
 
-func rpcDecode(d *jsontext.Decoder, data []byte, paramsFor func(string) any) (JsonRpcMessage, any, error) {
+func rpcDecode(d *jsontext.Decoder, data []byte, paramsFor func(string) any) (JSONRPCMessage, any, error) {
 	m, decoded, err := rpcDecodeMessage(d, data, paramsFor)
 	return m, decoded, err
 }
 
-func rpcDecodeMessage(d *jsontext.Decoder, data []byte, paramsFor func(string) any) (msg JsonRpcMessage, decoded any, err error) {
+func rpcDecodeMessage(d *jsontext.Decoder, data []byte, paramsFor func(string) any) (msg JSONRPCMessage, decoded any, err error) {
 	var (
 		hasVersion, hasID, nullID, hasMethod, hasParams, hasResult bool
 
@@ -414,27 +411,27 @@ func rpcDecodeMessage(d *jsontext.Decoder, data []byte, paramsFor func(string) a
 	)
 	tok, err := d.ReadToken()
 	if err != nil {
-		return JsonRpcMessage{}, decoded, err
+		return JSONRPCMessage{}, decoded, err
 	}
 	if tok.Kind() != jsontext.KindBeginObject {
-		return JsonRpcMessage{}, nil, rpcShapeError("a message must be a JSON object")
+		return JSONRPCMessage{}, nil, rpcShapeError("a message must be a JSON object")
 	}
 	for d.PeekKind() != jsontext.KindEndObject {
 		name, err := d.ReadToken()
 		if err != nil {
-			return JsonRpcMessage{}, decoded, err
+			return JSONRPCMessage{}, decoded, err
 		}
 		switch name.String() {
 		case "jsonrpc":
 			if d.PeekKind() != jsontext.KindString {
-				return JsonRpcMessage{}, nil, rpcSkipOr(d, rpcShapeError(`"jsonrpc" must be "2.0"`))
+				return JSONRPCMessage{}, nil, rpcSkipOr(d, rpcShapeError(`"jsonrpc" must be "2.0"`))
 			}
 			v, err := d.ReadToken()
 			if err != nil {
-				return JsonRpcMessage{}, decoded, err
+				return JSONRPCMessage{}, decoded, err
 			}
 			if v.String() != "2.0" {
-				return JsonRpcMessage{}, nil, rpcShapeError(`"jsonrpc" must be "2.0"`)
+				return JSONRPCMessage{}, nil, rpcShapeError(`"jsonrpc" must be "2.0"`)
 			}
 			hasVersion = true
 		case "id":
@@ -443,11 +440,11 @@ func rpcDecodeMessage(d *jsontext.Decoder, data []byte, paramsFor func(string) a
 			nullID = err == nil && !id.IsValid()
 		case "method":
 			if d.PeekKind() != jsontext.KindString {
-				return JsonRpcMessage{}, nil, rpcSkipOr(d, rpcShapeError(`"method" must be a string`))
+				return JSONRPCMessage{}, nil, rpcSkipOr(d, rpcShapeError(`"method" must be a string`))
 			}
 			v, err := d.ReadToken()
 			if err != nil {
-				return JsonRpcMessage{}, decoded, err
+				return JSONRPCMessage{}, decoded, err
 			}
 			method, hasMethod = v.String(), true
 		case "params":
@@ -460,7 +457,7 @@ func rpcDecodeMessage(d *jsontext.Decoder, data []byte, paramsFor func(string) a
 					}); ok && u != nil {
 						start := d.InputOffset()
 						if err := u.UnmarshalJSONFrom(d); err != nil {
-							return JsonRpcMessage{}, errParamsDecode, err
+							return JSONRPCMessage{}, errParamsDecode, err
 						}
 						params = rpcTrimValue(data[start:d.InputOffset()])
 						decoded = u
@@ -480,41 +477,41 @@ func rpcDecodeMessage(d *jsontext.Decoder, data []byte, paramsFor func(string) a
 			err = d.SkipValue()
 		}
 		if err != nil {
-			return JsonRpcMessage{}, decoded, err
+			return JSONRPCMessage{}, decoded, err
 		}
 	}
 	if _, err := d.ReadToken(); err != nil { // the closing brace
-		return JsonRpcMessage{}, decoded, err
+		return JSONRPCMessage{}, decoded, err
 	}
 	if _, err := d.ReadToken(); err != io.EOF {
 		if err == nil {
 			err = errors.New("unexpected data after the message")
 		}
-		return JsonRpcMessage{}, decoded, err
+		return JSONRPCMessage{}, decoded, err
 	}
 
 	hasError := rpcErr != nil
 	switch {
 	case !hasVersion:
-		return JsonRpcMessage{}, nil, rpcShapeError(`missing "jsonrpc": "2.0"`)
+		return JSONRPCMessage{}, nil, rpcShapeError(`missing "jsonrpc": "2.0"`)
 	case hasMethod && (hasResult || hasError):
-		return JsonRpcMessage{}, nil, rpcShapeError(`a message with "method" cannot carry "result" or "error"`)
+		return JSONRPCMessage{}, nil, rpcShapeError(`a message with "method" cannot carry "result" or "error"`)
 	case hasMethod && nullID:
-		return JsonRpcMessage{}, nil, rpcShapeError(`a request ID must be a number or a string`)
+		return JSONRPCMessage{}, nil, rpcShapeError(`a request ID must be a number or a string`)
 	case hasMethod && hasID:
-		return JsonRpcMessage{Request: &Request{ID: id, Method: method, Params: params}}, decoded, nil
+		return JSONRPCMessage{Request: &Request{ID: id, Method: method, Params: params}}, decoded, nil
 	case hasMethod:
-		return JsonRpcMessage{Notification: &Notification{Method: method, Params: params}}, decoded, nil
+		return JSONRPCMessage{Notification: &Notification{Method: method, Params: params}}, decoded, nil
 	case hasParams:
-		return JsonRpcMessage{}, nil, rpcShapeError(`"params" without "method"`)
+		return JSONRPCMessage{}, nil, rpcShapeError(`"params" without "method"`)
 	case hasResult == hasError:
-		return JsonRpcMessage{}, nil, rpcShapeError(`need "method", or exactly one of "result" and "error"`)
+		return JSONRPCMessage{}, nil, rpcShapeError(`need "method", or exactly one of "result" and "error"`)
 	case !hasID:
-		return JsonRpcMessage{}, nil, rpcShapeError(`a response needs an "id"`)
+		return JSONRPCMessage{}, nil, rpcShapeError(`a response needs an "id"`)
 	case hasResult && nullID:
-		return JsonRpcMessage{}, nil, rpcShapeError(`a success response needs a non-null "id"`)
+		return JSONRPCMessage{}, nil, rpcShapeError(`a success response needs a non-null "id"`)
 	}
-	return JsonRpcMessage{Response: &Response{ID: id, Result: result, Error: rpcErr}}, decoded, nil
+	return JSONRPCMessage{Response: &Response{ID: id, Result: result, Error: rpcErr}}, decoded, nil
 }
 
 // rpcTrimValue strips the colon and whitespace in front of a value read
@@ -601,7 +598,7 @@ func rpcReadError(d *jsontext.Decoder, data []byte) (*Error, error) {
 			if !ok {
 				return nil, rpcShapeError(`error "code" must be an integer`)
 			}
-			e.Code, hasCode = n, true
+			e.Code, hasCode = ErrorCode(n), true
 		case "message":
 			if d.PeekKind() != jsontext.KindString {
 				return nil, rpcSkipOr(d, rpcShapeError(`error "message" must be a string`))

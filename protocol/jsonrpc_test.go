@@ -25,7 +25,7 @@ func normalJSON(t *testing.T, v []byte) string {
 	return string(val)
 }
 
-func kindOf(m protocol.JsonRpcMessage) string {
+func kindOf(m protocol.JSONRPCMessage) string {
 	switch {
 	case m.Request != nil:
 		return "request"
@@ -97,7 +97,7 @@ func TestDecodeMessageRoundTrip(t *testing.T) {
 			}
 
 			// The same through the json package, as the fixture harness does it.
-			var viaJSON protocol.JsonRpcMessage
+			var viaJSON protocol.JSONRPCMessage
 			if err := json.Unmarshal([]byte(tt.in), &viaJSON); err != nil {
 				t.Fatalf("json.Unmarshal: %v", err)
 			}
@@ -116,7 +116,7 @@ func TestDecodeMessageErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		code int64
+		code protocol.ErrorCode
 	}{
 		{"empty", ``, protocol.CodeParseError},
 		{"truncated", `{"jsonrpc":"2.0","id":1`, protocol.CodeParseError},
@@ -274,8 +274,8 @@ func TestMarshalEnvelope(t *testing.T) {
 		{"error ignores result", protocol.Response{ID: protocol.Int64ID(1), Result: jsontext.Value(`1`), Error: &protocol.Error{Code: 1, Message: "m", Data: jsontext.Value(`[1]`)}},
 			`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":[1]}}`, false},
 		{"error with invalid data", protocol.Response{ID: protocol.Int64ID(1), Error: &protocol.Error{Code: 1, Data: jsontext.Value(`{`)}}, "", true},
-		{"empty message union", protocol.JsonRpcMessage{}, "", true},
-		{"crowded message union", protocol.JsonRpcMessage{Request: &protocol.Request{ID: protocol.Int64ID(1)}, Notification: &protocol.Notification{}}, "", true},
+		{"empty message union", protocol.JSONRPCMessage{}, "", true},
+		{"crowded message union", protocol.JSONRPCMessage{Request: &protocol.Request{ID: protocol.Int64ID(1)}, Notification: &protocol.Notification{}}, "", true},
 		{"error object alone", &protocol.Error{Code: 3, Message: "m"}, `{"code":3,"message":"m"}`, false},
 	}
 	for _, tt := range tests {

@@ -73,7 +73,9 @@ func (t Text) MarshalJSONTo(enc *jsontext.Encoder) error {
 }
 
 // UnmarshalJSONFrom reads a JSON string.
-func (t *Text) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+func (t *Text) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return t.decodeJSON(dec) }
+
+func (t *Text) decodeJSON(dec *jsontext.Decoder) error {
 	s, err := readString(dec)
 	if err != nil {
 		return err

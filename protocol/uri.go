@@ -10,6 +10,10 @@ import (
 // the resource* family and others) always name it as their channel.
 const RootURI = "ahp-root://"
 
+// AutomationsURI is the URI of the automation catalogue channel, which,
+// like the root channel, has one fixed URI.
+const AutomationsURI = "ahp-automations://"
+
 // Channel URI schemes. Apart from the root channel, which has one fixed URI,
 // and telemetry channels, whose URIs hosts choose freely, a channel is
 // addressed as scheme + "/" + id.
@@ -21,6 +25,8 @@ const (
 	changesetScheme     = "ahp-changeset:"
 	resourceWatchScheme = "ahp-resource-watch:"
 	telemetryScheme     = "ahp-otlp:"
+	canvasScheme        = "ahp-canvas:"
+	automationRunScheme = "ahp-automation-run:"
 )
 
 // Sub-paths that address a channel owned by a session below its URI:
@@ -51,6 +57,9 @@ const (
 	ChannelAnnotations   ChannelKind = "annotations"   // ahp-session:/<id>/annotations
 	ChannelResourceWatch ChannelKind = "resourceWatch" // ahp-resource-watch:/<id>
 	ChannelTelemetry     ChannelKind = "otlp"          // ahp-otlp:<host-defined>; stateless
+	ChannelCanvas        ChannelKind = "canvas"        // ahp-canvas:/<id>
+	ChannelAutomation    ChannelKind = "automation"    // ahp-automations://, the catalogue
+	ChannelAutomationRun ChannelKind = "automationRun" // ahp-automation-run:/<id>
 )
 
 // Errors returned by ParseChannel, always wrapped with the offending URI.
@@ -107,6 +116,12 @@ func (c Channel) String() string {
 		return ResourceWatchURI(c.ID)
 	case ChannelTelemetry:
 		return telemetryScheme + c.ID
+	case ChannelCanvas:
+		return canvasScheme + "/" + c.ID
+	case ChannelAutomation:
+		return AutomationsURI
+	case ChannelAutomationRun:
+		return automationRunScheme + "/" + c.ID
 	}
 	return ""
 }
@@ -161,6 +176,9 @@ func ParseChannel(uri string) (Channel, error) {
 	if uri == RootURI {
 		return Channel{Kind: ChannelRoot}, nil
 	}
+	if uri == AutomationsURI {
+		return Channel{Kind: ChannelAutomation}, nil
+	}
 	i := strings.IndexByte(uri, ':')
 	if i < 0 {
 		return Channel{}, channelError(ErrUnknownChannelScheme, uri, "")
@@ -197,6 +215,8 @@ var idSchemes = map[string]ChannelKind{
 	terminalScheme:      ChannelTerminal,
 	changesetScheme:     ChannelChangeset,
 	resourceWatchScheme: ChannelResourceWatch,
+	canvasScheme:        ChannelCanvas,
+	automationRunScheme: ChannelAutomationRun,
 }
 
 // pathID checks the part of a URI after its scheme, which must be "/"

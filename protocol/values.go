@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -46,6 +47,10 @@ func (s StringOrMarkdown) MarshalJSONTo(enc *jsontext.Encoder) error {
 
 // UnmarshalJSONFrom reads a bare string or a {"markdown"} object.
 func (s *StringOrMarkdown) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return lenient(s.decodeJSON(dec))
+}
+
+func (s *StringOrMarkdown) decodeJSON(dec *jsontext.Decoder) error {
 	*s = StringOrMarkdown{}
 	if dec.PeekKind() == '"' {
 		t, err := readString(dec)
@@ -62,31 +67,38 @@ func (s *StringOrMarkdown) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	}))
 }
 
-// memberFunc adapts a function to memberDecoder.
+// memberFunc adapts a function to memberDecoder, for objects without
+// required members.
 type memberFunc func(dec *jsontext.Decoder, name []byte) error
 
-func (f memberFunc) decodeMember(dec *jsontext.Decoder, name []byte) error { return f(dec, name) }
+func (f memberFunc) decodeMember(dec *jsontext.Decoder, name []byte) (uint64, error) {
+	return 0, f(dec, name)
+}
 
-// JsonPrimitive is the schema definition JsonPrimitive: a JSON string,
+func (f memberFunc) required() *requiredMembers { return nil }
+
+// JSONPrimitive is the schema definition JSONPrimitive: a JSON string,
 // number, boolean or null, kept as its JSON text.
-type JsonPrimitive jsontext.Value
+type JSONPrimitive jsontext.Value
 
 // MarshalJSONTo writes the value; an empty one is null.
-func (p JsonPrimitive) MarshalJSONTo(enc *jsontext.Encoder) error {
+func (p JSONPrimitive) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return writeRaw(enc, jsontext.Value(p))
 }
 
 // UnmarshalJSONFrom reads a primitive and refuses objects and arrays.
-func (p *JsonPrimitive) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+func (p *JSONPrimitive) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return p.decodeJSON(dec) }
+
+func (p *JSONPrimitive) decodeJSON(dec *jsontext.Decoder) error {
 	switch k := dec.PeekKind(); k {
 	case '{', '[':
 		if err := dec.SkipValue(); err != nil {
 			return err
 		}
-		return fmt.Errorf("protocol: JsonPrimitive: want a string, number, boolean or null, got %v", k)
+		return fmt.Errorf("protocol: JSONPrimitive: want a string, number, boolean or null, got %v", k)
 	}
 	v, err := readRaw(dec)
-	*p = JsonPrimitive(v)
+	*p = JSONPrimitive(v)
 	return err
 }
 
@@ -114,6 +126,10 @@ func (t ToolInput) MarshalJSONTo(enc *jsontext.Encoder) error {
 
 // UnmarshalJSONFrom reads a string or a ContentRef object.
 func (t *ToolInput) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return lenient(t.decodeJSON(dec))
+}
+
+func (t *ToolInput) decodeJSON(dec *jsontext.Decoder) error {
 	*t = ToolInput{}
 	if dec.PeekKind() == '"' {
 		s, err := readString(dec)
@@ -121,35 +137,73 @@ func (t *ToolInput) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	t.Ref = new(ContentRef)
-	return t.Ref.UnmarshalJSONFrom(dec)
+	return t.Ref.decodeJSON(dec)
 }
 
 // UnmarshalJSONFrom reads a Snapshot, choosing the Go type of its state from
 // the kind of its resource URI. A state with a resource this package does not
-// recognise is kept as *Unknown.
+// recognise is kept as *RawState.
 func (x *Snapshot) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	return lenient(x.decodeJSON(dec))
+}
+
+// snapshotDecoder decodes a Snapshot's members, holding its state back
+// until the resource is known.
+type snapshotDecoder struct {
+	x       *Snapshot
+	pending jsontext.Value
+}
+
+func (d *snapshotDecoder) required() *requiredMembers { return d.x.required() }
+
+func (d *snapshotDecoder) decodeMember(dec *jsontext.Decoder, name []byte) (uint64, error) {
+	if string(name) != "state" {
+		return d.x.decodeMember(dec, name)
+	}
+	bit, _ := d.x.decodeMemberBit("state")
+	if d.x.Resource == "" {
+		raw, err := readRaw(dec)
+		d.pending = raw
+		return bit, err
+	}
+	st, err := decodeSnapshotState(dec, d.x.Resource)
+	d.x.State = st
+	return bit, under("state", err)
+}
+
+// decodeMemberBit reports the required bit of a Snapshot member.
+func (x *Snapshot) decodeMemberBit(member string) (uint64, bool) {
+	i := slices.Index(*x.required(), member)
+	if i < 0 {
+		return 0, false
+	}
+	return 1 << i, true
+}
+
+func (x *Snapshot) decodeJSON(dec *jsontext.Decoder) error {
 	*x = Snapshot{}
-	var pending jsontext.Value
-	err := decodeObject(dec, "Snapshot", memberFunc(func(dec *jsontext.Decoder, name []byte) error {
-		if string(name) != "state" {
-			return x.decodeMember(dec, name)
-		}
-		if x.Resource == "" {
-			raw, err := readRaw(dec)
-			pending = raw
-			return err
-		}
-		st, err := decodeSnapshotState(dec, x.Resource)
-		x.State = st
-		return err
-	}))
-	if err != nil || pending == nil {
+	d := &snapshotDecoder{x: x}
+	err := decodeObject(dec, "Snapshot", d)
+	if d.pending == nil {
 		return err
 	}
-	return unmarshalWith(pending, func(dec *jsontext.Decoder) (err error) {
-		x.State, err = decodeSnapshotState(dec, x.Resource)
+	if _, ok := err.(*MissingError); err != nil && !ok {
 		return err
+	}
+	err2 := unmarshalWith(d.pending, func(dec *jsontext.Decoder) (err error) {
+		x.State, err = decodeSnapshotState(dec, x.Resource)
+		return under("state", err)
 	})
+	if m2, ok := err2.(*MissingError); ok {
+		if m, ok := err.(*MissingError); ok {
+			return m.merge(m2)
+		}
+		return m2
+	}
+	if err2 != nil {
+		return err2
+	}
+	return err
 }
 
 // NewSnapshotState returns an empty state value of the Go type that holds
@@ -174,6 +228,12 @@ func NewSnapshotState(uri string) SnapshotState {
 		return new(AnnotationsState)
 	case ChannelResourceWatch:
 		return new(ResourceWatchState)
+	case ChannelCanvas:
+		return new(CanvasState)
+	case ChannelAutomation:
+		return new(AutomationState)
+	case ChannelAutomationRun:
+		return new(AutomationRunState)
 	}
 	return nil
 }
@@ -191,7 +251,7 @@ func decodeSnapshotState(dec *jsontext.Decoder, resource string) (SnapshotState,
 		_, err := dec.ReadToken()
 		return nil, err
 	}
-	return st, st.(unmarshaler).UnmarshalJSONFrom(dec)
+	return st, st.(jsonDecoder).decodeJSON(dec)
 }
 
 // RawState is the state of a snapshot whose channel kind this package does
@@ -218,8 +278,8 @@ var handTypes = map[string]func(dec *jsontext.Decoder) (any, error){
 		v, err := readStruct[StringOrMarkdown](dec)
 		return &v, err
 	},
-	"JsonPrimitive": func(dec *jsontext.Decoder) (any, error) {
-		v, err := readStruct[JsonPrimitive](dec)
+	"JSONPrimitive": func(dec *jsontext.Decoder) (any, error) {
+		v, err := readStruct[JSONPrimitive](dec)
 		return &v, err
 	},
 	"ToolInput": func(dec *jsontext.Decoder) (any, error) {

@@ -124,8 +124,16 @@ func SupportedVersions() []string {
 	return slices.Clone(supportedVersions[:])
 }
 
+// supportedVersions are the versions negotiated today: those of the 0.8.0
+// pack.
+var supportedVersions = legacyVersions
+
 // supported is supportedVersions parsed, in the same order.
 var supported = mustParseVersions(supportedVersions[:])
+
+// Legacy reports whether v predates 0.9.0, the first version of the 1.x
+// era: such a peer knows only what the 0.8.0 pack describes.
+func (v Version) Legacy() bool { return v.Major == 0 && v.Minor < 9 }
 
 func mustParseVersions(list []string) []Version {
 	out := make([]Version, len(list))
@@ -215,5 +223,5 @@ func (e *UnsupportedVersionError) RPCError() *Error {
 	data, _ := Marshal(struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}{e.Supported})
-	return &Error{Code: int64(AhpErrorCodeUnsupportedProtocolVersion), Message: e.Error(), Data: data}
+	return &Error{Code: CodeUnsupportedProtocolVersion, Message: e.Error(), Data: data}
 }

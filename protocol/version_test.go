@@ -118,8 +118,8 @@ func TestSupportedVersions(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("SupportedVersions() = %v, want %v", got, want)
 	}
-	if protocol.ProtocolVersion != "0.8.0" || got[0] != protocol.ProtocolVersion {
-		t.Errorf("ProtocolVersion = %q, want 0.8.0 at the head of the list", protocol.ProtocolVersion)
+	if protocol.ProtocolVersion != "1.1.0" {
+		t.Errorf("ProtocolVersion = %q, want 1.1.0", protocol.ProtocolVersion)
 	}
 	for i := 1; i < len(got); i++ {
 		if mustVersion(t, got[i-1]).Compare(mustVersion(t, got[i])) <= 0 {
@@ -127,7 +127,7 @@ func TestSupportedVersions(t *testing.T) {
 		}
 	}
 	got[0] = "changed"
-	if protocol.SupportedVersions()[0] != protocol.ProtocolVersion {
+	if protocol.SupportedVersions()[0] != want[0] {
 		t.Error("SupportedVersions() returned the package's own slice")
 	}
 }

@@ -70,7 +70,7 @@ func annotationsUpdated(s *protocol.AnnotationsState, a *protocol.AnnotationsUpd
 	}
 	an := s.Annotations[i]
 	if a.TurnID != nil {
-		an.TurnID = *a.TurnID
+		an.TurnID = a.TurnID
 	}
 	if a.Resource != nil {
 		an.Resource = *a.Resource

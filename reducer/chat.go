@@ -40,7 +40,7 @@ func (r Reducer) Chat(s *protocol.ChatState, a protocol.StateAction) *protocol.C
 	case *protocol.ChatTurnCancelledAction:
 		return r.chatEndTurn(s, a.TurnID, a.Duration, protocol.TurnStateCancelled, nil)
 	case *protocol.ChatErrorAction:
-		return r.chatEndTurn(s, a.TurnID, a.Duration, protocol.TurnStateError, protocol.Ptr(a.Error))
+		return r.chatEndTurn(s, a.TurnID, a.Duration, protocol.TurnStateError, a.Error)
 	case *protocol.ChatTruncatedAction:
 		return r.chatTruncated(s, a)
 	case *protocol.ChatTurnsLoadedAction:

@@ -419,7 +419,7 @@ func TestChatBranches(t *testing.T) {
 		base := chatState(t, chatActive(8, ""))
 		base.Turns = make([]protocol.Turn, 0, 8)
 		done := chatClock.Chat(base, &protocol.ChatTurnCompleteAction{TurnID: "t1", Duration: 1})
-		failed := chatClock.Chat(base, &protocol.ChatErrorAction{TurnID: "t1", Duration: 1, Error: protocol.ErrorInfo{ErrorType: "x", Message: "y"}})
+		failed := chatClock.Chat(base, &protocol.ChatErrorAction{TurnID: "t1", Duration: 1, Error: &protocol.ErrorInfo{ErrorType: "x", Message: "y"}})
 		if done.Turns[0].State != protocol.TurnStateComplete || failed.Turns[0].State != protocol.TurnStateError {
 			t.Errorf("turn states: %s and %s, want complete and error", done.Turns[0].State, failed.Turns[0].State)
 		}

@@ -150,7 +150,7 @@ func toolCallReady(tc protocol.ToolCallState, a *protocol.ChatToolCallReadyActio
 	n.ToolInput = input
 	n.ConfirmationTitle = a.ConfirmationTitle
 	n.RiskAssessment = a.RiskAssessment
-	n.Edits = (*protocol.ToolCallPendingConfirmationStateEdits)(a.Edits)
+	n.Edits = (*protocol.FileEditCollection)(a.Edits)
 	n.Editable = a.Editable
 	n.Options = a.Options
 	if prev != nil {
@@ -345,7 +345,7 @@ func toolCallAuthRequired(tc protocol.ToolCallState, a *protocol.ChatToolCallAut
 	if !ok {
 		return nil
 	}
-	mcp, ok := v.Contributor.(*protocol.ToolCallMcpContributor)
+	mcp, ok := v.Contributor.(*protocol.ToolCallMCPContributor)
 	if !ok || mcp == nil {
 		return nil
 	}

@@ -81,11 +81,11 @@ func (r Reducer) Session(s *protocol.SessionState, a protocol.StateAction) *prot
 		return sessionCustomizationUpdated(s, a)
 	case *protocol.SessionCustomizationRemovedAction:
 		return sessionCustomizationRemoved(s, a)
-	case *protocol.SessionMcpServerStateChangedAction:
+	case *protocol.SessionMCPServerStateChangedAction:
 		return sessionMcpServerStateChanged(s, a)
-	case *protocol.SessionMcpServerStartRequestedAction:
+	case *protocol.SessionMCPServerStartRequestedAction:
 		return sessionMcpServerStartRequested(s, a)
-	case *protocol.SessionMcpServerStopRequestedAction:
+	case *protocol.SessionMCPServerStopRequestedAction:
 		return sessionMcpServerStopRequested(s, a)
 	}
 	return s

@@ -56,7 +56,7 @@ func sessionCustomizationRemoved(s *protocol.SessionState, a *protocol.SessionCu
 // changed and is left as it is.
 func sessionCustomizationToggled(s *protocol.SessionState, a *protocol.SessionCustomizationToggledAction) *protocol.SessionState {
 	if i := sessionTopIndex(s.Customizations, a.ID); i >= 0 {
-		c, ok := sessionSetEnabled(s.Customizations[i], a.Enabled)
+		c, ok := sessionSetEnabled(s.Customizations[i], toggledEnabled(a))
 		if !ok {
 			return s
 		}
@@ -69,7 +69,7 @@ func sessionCustomizationToggled(s *protocol.SessionState, a *protocol.SessionCu
 		return s
 	}
 	children := sessionChildren(s.Customizations[i])
-	child, ok := sessionSetChildEnabled(children[j], a.Enabled)
+	child, ok := sessionSetChildEnabled(children[j], toggledEnabled(a))
 	if !ok {
 		return s
 	}
@@ -82,7 +82,7 @@ func sessionCustomizationToggled(s *protocol.SessionState, a *protocol.SessionCu
 // sessionMcpServerStateChanged records the runtime state the host reports
 // for an MCP server, with its side channel; an action without a channel
 // clears it.
-func sessionMcpServerStateChanged(s *protocol.SessionState, a *protocol.SessionMcpServerStateChangedAction) *protocol.SessionState {
+func sessionMcpServerStateChanged(s *protocol.SessionState, a *protocol.SessionMCPServerStateChangedAction) *protocol.SessionState {
 	if a.State == nil {
 		return s
 	}
@@ -92,28 +92,28 @@ func sessionMcpServerStateChanged(s *protocol.SessionState, a *protocol.SessionM
 // sessionMcpServerStartRequested optimistically moves an MCP server to
 // starting and drops its stale channel; the host follows with the real
 // state.
-func sessionMcpServerStartRequested(s *protocol.SessionState, a *protocol.SessionMcpServerStartRequestedAction) *protocol.SessionState {
-	return sessionUpdateMcpServer(s, a.ID, &protocol.McpServerStartingState{}, nil)
+func sessionMcpServerStartRequested(s *protocol.SessionState, a *protocol.SessionMCPServerStartRequestedAction) *protocol.SessionState {
+	return sessionUpdateMcpServer(s, a.ID, &protocol.MCPServerStartingState{}, nil)
 }
 
 // sessionMcpServerStopRequested optimistically moves an MCP server to
 // stopped and drops its channel.
-func sessionMcpServerStopRequested(s *protocol.SessionState, a *protocol.SessionMcpServerStopRequestedAction) *protocol.SessionState {
-	return sessionUpdateMcpServer(s, a.ID, &protocol.McpServerStoppedState{}, nil)
+func sessionMcpServerStopRequested(s *protocol.SessionState, a *protocol.SessionMCPServerStopRequestedAction) *protocol.SessionState {
+	return sessionUpdateMcpServer(s, a.ID, &protocol.MCPServerStoppedState{}, nil)
 }
 
 // sessionUpdateMcpServer sets the state and channel of the MCP server with
 // the given id, at the top level or inside a container. An id that belongs
 // to a customization of another kind changes nothing.
-func sessionUpdateMcpServer(s *protocol.SessionState, id string, state protocol.McpServerState, channel *protocol.URI) *protocol.SessionState {
-	update := func(m *protocol.McpServerCustomization) *protocol.McpServerCustomization {
+func sessionUpdateMcpServer(s *protocol.SessionState, id string, state protocol.MCPServerState, channel *protocol.URI) *protocol.SessionState {
+	update := func(m *protocol.MCPServerCustomization) *protocol.MCPServerCustomization {
 		n := *m
 		n.State = state
 		n.Channel = channel
 		return &n
 	}
 	if i := sessionTopIndex(s.Customizations, id); i >= 0 {
-		m, ok := s.Customizations[i].(*protocol.McpServerCustomization)
+		m, ok := s.Customizations[i].(*protocol.MCPServerCustomization)
 		if !ok {
 			return s
 		}
@@ -126,7 +126,7 @@ func sessionUpdateMcpServer(s *protocol.SessionState, id string, state protocol.
 		return s
 	}
 	children := sessionChildren(s.Customizations[i])
-	m, ok := children[j].(*protocol.McpServerCustomization)
+	m, ok := children[j].(*protocol.MCPServerCustomization)
 	if !ok {
 		return s
 	}
@@ -162,7 +162,7 @@ func sessionCustomizationID(c protocol.Customization) string {
 		return c.ID
 	case *protocol.DirectoryCustomization:
 		return c.ID
-	case *protocol.McpServerCustomization:
+	case *protocol.MCPServerCustomization:
 		return c.ID
 	case *protocol.Unknown:
 		return sessionUnknownKeys(c).ID
@@ -183,7 +183,7 @@ func sessionChildID(c protocol.ChildCustomization) string {
 		return c.ID
 	case *protocol.HookCustomization:
 		return c.ID
-	case *protocol.McpServerCustomization:
+	case *protocol.MCPServerCustomization:
 		return c.ID
 	case *protocol.Unknown:
 		return sessionUnknownKeys(c).ID
@@ -219,21 +219,26 @@ func sessionWithChildren(c protocol.Customization, children []protocol.ChildCust
 	return c
 }
 
+// toggledEnabled is the enabled flag a toggle sets.
+func toggledEnabled(a *protocol.SessionCustomizationToggledAction) bool {
+	return a.Enabled != nil && *a.Enabled
+}
+
 // sessionSetEnabled returns a copy of a top-level customization with its
 // enabled flag set; ok is false for a kind this package does not know.
 func sessionSetEnabled(c protocol.Customization, enabled bool) (_ protocol.Customization, ok bool) {
 	switch c := c.(type) {
 	case *protocol.PluginCustomization:
 		n := *c
-		n.Enabled = enabled
+		n.Enabled = &enabled
 		return &n, true
 	case *protocol.DirectoryCustomization:
 		n := *c
 		n.Enabled = enabled
 		return &n, true
-	case *protocol.McpServerCustomization:
+	case *protocol.MCPServerCustomization:
 		n := *c
-		n.Enabled = enabled
+		n.Enabled = &enabled
 		return &n, true
 	}
 	return c, false
@@ -265,9 +270,9 @@ func sessionSetChildEnabled(c protocol.ChildCustomization, enabled bool) (_ prot
 		n := *c
 		n.Enabled = &enabled
 		return &n, true
-	case *protocol.McpServerCustomization:
+	case *protocol.MCPServerCustomization:
 		n := *c
-		n.Enabled = enabled
+		n.Enabled = &enabled
 		return &n, true
 	}
 	return c, false

@@ -377,8 +377,8 @@ func TestSessionConcurrent(t *testing.T) {
 	actions := []protocol.StateAction{
 		&protocol.SessionChatUpdatedAction{Chat: "ahp-chat:/c1", Changes: protocol.SessionChatUpdatedActionChanges{Title: protocol.Ptr("T")}},
 		&protocol.SessionChatRemovedAction{Chat: "ahp-chat:/c2"},
-		&protocol.SessionCustomizationToggledAction{ID: "skill-1", Enabled: true},
-		&protocol.SessionMcpServerStopRequestedAction{ID: "mcp-child"},
+		&protocol.SessionCustomizationToggledAction{ID: "skill-1", Enabled: protocol.Ptr(true)},
+		&protocol.SessionMCPServerStopRequestedAction{ID: "mcp-child"},
 		&protocol.SessionIsReadChangedAction{IsRead: true},
 	}
 	var wg sync.WaitGroup

@@ -110,11 +110,11 @@ func fileEdit(path, old string, existed bool, new string) *protocol.ToolResultFi
 	uri := fileURI(path)
 	added, removed := lineDiff(old, new)
 	e := &protocol.ToolResultFileEditContent{
-		After: &protocol.ToolResultFileEditContentAfter{URI: uri, Content: contentRef(uri, new)},
-		Diff:  &protocol.ToolResultFileEditContentDiff{Added: protocol.Ptr(int64(added)), Removed: protocol.Ptr(int64(removed))},
+		After: &protocol.FileEditSide{URI: uri, Content: contentRef(uri, new)},
+		Diff:  &protocol.FileEditDiffStats{Added: protocol.Ptr(int64(added)), Removed: protocol.Ptr(int64(removed))},
 	}
 	if existed {
-		e.Before = &protocol.ToolResultFileEditContentBefore{URI: uri, Content: contentRef(uri, old)}
+		e.Before = &protocol.FileEditSide{URI: uri, Content: contentRef(uri, old)}
 	}
 	return e
 }
@@ -259,7 +259,7 @@ func modesCustomization(modes []acpsdk.SessionMode) *protocol.PluginCustomizatio
 			Description: m.Description,
 		})
 	}
-	return &protocol.PluginCustomization{ID: "acp-modes", URI: "acp:modes", Name: "Modes", Enabled: true,
+	return &protocol.PluginCustomization{ID: "acp-modes", URI: "acp:modes", Name: "Modes", Enabled: protocol.Ptr(true),
 		Load: &protocol.CustomizationLoadedState{}, Children: children}
 }
 
@@ -275,6 +275,6 @@ func commandsCustomization(cmds []acpsdk.AvailableCommand) *protocol.PluginCusto
 			Description: &desc,
 		})
 	}
-	return &protocol.PluginCustomization{ID: "acp-commands", URI: "acp:commands", Name: "Commands", Enabled: true,
+	return &protocol.PluginCustomization{ID: "acp-commands", URI: "acp:commands", Name: "Commands", Enabled: protocol.Ptr(true),
 		Load: &protocol.CustomizationLoadedState{}, Children: children}
 }

@@ -206,7 +206,7 @@ func (r *run) play(text string) {
 	switch cmd {
 	case "/error":
 		r.emit(&protocol.ChatErrorAction{TurnID: r.t.id, Duration: r.duration(),
-			Error: protocol.ErrorInfo{ErrorType: "echoError", Message: "the echo agent failed this turn on purpose (/error)"}})
+			Error: &protocol.ErrorInfo{ErrorType: "echoError", Message: "the echo agent failed this turn on purpose (/error)"}})
 		return
 	case "/think":
 		r.think(rest)

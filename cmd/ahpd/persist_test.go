@@ -170,7 +170,7 @@ func dialAhpd(t *testing.T, url, id string) *wsClient {
 	t.Helper()
 	c := &wsClient{hosttest.Dial(t, url, id)}
 	var res protocol.InitializeResult
-	c.must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{protocol.ProtocolVersion}, ClientID: id}, &res)
+	c.must("initialize", &protocol.InitializeParams{ProtocolVersions: protocol.SupportedVersions(), ClientID: id}, &res)
 	return c
 }
 

@@ -1,5 +1,10 @@
-// Package specdir finds the AHP protocol reference folder (schemas, data
+// Package specdir finds the AHP protocol reference packs (schemas, data
 // tables and conformance fixtures) for generators and tests.
+//
+// Two packs sit beside the module: the 1.x pack (../shared/spec-1.1), which
+// the wire types and tables are generated from, and the 0.8.0 pack
+// (../shared/spec), which still holds the spec pages, the reducer fixtures
+// and the shapes of the older versions ahpd serves.
 package specdir
 
 import (
@@ -9,14 +14,30 @@ import (
 	"testing"
 )
 
-// Env names the environment variable that points at the spec folder.
+// A Pack names one reference pack.
+type Pack struct {
+	folder string // folder name beside the module
+	env    string // environment variable that overrides the location
+}
+
+var (
+	// V1 is the protocol 1.x pack (1.1.0), the source of the wire types.
+	V1 = Pack{folder: "spec-1.1", env: "AHP_SPEC_1_DIR"}
+	// V0 is the 0.8.0 pack: spec pages, reducer fixtures, older shapes.
+	V0 = Pack{folder: "spec", env: "AHP_SPEC_DIR"}
+)
+
+// Env names the environment variable that points at the 0.8.0 pack.
 const Env = "AHP_SPEC_DIR"
 
-// Dir returns the spec folder: $AHP_SPEC_DIR when set, else
-// ../shared/spec beside the module root found from the working directory.
-// It does not check that the folder exists.
-func Dir() (string, error) {
-	if d := os.Getenv(Env); d != "" {
+// Env reports the environment variable that moves the pack.
+func (p Pack) Env() string { return p.env }
+
+// Dir returns the pack's folder: the pack's environment variable when set,
+// else ../shared/<folder> beside the module root found from the working
+// directory. It does not check that the folder exists.
+func (p Pack) Dir() (string, error) {
+	if d := os.Getenv(p.env); d != "" {
 		return d, nil
 	}
 	wd, err := os.Getwd()
@@ -25,7 +46,7 @@ func Dir() (string, error) {
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(filepath.Dir(dir), "shared", "spec"), nil
+			return filepath.Join(filepath.Dir(dir), "shared", p.folder), nil
 		}
 		if filepath.Dir(dir) == dir {
 			return "", errors.New("specdir: no go.mod above " + wd)
@@ -33,21 +54,31 @@ func Dir() (string, error) {
 	}
 }
 
-// ForTest returns the spec folder joined with elem, for conformance tests.
-// When the folder is missing the test is skipped, except under CI=true where
-// it fails: CI must never pass by skipping the conformance suite.
-func ForTest(tb testing.TB, elem ...string) string {
+// ForTest returns the pack's folder joined with elem, for conformance
+// tests. When the folder is missing the test is skipped, except under
+// CI=true where it fails: CI must never pass by skipping the conformance
+// suite.
+func (p Pack) ForTest(tb testing.TB, elem ...string) string {
 	tb.Helper()
-	d, err := Dir()
+	d, err := p.Dir()
 	if err == nil {
 		d = filepath.Join(append([]string{d}, elem...)...)
 		_, err = os.Stat(d)
 	}
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			tb.Fatalf("protocol reference not found (%v); set %s", err, Env)
+			tb.Fatalf("protocol reference not found (%v); set %s", err, p.env)
 		}
-		tb.Skipf("protocol reference not found (%v); set %s to run", err, Env)
+		tb.Skipf("protocol reference not found (%v); set %s to run", err, p.env)
 	}
 	return d
+}
+
+// Dir returns the 0.8.0 pack's folder (see [Pack.Dir]).
+func Dir() (string, error) { return V0.Dir() }
+
+// ForTest returns a path in the 0.8.0 pack (see [Pack.ForTest]).
+func ForTest(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	return V0.ForTest(tb, elem...)
 }

@@ -1,7 +1,8 @@
 // Command gendata writes protocol/data_gen.go from the spec's data files.
 // It is run by go generate in the protocol package; see README.md.
 //
-// The spec folder is $AHP_SPEC_DIR, or ../shared/spec beside the module
+// The spec folders are $AHP_SPEC_1_DIR (or ../shared/spec-1.1) and, for the
+// versions before 1.x, $AHP_SPEC_DIR (or ../shared/spec), beside the module
 // root, the nearest directory holding go.mod at or above the working
 // directory.
 package main
@@ -36,12 +37,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	specDir, err := specdir.Dir()
+	specDir, err := specdir.V1.Dir()
+	if err != nil {
+		return err
+	}
+	legacyDir, err := specdir.V0.Dir()
 	if err != nil {
 		return err
 	}
 	pkgDir := filepath.Join(root, "protocol")
-	src, err := datagen.Generate(specDir, pkgDir)
+	src, err := datagen.Generate(specDir, legacyDir, pkgDir)
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,13 @@ type field struct {
 	typ      *goType
 	required bool
 	consts   []string // a fixed value: the field is not stored, only checked
+
+	// checked: the schema requires the member but older protocol versions
+	// lack it, so Go keeps it optional; decoding still reports it absent.
+	checked bool
+	// legacy: the member exists only in older protocol versions (see
+	// legacyMembers); it is optional and never required.
+	legacy bool
 }
 
 // enumValue is one constant of an enum.
@@ -108,7 +115,7 @@ type gen struct {
 // because they are not objects and carry no discriminator.
 var handWritten = map[string]bool{
 	"StringOrMarkdown": true,
-	"JsonPrimitive":    true,
+	"JSONPrimitive":    true,
 	"ToolInput":        true,
 }
 
@@ -162,16 +169,64 @@ var intEnumNames = map[string]map[int64]string{
 	"SessionStatus": {
 		1: "Idle", 2: "Error", 8: "InProgress", 24: "InputNeeded", 32: "IsRead", 64: "IsArchived",
 	},
-	"JsonRpcErrorCode": {
+	"JSONRPCErrorCode": {
 		-32700: "ParseError", -32600: "InvalidRequest", -32601: "MethodNotFound",
 		-32602: "InvalidParams", -32603: "InternalError",
 	},
-	"AhpErrorCode": {
+	// -32006 (ContentNotFound before 0.9.0) is reserved and unassigned at
+	// 1.x; -32011 has no name in the schema and is the Conflict the
+	// resourceWrite description asks for on an etag mismatch.
+	"AHPErrorCode": {
 		-32001: "SessionNotFound", -32002: "ProviderNotFound", -32003: "SessionAlreadyExists",
-		-32004: "TurnInProgress", -32005: "UnsupportedProtocolVersion", -32006: "ContentNotFound",
+		-32004: "TurnInProgress", -32005: "UnsupportedProtocolVersion",
 		-32007: "AuthRequired", -32008: "NotFound", -32009: "PermissionDenied",
-		-32010: "AlreadyExists",
+		-32010: "AlreadyExists", -32011: "Conflict",
 	},
+}
+
+// errorCodeEnums are the number enums of error codes. Each becomes an alias
+// of the hand-written ErrorCode (the type of Error.Code), and its constants
+// are named Code<Name>, so no caller converts between code types.
+var errorCodeEnums = map[string]bool{"JSONRPCErrorCode": true, "AHPErrorCode": true}
+
+// checkedRequired are members the 1.x schema requires that protocol
+// versions before 1.0 do not send. Their Go fields are optional so that a
+// value shaped for an older version encodes without them; decoding still
+// reports them absent (see MissingError).
+var checkedRequired = map[string]bool{
+	"Annotation.origin":                            true,
+	"ChatErrorAction.part":                         true,
+	"SessionCustomizationToggledAction.enablement": true,
+	"TerminalInfo.lifecycle":                       true,
+	"TerminalSessionClaim.chat":                    true,
+	"TerminalState.lifecycle":                      true,
+}
+
+// legacyMember is a member older protocol versions carry and the 1.x
+// schema dropped.
+type legacyMember struct {
+	json string
+	typ  *goType
+}
+
+// legacyMembers adds to a 1.x type the members it had in older versions, so
+// that one Go type can hold both shapes: the per-version views of the host
+// and client move values between them. They are optional and the 1.x
+// encoders write them only when set, which 1.x views never do.
+var legacyMembers = map[string][]legacyMember{
+	"Annotation":                        {{"turnId", &goType{kind: kString}}},
+	"AnnotationsUpdatedAction":          {{"turnId", &goType{kind: kString}}},
+	"ChangesetContentChangedAction":     {{"error", &goType{kind: kStruct, name: "ErrorInfo"}}},
+	"ChatErrorAction":                   {{"error", &goType{kind: kStruct, name: "ErrorInfo"}}},
+	"ClientPluginCustomization":         {{"enabled", &goType{kind: kBool}}},
+	"ContainerCustomizationBase":        {{"enabled", &goType{kind: kBool}}},
+	"CreateSessionParams":               {{"fork", &goType{kind: kRaw}}},
+	"MCPServerCustomization":            {{"enabled", &goType{kind: kBool}}},
+	"PluginCustomization":               {{"enabled", &goType{kind: kBool}}},
+	"SessionCustomizationToggledAction": {{"enabled", &goType{kind: kBool}}},
+	"TerminalInfo":                      {{"exitCode", &goType{kind: kInt}}},
+	"TerminalState":                     {{"exitCode", &goType{kind: kInt}}},
+	"Turn":                              {{"error", &goType{kind: kStruct, name: "ErrorInfo"}}},
 }
 
 // partialTypes are "changes" objects where every member is optional, an
@@ -200,9 +255,7 @@ func (g *gen) add(t *genType) {
 var syntheticUnions = map[string]struct {
 	file     string
 	variants []string
-}{
-	"ReconnectResult": {"commands.schema.json", []string{"ReconnectReplayResult", "ReconnectSnapshotResult"}},
-}
+}{}
 
 func (g *gen) analyze() error {
 	for name, u := range syntheticUnions {
@@ -228,17 +281,18 @@ func (g *gen) analyze() error {
 }
 
 func (g *gen) analyzeDef(name string, d node, file string) error {
+	schema := g.spec.schemaName(name)
 	switch {
 	case g.mergedUnion(name):
-		return g.analyzeStruct(name, name, d, file)
+		return g.analyzeStruct(name, schema, d, file)
 	case d["oneOf"] != nil:
-		return g.analyzeOneOf(name, name, d, file)
+		return g.analyzeOneOf(name, schema, d, file)
 	case d["enum"] != nil:
-		return g.analyzeEnum(name, name, d, file)
+		return g.analyzeEnum(name, schema, d, file)
 	case d["properties"] != nil || d["type"] == "object":
-		return g.analyzeStruct(name, name, d, file)
+		return g.analyzeStruct(name, schema, d, file)
 	case d["type"] == "string":
-		g.add(&genType{name: name, kind: kAlias, file: file, schema: name})
+		g.add(&genType{name: name, kind: kAlias, file: file, schema: schema})
 		return nil
 	}
 	return fmt.Errorf("unsupported definition shape")
@@ -263,7 +317,11 @@ func (g *gen) analyzeEnum(goName, schemaName string, d node, file string) error 
 			if !ok {
 				return fmt.Errorf("no name for value %d; add it to intEnumNames", n)
 			}
-			t.values = append(t.values, enumValue{goName: goName + label, num: n})
+			prefix := goName
+			if errorCodeEnums[goName] {
+				prefix = "Code"
+			}
+			t.values = append(t.values, enumValue{goName: prefix + label, num: n})
 		}
 	default:
 		t.kind = kStrEnum
@@ -488,6 +546,14 @@ func (g *gen) analyzeStruct(goName, schemaName string, d node, file string) erro
 			t.fields = append(t.fields, f)
 		}
 	}
+	for _, m := range legacyMembers[goName] {
+		if _, ok := byName[m.json]; ok {
+			return fmt.Errorf("legacy member %s is in the schema; remove it from legacyMembers", m.json)
+		}
+		f := &field{json: m.json, goName: fieldGoName(goName, m.json), typ: m.typ, legacy: true}
+		byName[m.json] = f
+		t.fields = append(t.fields, f)
+	}
 	if len(srcs) > 1 {
 		// Required members of a merged struct are those required by all.
 		for _, f := range t.fields {
@@ -496,6 +562,11 @@ func (g *gen) analyzeStruct(goName, schemaName string, d node, file string) erro
 				all = all && s.required[f.json]
 			}
 			f.required = all
+		}
+	}
+	for _, f := range t.fields {
+		if f.required && checkedRequired[goName+"."+f.json] {
+			f.required, f.checked = false, true
 		}
 	}
 	g.add(t)
@@ -659,6 +730,8 @@ func (g *gen) linkUnions() error {
 var initialisms = map[string]string{
 	"id": "ID", "uri": "URI", "url": "URL", "json": "JSON", "http": "HTTP",
 	"https": "HTTPS", "api": "API", "ids": "IDs", "uris": "URIs", "urls": "URLs",
+	"ahp": "AHP", "rpc": "RPC", "mcp": "MCP", "tcp": "TCP", "acp": "ACP",
+	"ui": "UI", "otlp": "OTLP", "eof": "EOF", "jwks": "JWKS",
 }
 
 // pascal turns a JSON name or enum value into an exported Go identifier.

@@ -73,6 +73,15 @@ func (g *gen) emitType(b *bytes.Buffer, t *genType) {
 		}
 		b.WriteString(")\n\n")
 	case kIntEnum, kBitset:
+		if errorCodeEnums[t.name] {
+			fmt.Fprintf(b, "// %s is the schema's %s: error codes, of type ErrorCode.\ntype %s = ErrorCode\n\n", t.name, t.schema, t.name)
+			b.WriteString("const (\n")
+			for _, v := range t.values {
+				fmt.Fprintf(b, "\t%s ErrorCode = %d\n", v.goName, v.num)
+			}
+			b.WriteString(")\n\n")
+			return
+		}
 		base, what := "int64", "number enumeration"
 		if t.kind == kBitset {
 			base, what = "uint32", "bit set (flags combine with |; unknown bits are kept)"
@@ -116,10 +125,10 @@ func (g *gen) emitUnion(b *bytes.Buffer, t *genType) {
 	}
 	fmt.Fprintf(b, "func (*Unknown) is%s() {}\n\n", t.name)
 	fmt.Fprintf(b, "// Unmarshal%s decodes one %s from JSON.\nfunc Unmarshal%s(data []byte) (%s, error) {\n", t.name, t.name, t.name, t.name)
-	fmt.Fprintf(b, "\tvar v %s\n\terr := unmarshalWith(data, func(dec *jsontext.Decoder) (err error) {\n\t\tv, err = decode%s(dec)\n\t\treturn err\n\t})\n\treturn v, err\n}\n\n", t.name, t.name)
+	fmt.Fprintf(b, "\tvar v %s\n\terr := unmarshalWith(data, func(dec *jsontext.Decoder) (err error) {\n\t\tv, err = decode%s(dec)\n\t\treturn err\n\t})\n\treturn v, lenient(err)\n}\n\n", t.name, t.name)
 	fmt.Fprintf(b, "func decode%s(dec *jsontext.Decoder) (%s, error) {\n", t.name, t.name)
 	fmt.Fprintf(b, "\tv, err := decodeUnion(dec, %q, %q, new%sVariant)\n", t.name, t.disc, t.name)
-	fmt.Fprintf(b, "\tif v == nil || err != nil {\n\t\treturn nil, err\n\t}\n\treturn v.(%s), nil\n}\n\n", t.name)
+	fmt.Fprintf(b, "\tif v == nil {\n\t\treturn nil, err\n\t}\n\treturn v.(%s), err\n}\n\n", t.name)
 	fmt.Fprintf(b, "func new%sVariant(tag []byte) unionMember {\n\tswitch string(tag) {\n", t.name)
 	for _, v := range t.variants {
 		quoted := make([]string, len(v.tags))
@@ -149,7 +158,14 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		if !f.required && pointerWhenOptional(f.typ) {
 			typ = "*" + typ
 		}
-		fmt.Fprintf(b, "\t%s %s `json:\"%s%s\"`\n", f.goName, typ, f.json, opt)
+		note := ""
+		switch {
+		case f.legacy:
+			note = " // older protocol versions only"
+		case f.checked:
+			note = " // required at 1.x; absent in older versions"
+		}
+		fmt.Fprintf(b, "\t%s %s `json:\"%s%s\"`%s\n", f.goName, typ, f.json, opt, note)
 	}
 	if partialTypes[t.name] {
 		b.WriteString("\t// Cleared lists the members sent as null, which clear a field,\n\t// as opposed to absent members, which leave it unchanged.\n\tCleared []string `json:\"-\"`\n")
@@ -187,32 +203,78 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 	}
 	b.WriteString("\tif err != nil {\n\t\treturn err\n\t}\n\treturn enc.WriteToken(jsontext.EndObject)\n}\n\n")
 
-	// Decoder.
-	if !t.custom {
-		fmt.Fprintf(b, "// UnmarshalJSONFrom reads x from a JSON object. Unknown members are skipped.\nfunc (x *%s) UnmarshalJSONFrom(dec *jsontext.Decoder) error {\n\t*x = %s{}\n\treturn decodeObject(dec, %q, x)\n}\n\n", t.name, t.name, t.name)
+	// Decoder. Required members (those the schema requires, fixed values
+	// and the union tag aside) each have a bit that decodeMember reports
+	// when it reads them; decodeObject reports those never seen.
+	bits := map[string]int{}
+	var reqNames []string
+	for _, f := range t.fields {
+		if (f.required || f.checked) && len(f.consts) == 0 && f.json != t.tagProp {
+			bits[f.json] = len(reqNames)
+			reqNames = append(reqNames, f.json)
+		}
 	}
-	fmt.Fprintf(b, "func (x *%s) decodeMember(dec *jsontext.Decoder, name []byte) (err error) {\n\tswitch string(name) {\n", t.name)
+	if len(reqNames) > 64 {
+		panic("wiregen: more than 64 required members in " + t.name)
+	}
+	reqVar := "nil"
+	if len(reqNames) > 0 {
+		reqVar = "&required" + t.name
+		quoted := make([]string, len(reqNames))
+		for i, n := range reqNames {
+			quoted[i] = strconv.Quote(n)
+		}
+		fmt.Fprintf(b, "var required%s = requiredMembers{%s}\n\n", t.name, strings.Join(quoted, ", "))
+	}
+	fmt.Fprintf(b, "func (*%s) required() *requiredMembers { return %s }\n\n", t.name, reqVar)
+	if !t.custom {
+		fmt.Fprintf(b, "// UnmarshalJSONFrom reads x from a JSON object. Unknown members are skipped;\n// absent required members are left zero (see UnmarshalStrict).\nfunc (x *%s) UnmarshalJSONFrom(dec *jsontext.Decoder) error {\n\treturn lenient(x.decodeJSON(dec))\n}\n\n", t.name)
+		fmt.Fprintf(b, "func (x *%s) decodeJSON(dec *jsontext.Decoder) error {\n\t*x = %s{}\n\treturn decodeObject(dec, %q, x)\n}\n\n", t.name, t.name, t.name)
+	}
+	fmt.Fprintf(b, "func (x *%s) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {\n\tswitch string(name) {\n", t.name)
 	for _, f := range t.fields {
 		fmt.Fprintf(b, "\tcase %q:\n", f.json)
+		bit := "0"
+		if i, ok := bits[f.json]; ok {
+			bit = fmt.Sprintf("1 << %d", i)
+		}
 		if len(f.consts) > 0 {
-			fmt.Fprintf(b, "\t\treturn readConst(dec, %q, %q, %q)\n", t.name, f.json, f.consts[0])
+			fmt.Fprintf(b, "\t\treturn %s, readConst(dec, %q, %q, %q)\n", bit, t.name, f.json, f.consts[0])
 			continue
 		}
 		if f.typ.kind == kUnion && g.types[f.typ.name].external {
-			fmt.Fprintf(b, "\t\treturn errContextual(%q, %q)\n", t.name, f.json)
+			fmt.Fprintf(b, "\t\treturn %s, errContextual(%q, %q)\n", bit, t.name, f.json)
 			continue
 		}
 		if !f.required && partialTypes[t.name] {
-			fmt.Fprintf(b, "\t\tif dec.PeekKind() == 'n' {\n\t\t\tx.Cleared = append(x.Cleared, %q)\n\t\t\t_, err = dec.ReadToken()\n\t\t\treturn err\n\t\t}\n", f.json)
+			fmt.Fprintf(b, "\t\tif dec.PeekKind() == 'n' {\n\t\t\tx.Cleared = append(x.Cleared, %q)\n\t\t\t_, err = dec.ReadToken()\n\t\t\treturn %s, err\n\t\t}\n", f.json, bit)
 		}
 		if !f.required && pointerWhenOptional(f.typ) {
 			fmt.Fprintf(b, "\t\tx.%s, err = readPtr(dec, %s)\n", f.goName, decodeFn(f.typ))
 		} else {
 			fmt.Fprintf(b, "\t\tx.%s, err = %s(dec)\n", f.goName, decodeFn(f.typ))
 		}
-		b.WriteString("\t\treturn err\n")
+		if g.canMiss(f.typ) {
+			fmt.Fprintf(b, "\t\treturn %s, under(%q, err)\n", bit, f.json)
+		} else {
+			fmt.Fprintf(b, "\t\treturn %s, err\n", bit)
+		}
 	}
-	b.WriteString("\t}\n\treturn dec.SkipValue()\n}\n\n")
+	b.WriteString("\t}\n\treturn 0, dec.SkipValue()\n}\n\n")
+}
+
+// canMiss reports whether decoding a value of type t can report absent
+// required members of its own.
+func (g *gen) canMiss(t *goType) bool {
+	switch t.kind {
+	case kStruct, kUnion:
+		return true
+	case kHand:
+		return t.name != "Text"
+	case kSlice, kMap:
+		return g.canMiss(t.elem)
+	}
+	return false
 }
 
 func (t *genType) field(json string) *field {
@@ -360,16 +422,16 @@ func (g *gen) emitRegistry() ([]byte, error) {
 		default:
 			continue
 		}
-		fmt.Fprintf(&b, "\t%q: %s,\n", n, fn)
+		fmt.Fprintf(&b, "\t%q: %s,\n", g.spec.schemaName(n), fn)
 	}
 	b.WriteString("}\n\n")
-	b.WriteString("// unmarshalUnion decodes data into v when v points to a union interface,\n// which the JSON library cannot fill by itself.\nfunc unmarshalUnion(data []byte, v any) (bool, error) {\n\tswitch p := v.(type) {\n")
+	b.WriteString("// unmarshalUnion decodes data into v when v points to a union interface,\n// which the JSON library cannot fill by itself. Absent required members\n// are reported as a *MissingError.\nfunc unmarshalUnion(data []byte, v any) (bool, error) {\n\tswitch p := v.(type) {\n")
 	for _, n := range names {
 		t := g.types[n]
 		if t.kind != kUnion || t.external {
 			continue
 		}
-		fmt.Fprintf(&b, "\tcase *%s:\n\t\tu, err := Unmarshal%s(data)\n\t\t*p = u\n\t\treturn true, err\n", n, n)
+		fmt.Fprintf(&b, "\tcase *%s:\n\t\terr := unmarshalWith(data, func(dec *jsontext.Decoder) (err error) {\n\t\t\t*p, err = decode%s(dec)\n\t\t\treturn err\n\t\t})\n\t\treturn true, err\n", n, n)
 	}
 	b.WriteString("\t}\n\treturn false, nil\n}\n")
 	src, err := format.Source(b.Bytes())

@@ -40,14 +40,15 @@ type SchemaFile struct {
 // Spec is every schema file of the spec folder, with definitions
 // deduplicated by name.
 type Spec struct {
-	Files []*SchemaFile
-	defs  map[string]node
-	home  map[string]string // definition name -> file name
+	Files  []*SchemaFile
+	defs   map[string]node   // by Go type name
+	home   map[string]string // Go type name -> file name
+	schema map[string]string // Go type name -> schema definition name
 }
 
 // Load reads the schema files from dir (the spec's schema folder).
 func Load(dir string) (*Spec, error) {
-	s := &Spec{defs: map[string]node{}, home: map[string]string{}}
+	s := &Spec{defs: map[string]node{}, home: map[string]string{}, schema: map[string]string{}}
 	for _, name := range schemaFiles {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -67,10 +68,15 @@ func Load(dir string) (*Spec, error) {
 		}
 		f.defs, f.order = defs, order
 		for _, k := range order {
-			d := cleanDef(defs[k])
-			if _, seen := s.defs[k]; !seen {
-				s.defs[k] = d
-				s.home[k] = name
+			d := renameRefs(cleanDef(defs[k])).(node)
+			goName := typeName(k)
+			if prev, ok := s.schema[goName]; ok && prev != k {
+				return nil, fmt.Errorf("wiregen: definitions %s and %s map to one Go name %s", prev, k, goName)
+			}
+			if _, seen := s.defs[goName]; !seen {
+				s.defs[goName] = d
+				s.home[goName] = name
+				s.schema[goName] = k
 			}
 		}
 		s.Files = append(s.Files, f)
@@ -78,9 +84,63 @@ func Load(dir string) (*Spec, error) {
 	return s, nil
 }
 
+// TypeName is the Go name of a schema definition: the definition name
+// with Go initialisms (AhpErrorCode is AHPErrorCode, JsonRpcMessage is
+// JSONRPCMessage).
+func TypeName(def string) string { return pascal(def) }
+
+func typeName(def string) string { return TypeName(def) }
+
+// renameRefs returns a copy of a schema whose $ref values name the Go
+// type names of their definitions, so analysis works on Go names only.
+func renameRefs(v any) any {
+	switch t := v.(type) {
+	case node:
+		out := node{}
+		for k, x := range t {
+			if k == "$ref" {
+				if ref, ok := x.(string); ok && strings.HasPrefix(ref, "#/$defs/") && ref != "#/$defs/" {
+					out[k] = "#/$defs/" + typeName(strings.TrimPrefix(ref, "#/$defs/"))
+					continue
+				}
+			}
+			out[k] = renameRefs(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = renameRefs(x)
+		}
+		return out
+	}
+	return v
+}
+
+// schemaName returns the schema definition name of a Go type name.
+func (s *Spec) schemaName(goName string) string {
+	if n, ok := s.schema[goName]; ok {
+		return n
+	}
+	return goName
+}
+
 // cleanDef drops the broken `{"$ref": "#/$defs/"}` entries one schema file
 // carries in a union.
 func cleanDef(d node) node {
+	if ref, ok := d["$ref"].(string); ok && d["oneOf"] == nil && d["properties"] == nil {
+		// A definition that only names another (SessionOrigin, whose one
+		// variant today is AutomationSessionOrigin) is a union of one
+		// variant, so that variants added later stay apart.
+		out := node{}
+		for k, v := range d {
+			if k != "$ref" {
+				out[k] = v
+			}
+		}
+		out["oneOf"] = []any{node{"$ref": ref}}
+		return out
+	}
 	alts, ok := d["oneOf"].([]any)
 	if !ok {
 		return d

@@ -16,7 +16,7 @@ import (
 // change each decoded document before it is written.
 func copySpec(t *testing.T, edit func(name string, doc map[string]any)) string {
 	t.Helper()
-	src := specdir.ForTest(t, "data")
+	src := specdir.V1.ForTest(t, "data")
 	dst := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dst, "data"), 0o755); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestGenerateUsesDeclaredTypes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, err := Generate(copySpec(t, nil), pkg)
+	out, err := Generate(copySpec(t, nil), specdir.ForTest(t), pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,11 +84,11 @@ func TestGenerateUsesDeclaredTypes(t *testing.T) {
 
 func TestGenerateIsDeterministic(t *testing.T) {
 	spec := copySpec(t, nil)
-	a, err := Generate(spec, t.TempDir())
+	a, err := Generate(spec, specdir.ForTest(t), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Generate(spec, t.TempDir())
+	b, err := Generate(spec, specdir.ForTest(t), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestGenerateRejectsInconsistentData(t *testing.T) {
 					tt.edit(doc)
 				}
 			})
-			_, err := Generate(spec, t.TempDir())
+			_, err := Generate(spec, specdir.ForTest(t), t.TempDir())
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Generate error = %v, want one mentioning %q", err, tt.want)
 			}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"github.com/ahp-go/ahp/internal/gen/wiregen"
 )
 
 // OutputFile is the name of the generated file in the protocol package.
@@ -30,7 +32,11 @@ const rawJSONType = "jsontext.Value"
 // no file declares, allocates a jsontext.Value holding the raw JSON instead,
 // so that the output always compiles. Run it after the wire types have been
 // generated.
-func Generate(specDir, pkgDir string) ([]byte, error) {
+//
+// legacyDir is the 0.8.0 pack: its data/versions.json lists the versions
+// 0.5.1 to 0.8.0 that the package still serves, and the actions and
+// notifications those versions know.
+func Generate(specDir, legacyDir, pkgDir string) ([]byte, error) {
 	var ins []input
 	for _, name := range Inputs {
 		in, err := readInput(specDir, name)
@@ -39,17 +45,30 @@ func Generate(specDir, pkgDir string) ([]byte, error) {
 		}
 		ins = append(ins, in)
 	}
+	legacyIn, err := readInput(legacyDir, versionsFile)
+	if err != nil {
+		return nil, err
+	}
+	legacyIn.Name = LegacyInput
+	ins = append(ins, legacyIn)
 	var (
 		methods  methodsDoc
 		versions versionsDoc
 		origin   actionOriginDoc
+		legacy   versionsDoc
 	)
-	for i, v := range []any{&methods, &versions, &origin} {
+	for i, v := range []any{&methods, &versions, &origin, &legacy} {
 		if err := decode(ins[i], v); err != nil {
 			return nil, err
 		}
 	}
-	if err := checkVersions(&versions); err != nil {
+	if err := checkVersions(&versions, false); err != nil {
+		return nil, err
+	}
+	if err := checkVersions(&legacy, true); err != nil {
+		return nil, err
+	}
+	if err := checkLegacy(&versions, &legacy); err != nil {
 		return nil, err
 	}
 	if err := checkActions(&origin, versions.ActionIntroducedIn); err != nil {
@@ -63,6 +82,13 @@ func Generate(specDir, pkgDir string) ([]byte, error) {
 		return nil, err
 	}
 	d := buildData(ins, &versions, &origin, &methods, declared)
+	d.LegacyVersions = legacy.SupportedVersions
+	for i := range d.Actions {
+		_, d.Actions[i].Legacy = legacy.ActionIntroducedIn[d.Actions[i].Type]
+	}
+	for i := range d.Notifications {
+		_, d.Notifications[i].Legacy = legacy.NotificationIntroducedIn[d.Notifications[i].Method]
+	}
 	var buf bytes.Buffer
 	if err := fileTemplate.Execute(&buf, d); err != nil {
 		return nil, err
@@ -114,6 +140,7 @@ type fileData struct {
 	Inputs            []input
 	ProtocolVersion   string
 	SupportedVersions []string
+	LegacyVersions    []string
 	Actions           []actionRow
 	Notifications     []notificationRow
 	Methods           []methodRow
@@ -126,11 +153,13 @@ type actionRow struct {
 	Origin             string // Side constant
 	ClientDispatchable bool
 	IntroducedIn       version
+	Legacy             bool // listed by the 0.8.0 pack
 }
 
 type notificationRow struct {
 	Method       string
 	IntroducedIn version
+	Legacy       bool // listed by the 0.8.0 pack
 }
 
 type methodRow struct {
@@ -181,8 +210,8 @@ func buildData(ins []input, versions *versionsDoc, origin *actionOriginDoc, meth
 			row.Result = m.Result
 		}
 		goType := func(name string) string {
-			if declared[name] {
-				return name
+			if n := wiregen.TypeName(name); declared[n] {
+				return n
 			}
 			d.NeedsJSONText = true
 			row.Undeclared = append(row.Undeclared, name)
@@ -208,14 +237,22 @@ package protocol
 {{if .NeedsJSONText}}
 import "github.com/go-json-experiment/json/jsontext"
 {{end}}
-// ProtocolVersion is the newest protocol version this package implements,
-// the one clients prefer and hosts pick when offered.
+// ProtocolVersion is the protocol version the wire types describe, the
+// newest this package implements.
 const ProtocolVersion = "{{.ProtocolVersion}}"
 
-// supportedVersions lists every protocol version this package implements,
-// newest first.
-var supportedVersions = [...]string{
+// baselineVersions lists the released 1.x-era compatibility baselines,
+// most preferred first: a peer accepts versions in their caret ranges.
+var baselineVersions = [...]string{
 {{- range .SupportedVersions}}
+	"{{.}}",
+{{- end}}
+}
+
+// legacyVersions lists the older versions, from the 0.8.0 pack, newest
+// first.
+var legacyVersions = [...]string{
+{{- range .LegacyVersions}}
 	"{{.}}",
 {{- end}}
 }
@@ -243,13 +280,18 @@ type ActionInfo struct {
 	ClientDispatchable bool
 	// IntroducedIn is the protocol version that added the action type.
 	IntroducedIn Version
+	// Legacy reports that the 0.8.0 pack lists the action: versions up to
+	// 0.8.0 know only such actions, whatever IntroducedIn says (a few
+	// actions the 1.x tables date 0.8.0 were never part of it).
+	Legacy bool
 }
 
 // actionTable lists every action type, in the spec's order.
 var actionTable = [...]ActionInfo{
 {{- range .Actions}}
 	{Type: "{{.Type}}", Scope: {{.Scope}}, Origin: {{.Origin}},
-	{{- if .ClientDispatchable}} ClientDispatchable: true,{{end}} IntroducedIn: Version{ {{- index .IntroducedIn 0}}, {{index .IntroducedIn 1}}, {{index .IntroducedIn 2 -}} }},
+	{{- if .ClientDispatchable}} ClientDispatchable: true,{{end}} IntroducedIn: Version{ {{- index .IntroducedIn 0}}, {{index .IntroducedIn 1}}, {{index .IntroducedIn 2 -}} }
+	{{- if .Legacy}}, Legacy: true{{end}}},
 {{- end}}
 }
 
@@ -259,6 +301,13 @@ var notificationIntroducedIn = map[string]Version{
 {{- range .Notifications}}
 	"{{.Method}}": { {{- index .IntroducedIn 0}}, {{index .IntroducedIn 1}}, {{index .IntroducedIn 2 -}} },
 {{- end}}
+}
+
+// legacyNotifications are the server notifications the 0.8.0 pack lists.
+var legacyNotifications = map[string]bool{
+{{- range .Notifications}}{{if .Legacy}}
+	"{{.Method}}": true,
+{{- end}}{{end}}
 }
 
 // Method describes one JSON-RPC method of the protocol.
@@ -368,7 +417,7 @@ func ActionKnownToVersion(actionType, version string) bool {
 		return false
 	}
 	v, err := ParseVersion(version)
-	return err == nil && a.IntroducedIn.Compare(v) <= 0
+	return err == nil && a.IntroducedIn.Compare(v) <= 0 && (a.Legacy || !v.Legacy())
 }
 
 // NotificationKnownToVersion reports whether a peer speaking the given
@@ -386,7 +435,7 @@ func NotificationKnownToVersion(method, version string) bool {
 		return true
 	}
 	intro, ok := notificationIntroducedIn[method]
-	return ok && intro.Compare(v) <= 0
+	return ok && intro.Compare(v) <= 0 && (legacyNotifications[method] || !v.Legacy())
 }
 
 // Methods returns a description of every JSON-RPC method, in the spec's

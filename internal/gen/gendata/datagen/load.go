@@ -33,6 +33,9 @@ const (
 // Inputs lists the files Generate reads from the spec folder.
 var Inputs = []string{methodsFile, versionsFile, actionOriginFile}
 
+// LegacyInput names the 0.8.0 pack's versions file in the output's header.
+const LegacyInput = "0.8.0 pack data/versions.json"
+
 // input is one data file read from the spec folder.
 type input struct {
 	Name   string // relative to the spec folder
@@ -111,6 +114,9 @@ var scopeKinds = map[string]string{
 	"changeset":     "ChannelChangeset",
 	"annotations":   "ChannelAnnotations",
 	"resourceWatch": "ChannelResourceWatch",
+	"canvas":        "ChannelCanvas",
+	"automation":    "ChannelAutomation",
+	"automationRun": "ChannelAutomationRun",
 }
 
 // originSides maps the origin names of action-origin.json to the
@@ -151,11 +157,21 @@ func parseVersion(s string) (version, error) {
 func (v version) compare(w version) int { return slices.Compare(v[:], w[:]) }
 
 // checkVersions validates the version list: well formed, strictly
-// descending, headed by the protocol version.
-func checkVersions(doc *versionsDoc) error {
-	if len(doc.SupportedVersions) == 0 || doc.SupportedVersions[0] != doc.ProtocolVersion {
+// descending, none newer than the protocol version, and, for the 0.8.0
+// pack (headed), headed by it. The 1.x list holds released baselines
+// below the development version.
+func checkVersions(doc *versionsDoc, headed bool) error {
+	proto, err := parseVersion(doc.ProtocolVersion)
+	if err != nil {
+		return fmt.Errorf("%s: PROTOCOL_VERSION: %w", versionsFile, err)
+	}
+	if len(doc.SupportedVersions) == 0 || headed && doc.SupportedVersions[0] != doc.ProtocolVersion {
 		return fmt.Errorf("%s: supported versions %v do not start with PROTOCOL_VERSION %q",
 			versionsFile, doc.SupportedVersions, doc.ProtocolVersion)
+	}
+	if v, err := parseVersion(doc.SupportedVersions[0]); err == nil && v.compare(proto) > 0 {
+		return fmt.Errorf("%s: supported version %q is newer than PROTOCOL_VERSION %q",
+			versionsFile, doc.SupportedVersions[0], doc.ProtocolVersion)
 	}
 	var prev version
 	for i, s := range doc.SupportedVersions {
@@ -167,6 +183,30 @@ func checkVersions(doc *versionsDoc) error {
 			return fmt.Errorf("%s: supported versions are not strictly descending at %q", versionsFile, s)
 		}
 		prev = v
+	}
+	return nil
+}
+
+// checkLegacy checks that the 0.8.0 pack is older than the 1.x one and
+// that the 1.x tables date every action and notification it lists alike.
+func checkLegacy(current, legacy *versionsDoc) error {
+	cur, _ := parseVersion(current.SupportedVersions[len(current.SupportedVersions)-1])
+	old, _ := parseVersion(legacy.ProtocolVersion)
+	if old.compare(cur) >= 0 {
+		return fmt.Errorf("%s: PROTOCOL_VERSION %s is not older than every 1.x baseline", LegacyInput, legacy.ProtocolVersion)
+	}
+	for _, table := range []struct {
+		what     string
+		old, cur map[string]string
+	}{
+		{"action", legacy.ActionIntroducedIn, current.ActionIntroducedIn},
+		{"notification", legacy.NotificationIntroducedIn, current.NotificationIntroducedIn},
+	} {
+		for name, v := range table.old {
+			if table.cur[name] != v {
+				return fmt.Errorf("%s: %s %s introduced in %s, but %s in %s", LegacyInput, table.what, name, v, table.cur[name], versionsFile)
+			}
+		}
 	}
 	return nil
 }

@@ -1,8 +1,8 @@
 // Command wiregen writes the generated wire types of package protocol from
 // the AHP JSON Schemas. It is run by `go generate` in the protocol folder.
 //
-// The schema folder is ../shared/spec/schema beside the module, or
-// $AHP_SPEC_DIR/schema when that variable is set.
+// The schema folder is ../shared/spec-1.1/schema beside the module, or
+// $AHP_SPEC_1_DIR/schema when that variable is set.
 package main
 
 import (
@@ -25,7 +25,7 @@ func main() {
 }
 
 func run(out string) error {
-	dir, err := specdir.Dir()
+	dir, err := specdir.V1.Dir()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,13 @@
+package protocol
+
+// Values of older protocol versions that the 1.x schema renamed. The
+// per-version views convert them; see also the legacy members of the
+// generated types (marked "older protocol versions only").
+
+// SessionLifecycleCreationFailed is the failed session lifecycle as
+// versions before 0.9.0 spell it; 1.x calls it SessionLifecycleFailed.
+const SessionLifecycleCreationFailed SessionLifecycle = "creationFailed"
+
+// CodeContentNotFound is the error code versions before 0.9.0 used for
+// content that does not exist; 1.x reserves -32006 and leaves it unassigned.
+const CodeContentNotFound ErrorCode = -32006
