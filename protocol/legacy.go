@@ -11,3 +11,15 @@ const SessionLifecycleCreationFailed SessionLifecycle = "creationFailed"
 // CodeContentNotFound is the error code versions before 0.9.0 used for
 // content that does not exist; 1.x reserves -32006 and leaves it unassigned.
 const CodeContentNotFound ErrorCode = -32006
+
+// Info returns the error that ended the turn, from the error part (1.x) or
+// from the error member of older versions.
+func (a *ChatErrorAction) Info() ErrorInfo {
+	switch {
+	case a.Part != nil:
+		return a.Part.Error
+	case a.Error != nil:
+		return *a.Error
+	}
+	return ErrorInfo{}
+}

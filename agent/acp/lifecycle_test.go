@@ -25,7 +25,7 @@ func turnError(t *testing.T, end *protocol.ActionEnvelope) protocol.ErrorInfo {
 	if !ok {
 		t.Fatalf("turn ended with %s, want chat/error", end.Action.Type())
 	}
-	return e.Error
+	return e.Info()
 }
 
 // TestBrokenConnectionRestarts: when the ACP connection dies while the
