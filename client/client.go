@@ -675,6 +675,11 @@ func (c *Client) handleNotification(method string, raw jsontext.Value) {
 			s.q.push(ev)
 		}
 	}
+	if p, ok := params.(*protocol.SessionRemovedParams); ok {
+		// The session is disposed: its subscriptions end. The host tells
+		// the session's subscribers even when they do not follow the root.
+		c.goneLocked(p.Session)
+	}
 }
 
 // channelOf returns the Channel field of a params struct.
@@ -696,6 +701,12 @@ func channelOf(params any) string {
 // receiveLocked reconciles one envelope from the host.
 func (c *Client) receiveLocked(env *protocol.ActionEnvelope, replayed bool) {
 	c.lastSeq = max(c.lastSeq, env.ServerSeq)
+	if rm, ok := env.Action.(*protocol.SessionChatRemovedAction); ok && env.RejectionReason == nil {
+		// The host removed a chat (chat-channel.md, Disposal): its
+		// subscriptions end once this envelope has been delivered. The
+		// host sends it to the chat's subscribers too.
+		defer c.goneLocked(rm.Chat)
+	}
 	ch := c.channels[env.Channel]
 	if ch == nil {
 		return
@@ -716,6 +727,26 @@ func (c *Client) receiveLocked(env *protocol.ActionEnvelope, replayed bool) {
 	ev := Event{Envelope: env, Replayed: replayed}
 	for _, s := range ch.subs {
 		s.q.push(ev)
+	}
+}
+
+// goneLocked ends the subscriptions of a channel the host removed.
+func (c *Client) goneLocked(uri string) {
+	ch := c.channels[uri]
+	if ch == nil {
+		return
+	}
+	delete(c.channels, uri)
+	for _, s := range ch.subs {
+		s.endLocked(ErrChannelGone)
+	}
+	ch.subs = nil
+	if ch.m != nil {
+		for _, p := range ch.m.clearPending() {
+			if p.receipt != nil {
+				p.receipt.resolve(ErrChannelGone)
+			}
+		}
 	}
 }
 

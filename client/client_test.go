@@ -490,3 +490,45 @@ func TestFetchTurnsWithoutCursor(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDisposalEndsSubscriptions: a subscription ends (Done, with
+// ErrChannelGone) when its channel goes away while the client is connected:
+// a chat removed from its session (session/chatRemoved, chat-channel.md
+// Disposal), or a session disposed (root/sessionRemoved).
+func TestDisposalEndsSubscriptions(t *testing.T) {
+	th := startHost(t, nil)
+	c := dial(t, th.url, nil)
+	ctx := testCtx(t)
+	session, chat := newSession(t, c)
+	second := protocol.ChatURI(client.NewID())
+	if err := c.CreateChat(ctx, &protocol.CreateChatParams{Channel: session.Channel(), Chat: second}); err != nil {
+		t.Fatal(err)
+	}
+	other := dial(t, th.url, nil)
+	onlyChat := subscribe(t, other, second)
+	if err := c.DisposeChat(ctx, &protocol.DisposeChatParams{Channel: second}); err != nil {
+		t.Fatal(err)
+	}
+	ended := func(s *client.Subscription) {
+		t.Helper()
+		select {
+		case <-s.Done():
+		case <-ctx.Done():
+			t.Fatalf("%s did not end", s.Channel())
+		}
+		if !errors.Is(s.Err(), client.ErrChannelGone) {
+			t.Fatalf("%s ended with %v", s.Channel(), s.Err())
+		}
+	}
+	ended(onlyChat)
+	if session.Err() != nil || chat.Err() != nil {
+		t.Fatalf("disposing one chat ended %v %v", session.Err(), chat.Err())
+	}
+	watcher := subscribe(t, other, chat.Channel())
+	if err := other.DisposeSession(ctx, &protocol.DisposeSessionParams{Channel: session.Channel()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*client.Subscription{session, chat, watcher} {
+		ended(s)
+	}
+}

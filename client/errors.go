@@ -31,7 +31,9 @@ var (
 	ErrNotConfirmed = errors.New("ahp client: action not confirmed before the connection was lost")
 
 	// ErrChannelGone ends a subscription whose channel no longer exists on
-	// the host, as found when reconnecting.
+	// the host: a session the host announced removed (root/sessionRemoved),
+	// a chat removed from its session (session/chatRemoved), or a channel
+	// found missing when reconnecting.
 	ErrChannelGone = errors.New("ahp client: channel no longer exists on the host")
 
 	// ErrLagged is returned once by Subscription.Next when events were

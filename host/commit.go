@@ -9,8 +9,9 @@ import (
 // in the replay log, encode once, queue to every subscriber that knows the
 // action and to the store, then derive what follows from it (catalog and
 // summary updates, agent events). It does not block (see leaseLocked for
-// the one exception, when the store is far behind).
-func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protocol.ActionOrigin) {
+// the one exception, when the store is far behind). It returns the encoded
+// "action" notification (nil if encoding failed).
+func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protocol.ActionOrigin) []byte {
 	prev := ch.state
 	h.clock = h.opts.Now()
 	next := h.red.Apply(prev, a)
@@ -32,9 +33,10 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 	}
 	ch.state = next
 	h.persistLocked(ch, prev, a, body)
-	if ch.session != nil {
+	if ch.session != nil && !ch.session.disposing {
 		h.afterCommitLocked(ch, prev, a, origin)
 	}
+	return msg
 }
 
 // nextSeqLocked issues the next serverSeq.
@@ -79,11 +81,12 @@ func isHostTurnStart(a protocol.StateAction) bool {
 }
 
 // broadcastLocked sends a protocol notification to the subscribers of a
-// channel whose negotiated version knows it. Notifications are not
-// sequenced or replayed.
-func (h *Host) broadcastLocked(channel, method string, params any) {
+// channel, and to the extra connections given, whose negotiated version
+// knows it; each connection gets it once. Notifications are not sequenced
+// or replayed.
+func (h *Host) broadcastLocked(channel, method string, params any, extra ...map[*conn]*subscription) {
 	ch, ok := h.channels[channel]
-	if !ok || len(ch.subs) == 0 {
+	if (!ok || len(ch.subs) == 0) && len(extra) == 0 {
 		return
 	}
 	msg, err := encodeNotification(method, params)
@@ -91,9 +94,31 @@ func (h *Host) broadcastLocked(channel, method string, params any) {
 		h.log.Error("encoding a notification failed", "method", method, "err", err)
 		return
 	}
-	for c := range ch.subs {
+	send := func(c *conn) {
 		if protocol.NotificationKnownToVersion(method, c.version) {
 			c.sendLocked(msg)
 		}
 	}
+	if ok {
+		for c := range ch.subs {
+			send(c)
+		}
+	}
+	for i, subs := range extra {
+		for c := range subs {
+			if ok && ch.subs[c] != nil || seenIn(c, extra[:i]) {
+				continue
+			}
+			send(c)
+		}
+	}
+}
+
+func seenIn(c *conn, sets []map[*conn]*subscription) bool {
+	for _, s := range sets {
+		if _, ok := s[c]; ok {
+			return true
+		}
+	}
+	return false
 }

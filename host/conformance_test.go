@@ -285,3 +285,57 @@ func TestSteeringSetWhileIdleIsConsumed(t *testing.T) {
 		t.Fatalf("second turn got steering %+v", ev.Steering)
 	}
 }
+
+// TestDisposalReachesSubscribers: "When a chat is removed (whether
+// explicitly or because its session was torn down), the server MUST update
+// the session's chats catalog via session/chatRemoved so subscribers can
+// release their per-chat subscriptions" (chat-channel.md, Disposal). A
+// client following only a chat hears it too, and the session's
+// subscribers hear root/sessionRemoved even when they do not follow the
+// root channel.
+func TestDisposalReachesSubscribers(t *testing.T) {
+	th := startHost(t, nil)
+	owner, chatOnly, rootOnly := th.dial(t, "owner"), th.dial(t, "chat-only"), th.dial(t, "root-only")
+	owner.initialize()
+	chatOnly.initialize()
+	rootOnly.initialize(protocol.RootURI)
+	uri, chat := owner.newSession("dispose")
+	second := protocol.ChatURI("second")
+	owner.Must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: second}, nil)
+	third := protocol.ChatURI("third")
+	owner.Must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: third}, nil)
+	owner.Subscribe(chat)
+	chatOnly.Subscribe(chat)
+	chatOnly.Subscribe(third)
+
+	removed := func(chat string) func([]protocol.ActionEnvelope) bool {
+		return func(envs []protocol.ActionEnvelope) bool {
+			for _, e := range envs {
+				if r, ok := e.Action.(*protocol.SessionChatRemovedAction); ok && r.Chat == chat && e.Channel == uri {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	// disposeChat: the chat's own subscriber hears the removal.
+	owner.Must("disposeChat", &protocol.DisposeChatParams{Channel: third}, nil)
+	chatOnly.WaitFor("third chat removed", removed(third))
+	owner.WaitFor("third chat removed", removed(third))
+
+	owner.Must("disposeSession", &protocol.DisposeSessionParams{Channel: uri}, nil)
+	for _, c := range []string{chat, second} {
+		owner.WaitFor("chat removed with its session", removed(c))
+	}
+	chatOnly.WaitFor("chat removed with its session", removed(chat))
+	owner.WaitNotification("root/sessionRemoved")
+	rootOnly.WaitNotification("root/sessionRemoved")
+	risingSeqs(t, 0, owner.Envelopes())
+	risingSeqs(t, 0, chatOnly.Envelopes())
+
+	// The subscriptions are gone: nothing more arrives and the channels
+	// cannot be subscribed again.
+	if err := owner.Call("subscribe", &protocol.SubscribeParams{Channel: chat}, nil); rpcCode(err) != int64(protocol.AhpErrorCodeNotFound) {
+		t.Fatalf("subscribe to a disposed chat: %v", err)
+	}
+}

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -34,9 +35,10 @@ type session struct {
 	chatURIs   []string                // the session's chats, in creation order
 	running    bool                    // a turn runs in one of its chats, as last stored
 
-	loaded bool
-	chats  map[string]*channel // when loaded
-	mb     *mailbox            // when loaded: events for the agent, in order
+	loaded    bool
+	disposing bool                // disposeSession is removing it: nothing is derived from its changes
+	chats     map[string]*channel // when loaded
+	mb        *mailbox            // when loaded: events for the agent, in order
 }
 
 // deliver queues an event for the session's agent.
@@ -359,8 +361,21 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 		h.mu.Unlock()
 		return nil, err
 	}
-	for uri := range s.chats {
-		h.dropChannelLocked(uri)
+	// chat-channel.md, Disposal: every chat removed because its session
+	// was torn down is removed from the catalog with session/chatRemoved,
+	// so subscribers can release their chat subscriptions. Subscribers of
+	// the session or of one of its chats also hear root/sessionRemoved, so
+	// none of them waits on a channel that is gone.
+	s.disposing = true
+	var subs map[*conn]*subscription
+	if sch := h.channels[s.uri]; sch != nil {
+		subs = sch.subs
+		for _, uri := range slices.Clone(s.chatURIs) {
+			if ch := s.chats[uri]; ch != nil {
+				subs = union(subs, ch.subs)
+				h.removeChatLocked(ch)
+			}
+		}
 	}
 	for _, uri := range s.chatURIs {
 		delete(h.chatOwner, uri)
@@ -371,10 +386,45 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	h.jr.forget(s.uri)
 	h.jr.queue(h.seq, pending{op: store.DeleteSession{URI: s.uri}})
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
-	h.broadcastLocked(protocol.RootURI, "root/sessionRemoved", &protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: s.uri})
+	h.broadcastLocked(protocol.RootURI, "root/sessionRemoved", &protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: s.uri}, subs)
 	seq := h.seq
 	h.mu.Unlock()
 	return nil, h.savedReply(ctx, "disposeSession", seq)
+}
+
+// removeChatLocked removes a chat from its session's catalog with
+// session/chatRemoved and drops the chat's channel. The removal goes to the
+// session's subscribers and also to the chat's own, so a client following
+// only the chat hears that it is gone.
+func (h *Host) removeChatLocked(ch *channel) {
+	s := ch.session
+	sch := h.channels[s.uri]
+	msg := h.commitLocked(sch, &protocol.SessionChatRemovedAction{Chat: ch.uri}, nil)
+	if msg != nil {
+		for c := range ch.subs {
+			if _, dup := sch.subs[c]; !dup && c.knowsLocked("session/chatRemoved") {
+				c.sendLocked(msg)
+			}
+		}
+	}
+	h.dropChannelLocked(ch.uri)
+	delete(s.chats, ch.uri)
+	s.chatURIs = slices.DeleteFunc(s.chatURIs, func(u string) bool { return u == ch.uri })
+}
+
+// union returns the connections of both sets (a new map when both have
+// some).
+func union(a, b map[*conn]*subscription) map[*conn]*subscription {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 {
+		return b
+	}
+	out := make(map[*conn]*subscription, len(a)+len(b))
+	maps.Copy(out, a)
+	maps.Copy(out, b)
+	return out
 }
 
 // dropChannelLocked removes a channel and every subscription to it.
@@ -464,12 +514,9 @@ func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) (
 		return nil, err
 	}
 	s := ch.session
-	h.dropChannelLocked(ch.uri)
-	delete(s.chats, ch.uri)
 	delete(h.chatOwner, ch.uri)
-	s.chatURIs = slices.DeleteFunc(s.chatURIs, func(u string) bool { return u == ch.uri })
 	h.jr.queue(h.seq, pending{op: store.DeleteChannel{URI: ch.uri}})
-	h.commitLocked(h.channels[s.uri], &protocol.SessionChatRemovedAction{Chat: ch.uri}, nil)
+	h.removeChatLocked(ch)
 	h.catalogLocked(s)
 	seq := h.seq
 	h.mu.Unlock()
