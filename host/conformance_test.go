@@ -339,3 +339,115 @@ func TestDisposalReachesSubscribers(t *testing.T) {
 		t.Fatalf("subscribe to a disposed chat: %v", err)
 	}
 }
+
+// TestActiveClientsBelongToTheirSender: SessionActiveClientSetAction says a
+// client dispatches it "with its own SessionActiveClient";
+// CreateSessionParams.activeClient's clientId "MUST match the clientId the
+// creating client supplied in initialize"; SessionState.activeClients says
+// the host removes clients "when they unsubscribe" or disconnect.
+func TestActiveClientsBelongToTheirSender(t *testing.T) {
+	th := startHost(t, nil)
+	a, b := th.dial(t, "a"), th.dial(t, "b")
+	a.initialize()
+	b.initialize()
+	uri, _ := a.newSession("active")
+	b.Subscribe(uri)
+
+	// Not someone else's entry.
+	seq := b.Dispatch(uri, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{ClientID: "a", Tools: []protocol.ToolDefinition{}}})
+	b.WaitFor("foreign set rejected", rejected(seq))
+	seq = b.Dispatch(uri, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{ClientID: "b", Tools: []protocol.ToolDefinition{}}})
+	b.WaitFor("own set accepted", accepted(seq))
+	seq = a.Dispatch(uri, &protocol.SessionActiveClientRemovedAction{ClientID: "b"})
+	a.WaitFor("foreign removal rejected", rejected(seq))
+	err := a.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("foreign"),
+		ActiveClient: &protocol.SessionActiveClient{ClientID: "b", Tools: []protocol.ToolDefinition{}}}, nil)
+	if rpcCode(err) != protocol.CodeInvalidParams {
+		t.Fatalf("createSession with another client's activeClient: %v", err)
+	}
+
+	// Unsubscribing from the session removes the entry.
+	b.Must("unsubscribe", &protocol.UnsubscribeParams{Channel: uri}, nil)
+	a.WaitFor("removed on unsubscribe", func(envs []protocol.ActionEnvelope) bool {
+		for _, e := range envs {
+			if r, ok := e.Action.(*protocol.SessionActiveClientRemovedAction); ok && e.Origin == nil && r.ClientID == "b" {
+				return true
+			}
+		}
+		return false
+	})
+	if st := a.Subscribe(uri).State.(*protocol.SessionState); len(st.ActiveClients) != 0 {
+		t.Fatalf("active clients %+v", st.ActiveClients)
+	}
+}
+
+// TestWorkingDirectoryCapability: without
+// AgentCapabilities.multipleWorkingDirectories "a server ... treats only the
+// first entry as the session's working directory and ignores the rest"
+// (CreateSessionParams.workingDirectories), and the working-directory
+// actions are "Only valid when the agent advertises" it.
+func TestWorkingDirectoryCapability(t *testing.T) {
+	th, _ := startRecorded(t)
+	c := th.dial(t, "c")
+	c.initialize()
+	uri := protocol.SessionURI("dirs")
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: uri, WorkingDirectories: []string{"file:///a", "file:///b"}}, nil)
+	st := c.Subscribe(uri).State.(*protocol.SessionState)
+	if len(st.WorkingDirectories) != 1 || st.WorkingDirectories[0] != "file:///a" {
+		t.Fatalf("working directories %v", st.WorkingDirectories)
+	}
+	chat := *st.DefaultChat
+	c.Subscribe(chat)
+	for _, tc := range []struct {
+		channel string
+		action  protocol.StateAction
+	}{
+		{uri, &protocol.SessionWorkingDirectorySetAction{Directory: "file:///b"}},
+		{uri, &protocol.SessionWorkingDirectoryRemovedAction{Directory: "file:///a"}},
+		{chat, &protocol.ChatWorkingDirectorySetAction{Directory: "file:///a"}},
+		{chat, &protocol.ChatWorkingDirectoryRemovedAction{Directory: "file:///a"}},
+	} {
+		seq := c.Dispatch(tc.channel, tc.action)
+		r := rejectionOf(seq, c.WaitFor(tc.action.Type()+" rejected", rejected(seq)))
+		if !strings.Contains(*r.RejectionReason, "multipleWorkingDirectories") {
+			t.Fatalf("%s: %s", tc.action.Type(), *r.RejectionReason)
+		}
+	}
+}
+
+// TestChatWorkingDirectoriesWithinTheSession: CreateChatParams and
+// ChatWorkingDirectorySetAction: every directory "MUST be present in the
+// owning session's workingDirectories; the server MUST reject any entry
+// that is not". With the capability, the set and removal of the immutable
+// primary are checked too.
+func TestChatWorkingDirectoriesWithinTheSession(t *testing.T) {
+	rec := newRecorder()
+	rec.caps.MultipleWorkingDirectories = &protocol.MultipleWorkingDirectoriesCapability{ImmutablePrimary: protocol.Ptr(true)}
+	th := startHost(t, &host.Options{Agents: []agent.Backend{rec}})
+	c := th.dial(t, "c")
+	c.initialize(protocol.RootURI)
+	uri := protocol.SessionURI("dirs")
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: uri, WorkingDirectories: []string{"file:///a", "file:///b"}}, nil)
+	st := c.Subscribe(uri).State.(*protocol.SessionState)
+	if len(st.WorkingDirectories) != 2 {
+		t.Fatalf("working directories %v", st.WorkingDirectories)
+	}
+	err := c.Call("createChat", &protocol.CreateChatParams{Channel: uri, Chat: protocol.ChatURI("out"), WorkingDirectories: []string{"file:///a", "file:///elsewhere"}}, nil)
+	if rpcCode(err) != protocol.CodeInvalidParams {
+		t.Fatalf("createChat outside the session's directories: %v", err)
+	}
+	if hasType("session/chatAdded")(c.Envelopes()) {
+		t.Fatal("a rejected chat was announced")
+	}
+	chat := protocol.ChatURI("in")
+	c.Must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: chat, WorkingDirectories: []string{"file:///b"}}, nil)
+	c.Subscribe(chat)
+	seq := c.Dispatch(chat, &protocol.ChatWorkingDirectorySetAction{Directory: "file:///elsewhere"})
+	c.WaitFor("outside directory rejected", rejected(seq))
+	seq = c.Dispatch(chat, &protocol.ChatWorkingDirectorySetAction{Directory: "file:///a"})
+	c.WaitFor("session directory accepted", accepted(seq))
+	seq = c.Dispatch(uri, &protocol.SessionWorkingDirectoryRemovedAction{Directory: "file:///a"})
+	c.WaitFor("immutable primary kept", rejected(seq))
+	seq = c.Dispatch(uri, &protocol.SessionWorkingDirectoryRemovedAction{Directory: "file:///b"})
+	c.WaitFor("other directory removed", accepted(seq))
+}

@@ -204,6 +204,7 @@ func (c *conn) unsubscribe(req *jsonrpc.Request) error {
 	if sub, ok := c.subs[p.Channel]; ok {
 		delete(sub.ch.subs, c)
 		delete(c.subs, p.Channel)
+		h.leaveSessionLocked(c.clientID, sub.ch)
 	}
 	return nil
 }

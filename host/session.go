@@ -235,7 +235,14 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	} else {
 		return nil, rpcError(protocol.CodeProviderNotFound, "createSession: the host has no agents")
 	}
-	provider := backend.Info().Provider
+	info := backend.Info()
+	provider := info.Provider
+	dirs := p.WorkingDirectories
+	if len(dirs) > 1 && (info.Capabilities == nil || info.Capabilities.MultipleWorkingDirectories == nil) {
+		// CreateSessionParams.workingDirectories: without the
+		// multipleWorkingDirectories capability only the first counts.
+		dirs = dirs[:1:1]
+	}
 
 	h.mu.Lock()
 	locked := true
@@ -244,6 +251,11 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 			h.mu.Unlock()
 		}
 	}()
+	if p.ActiveClient != nil && p.ActiveClient.ClientID != c.clientID {
+		// CreateSessionParams.activeClient: the clientId must match the
+		// creator's.
+		return nil, rpcError(protocol.CodeInvalidParams, "createSession: activeClient.clientId %q must be this client's (%q)", p.ActiveClient.ClientID, c.clientID)
+	}
 	if h.takenLocked(p.Channel) {
 		return nil, rpcError(protocol.CodeSessionAlreadyExists, "createSession: %s already exists", p.Channel)
 	}
@@ -264,7 +276,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		Provider:           provider,
 		Title:              "New Session",
 		Status:             protocol.SessionStatusIdle,
-		WorkingDirectories: p.WorkingDirectories,
+		WorkingDirectories: dirs,
 		Lifecycle:          protocol.SessionLifecycleCreating,
 		ActiveClients:      []protocol.SessionActiveClient{},
 		Chats:              []protocol.ChatSummary{chatSummary(chat)},
@@ -289,8 +301,8 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	h.broadcastLocked(protocol.RootURI, "root/sessionAdded", &protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: s.summary})
 
 	req := agent.OpenRequest{Session: s.uri, Chat: chatURI, Params: p}
-	if len(p.WorkingDirectories) > 0 {
-		req.WorkingDirectory = p.WorkingDirectories[0]
+	if len(dirs) > 0 {
+		req.WorkingDirectory = dirs[0]
 	}
 	h.goFunc(func() { s.mb.run(h.ctx) })
 	h.goFunc(func() { h.openAgent(s, req) })
@@ -392,6 +404,25 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	return nil, h.savedReply(ctx, "disposeSession", seq)
 }
 
+// leaveSessionLocked removes a client from a session's active clients
+// once none of its connections subscribes to the session any more: the
+// host removes active clients "when they unsubscribe"
+// (SessionState.activeClients).
+func (h *Host) leaveSessionLocked(clientID string, ch *channel) {
+	if ch.kind != protocol.ChannelSession || h.closed {
+		return
+	}
+	for c := range ch.subs {
+		if c.clientID == clientID {
+			return
+		}
+	}
+	st := ch.state.(*protocol.SessionState)
+	if slices.ContainsFunc(st.ActiveClients, func(a protocol.SessionActiveClient) bool { return a.ClientID == clientID }) {
+		h.commitLocked(ch, &protocol.SessionActiveClientRemovedAction{ClientID: clientID}, nil)
+	}
+}
+
 // removeChatLocked removes a chat from its session's catalog with
 // session/chatRemoved and drops the chat's channel. The removal goes to the
 // session's subscribers and also to the chat's own, so a client following
@@ -467,8 +498,14 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (an
 	if err := h.refuseLocked("createChat"); err != nil {
 		return nil, err
 	}
-	if _, err := h.channelLocked(s.uri); err != nil {
+	sch, err := h.channelLocked(s.uri)
+	if err != nil {
 		return nil, rpcError(protocol.CodeInternalError, "createChat: %v", err)
+	}
+	// CreateChatParams.workingDirectories: every entry must be one of the
+	// session's working directories.
+	if d, out := outsideSession(sch.state.(*protocol.SessionState), p.WorkingDirectories); out {
+		return nil, rpcError(protocol.CodeInvalidParams, "createChat: %q is not one of the session's working directories", d)
 	}
 	chat := &protocol.ChatState{
 		Resource:           p.Chat,

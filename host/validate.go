@@ -107,30 +107,89 @@ func (h *Host) validateLocked(c *conn, ch *channel, a protocol.StateAction) stri
 	if scope := protocol.ActionScope(typ); scope != ch.kind {
 		return fmt.Sprintf("%s is a %s action, not valid on %s", typ, scope, ch.uri)
 	}
+	caps := h.capabilitiesLocked(ch.session)
 	switch ch.kind {
 	case protocol.ChannelSession:
-		return validateSessionAction(ch.state.(*protocol.SessionState), a)
+		return validateSessionAction(c.clientID, caps, ch.state.(*protocol.SessionState), a)
 	case protocol.ChannelChat:
 		sess := h.channels[ch.session.uri].state.(*protocol.SessionState)
-		return validateChatAction(sess, ch.state.(*protocol.ChatState), a)
+		return validateChatAction(caps, sess, ch.state.(*protocol.ChatState), a)
 	}
 	return ""
 }
 
-// validateSessionAction applies the rules of the session channel page.
-func validateSessionAction(s *protocol.SessionState, a protocol.StateAction) string {
+// capabilitiesLocked returns the capabilities the root channel advertises
+// for the session's agent (none when its provider is not configured).
+func (h *Host) capabilitiesLocked(s *session) protocol.AgentCapabilities {
+	root := h.channels[protocol.RootURI].state.(*protocol.RootState)
+	for _, info := range root.Agents {
+		if info.Provider == s.provider && info.Capabilities != nil {
+			return *info.Capabilities
+		}
+	}
+	return protocol.AgentCapabilities{}
+}
+
+// validateSessionAction applies the rules of the session channel page and
+// of the session action schemas. clientID is the sender's.
+func validateSessionAction(clientID string, caps protocol.AgentCapabilities, s *protocol.SessionState, a protocol.StateAction) string {
 	switch a := a.(type) {
 	case *protocol.SessionDefaultChatChangedAction:
 		if a.DefaultChat != nil && !slices.ContainsFunc(s.Chats, func(c protocol.ChatSummary) bool { return c.Resource == *a.DefaultChat }) {
 			return fmt.Sprintf("default chat %s is not in the session's chat catalog", *a.DefaultChat)
 		}
+	case *protocol.SessionActiveClientSetAction:
+		// A client joins with its own entry: clientId matches the one it
+		// gave in initialize.
+		if a.ActiveClient.ClientID != clientID {
+			return fmt.Sprintf("activeClient.clientId %q is not this client's (%q)", a.ActiveClient.ClientID, clientID)
+		}
+	case *protocol.SessionActiveClientRemovedAction:
+		if a.ClientID != clientID {
+			return fmt.Sprintf("client %q may only remove its own active-client entry, not %q", clientID, a.ClientID)
+		}
+	case *protocol.SessionWorkingDirectorySetAction:
+		if caps.MultipleWorkingDirectories == nil {
+			return "the agent does not support changing working directories (no multipleWorkingDirectories capability)"
+		}
+	case *protocol.SessionWorkingDirectoryRemovedAction:
+		mwd := caps.MultipleWorkingDirectories
+		if mwd == nil {
+			return "the agent does not support changing working directories (no multipleWorkingDirectories capability)"
+		}
+		if mwd.ImmutablePrimary != nil && *mwd.ImmutablePrimary && len(s.WorkingDirectories) > 0 && s.WorkingDirectories[0] == a.Directory {
+			return fmt.Sprintf("%s is the agent's immutable primary working directory", a.Directory)
+		}
 	}
 	return ""
 }
 
-// validateChatAction applies the rules of the chat channel page.
-func validateChatAction(sess *protocol.SessionState, c *protocol.ChatState, a protocol.StateAction) string {
+// outsideSession returns the first directory that is not one of the
+// session's working directories, or "".
+func outsideSession(sess *protocol.SessionState, dirs []string) (string, bool) {
+	for _, d := range dirs {
+		if !slices.Contains(sess.WorkingDirectories, d) {
+			return d, true
+		}
+	}
+	return "", false
+}
+
+// validateChatAction applies the rules of the chat channel page and of the
+// chat action schemas.
+func validateChatAction(caps protocol.AgentCapabilities, sess *protocol.SessionState, c *protocol.ChatState, a protocol.StateAction) string {
 	switch a := a.(type) {
+	case *protocol.ChatWorkingDirectorySetAction:
+		if caps.MultipleWorkingDirectories == nil {
+			return "the agent does not support changing working directories (no multipleWorkingDirectories capability)"
+		}
+		if d, out := outsideSession(sess, []string{a.Directory}); out {
+			return fmt.Sprintf("%q is not one of the session's working directories", d)
+		}
+	case *protocol.ChatWorkingDirectoryRemovedAction:
+		if caps.MultipleWorkingDirectories == nil {
+			return "the agent does not support changing working directories (no multipleWorkingDirectories capability)"
+		}
 	case *protocol.ChatTurnStartedAction:
 		if reason := clientMessage(&a.Message); reason != "" {
 			return reason
