@@ -335,7 +335,7 @@ func TestDisposalReachesSubscribers(t *testing.T) {
 
 	// The subscriptions are gone: nothing more arrives and the channels
 	// cannot be subscribed again.
-	if err := owner.Call("subscribe", &protocol.SubscribeParams{Channel: chat}, nil); rpcCode(err) != int64(protocol.AhpErrorCodeNotFound) {
+	if err := owner.Call("subscribe", &protocol.SubscribeParams{Channel: chat}, nil); rpcCode(err) != protocol.CodeNotFound {
 		t.Fatalf("subscribe to a disposed chat: %v", err)
 	}
 }
