@@ -103,10 +103,15 @@ func (c *conn) closeWith(cause error) {
 	for uri, sub := range c.subs {
 		delete(sub.ch.subs, c)
 		delete(c.subs, uri)
+		h.unsubscribedLocked(c, sub.ch)
 	}
 	delete(h.conns, c)
 	h.dropActiveClientLocked(c.clientID)
+	ws := h.ws
 	h.mu.Unlock()
+	if ws != nil {
+		ws.Disconnected(Client{c})
+	}
 
 	if cause == nil {
 		cause = jsonrpc.ErrClosed

@@ -111,6 +111,10 @@ type Options struct {
 	// it (a stalled or failing store) the host refuses new work until the
 	// store catches up. Zero means DefaultMaxSaveDelay.
 	MaxSaveDelay time.Duration
+	// Workspace, when set, is called once by New to make the Workspace
+	// that serves files, terminals, watches and changesets. Nil means the
+	// host answers those commands with -32601.
+	Workspace func(*Host) (Workspace, error)
 }
 
 // Host is an AHP host. Create one with New.
@@ -139,6 +143,8 @@ type Host struct {
 	conns      map[*conn]struct{}
 	replay     *replayLog
 	versions   map[string]string // clientId -> last negotiated version
+
+	ws Workspace // nil when none
 }
 
 // channel is one state-bearing channel.
@@ -147,7 +153,8 @@ type channel struct {
 	kind    protocol.ChannelKind
 	state   protocol.SnapshotState
 	subs    map[*conn]*subscription
-	session *session // owning session, nil for root
+	session *session     // owning session, nil for root
+	owner   ChannelOwner // for channels opened with OpenChannel
 
 	// logged and loggedBytes measure the actions stored since the
 	// channel's last snapshot; snapBytes is the size of that snapshot,
@@ -256,6 +263,14 @@ func New(opts *Options) (*Host, error) {
 		h.shutdown(false)
 		return nil, err
 	}
+	if o.Workspace != nil {
+		ws, err := o.Workspace(h)
+		if err != nil {
+			h.shutdown(false)
+			return nil, fmt.Errorf("host: workspace: %w", err)
+		}
+		h.ws = ws
+	}
 	return h, nil
 }
 
@@ -299,9 +314,12 @@ func (h *Host) shutdown(graceful bool) error {
 	for _, s := range sessions {
 		s.stop()
 	}
+	var errs []error
+	if h.ws != nil {
+		errs = append(errs, h.ws.Close())
+	}
 	h.cancel()
 	h.wg.Wait()
-	var errs []error
 	if graceful {
 		if err := h.jr.close(); err != nil {
 			h.log.Error("changes were lost on shutdown", "err", err)

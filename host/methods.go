@@ -61,6 +61,9 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	case "authenticate":
 		return &protocol.AuthenticateResult{}, nil
 	}
+	if res, ok, err := c.serveWorkspace(ctx, req.Method, req.Params); ok {
+		return res, err
+	}
 	if m, ok := protocol.LookupMethod(req.Method); ok && m.FromClient {
 		return nil, rpcError(protocol.CodeMethodNotFound, "%s is not supported by this host", req.Method)
 	}
@@ -205,6 +208,7 @@ func (c *conn) unsubscribe(req *jsonrpc.Request) error {
 		delete(sub.ch.subs, c)
 		delete(c.subs, p.Channel)
 		h.leaveSessionLocked(c.clientID, sub.ch)
+		h.unsubscribedLocked(c, sub.ch)
 	}
 	return nil
 }

@@ -52,6 +52,9 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
 		ch.session.modifiedAt = h.now()
 	}
 	h.commitLocked(ch, p.Action, origin)
+	if ch.owner != nil {
+		ch.owner.ActionAccepted(Client{c}, p.Action)
+	}
 }
 
 // prepareTruncationLocked makes sure the turn a chat/truncated names is in
@@ -114,6 +117,9 @@ func (h *Host) validateLocked(c *conn, ch *channel, a protocol.StateAction) stri
 	case protocol.ChannelChat:
 		sess := h.channels[ch.session.uri].state.(*protocol.SessionState)
 		return validateChatAction(caps, sess, ch.state.(*protocol.ChatState), a)
+	}
+	if ch.owner != nil {
+		return ch.owner.ValidateAction(Client{c}, ch.state, a)
 	}
 	return ""
 }

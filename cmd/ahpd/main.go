@@ -61,6 +61,7 @@ type config struct {
 	IdleTimeout   string   `json:"httpIdleTimeout"`
 	storeConfig
 	agentConfig
+	workspaceConfig
 
 	ShowVersion bool   `json:"-"`
 	CheckOnly   bool   `json:"-"`
@@ -100,6 +101,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	cfg.storeConfig.defaults()
 	cfg.agentConfig.defaults()
+	cfg.workspaceConfig.defaults()
 	if file := configFileArg(args); file != "" {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -139,6 +141,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.CheckOnly, "check", false, "check the configuration and exit")
 	cfg.storeConfig.register(fs)
 	cfg.agentConfig.register(fs)
+	cfg.workspaceConfig.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -202,6 +205,9 @@ func (c *config) validate() error {
 		return errors.New("sizes must not be negative")
 	}
 	if err := c.storeConfig.validate(); err != nil {
+		return err
+	}
+	if err := c.workspaceConfig.finish(); err != nil {
 		return err
 	}
 	return c.agentConfig.validate()
@@ -279,7 +285,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	h, err := host.New(&host.Options{
+	opts := &host.Options{
 		Store:             st,
 		Agents:            agents,
 		ServerInfo:        protocol.Implementation{Name: "ahpd", Version: protocol.Ptr(version)},
@@ -289,7 +295,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		QueueBytes:        cfg.QueueBytes,
 		InitializeTimeout: mustDuration(cfg.InitTimeout),
 		Logger:            log,
-	})
+	}
+	cfg.workspaceConfig.apply(opts, log)
+	h, err := host.New(opts)
 	if err != nil {
 		return err
 	}

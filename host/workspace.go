@@ -1,0 +1,193 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// A Workspace serves what a host delegates: the client commands the host
+// does not handle itself (files, terminals, watches, changesets) and the
+// channels it owns. Package workspace provides one; Options.Workspace
+// plugs it in.
+//
+// The host calls Serve on the connection's goroutine, without its lock.
+type Workspace interface {
+	// Serve answers one client request. It returns ErrNotServed for a
+	// method it does not serve.
+	Serve(ctx context.Context, call *Call) (result any, err error)
+	// Disconnected is called, without the host's lock, when a client's
+	// connection has gone.
+	Disconnected(c Client)
+	// Close releases everything the workspace holds (processes, watches).
+	// The host calls it while shutting down, before closing its agents.
+	Close() error
+}
+
+// ErrNotServed is what Workspace.Serve returns for methods it does not
+// serve; the host answers those with -32601.
+var ErrNotServed = errors.New("method not served")
+
+// Call is one client request handed to a Workspace.
+type Call struct {
+	Method string
+	Params jsontext.Value
+	Client Client
+}
+
+// Client identifies one client connection. It is comparable and usable as
+// a map key; the zero Client is no connection.
+type Client struct{ c *conn }
+
+// ID is the clientId the connection initialized with.
+func (c Client) ID() string {
+	if c.c == nil {
+		return ""
+	}
+	c.c.h.mu.Lock()
+	defer c.c.h.mu.Unlock()
+	return c.c.clientID
+}
+
+// ChannelOwner is told about what happens on a channel it opened with
+// Host.OpenChannel. Its methods are called with the host locked: they must
+// not block and must not call Host methods (queue the work instead).
+type ChannelOwner interface {
+	// ValidateAction returns why a client action on the channel must be
+	// rejected, or "" to accept it.
+	ValidateAction(c Client, state protocol.SnapshotState, a protocol.StateAction) string
+	// ActionAccepted is called after an accepted client action was
+	// applied and sent to subscribers.
+	ActionAccepted(c Client, a protocol.StateAction)
+	// Unsubscribed is called when a client stops watching the channel
+	// (unsubscribe or disconnect), with the number still subscribed.
+	Unsubscribed(c Client, remaining int)
+}
+
+// OpenChannel adds a channel the host does not derive from sessions: a
+// terminal, a changeset or a resource watch. Its state is kept, reduced,
+// sequenced and fanned out like every other channel's, but not stored.
+func (h *Host) OpenChannel(uri string, state protocol.SnapshotState, owner ChannelOwner) error {
+	parsed, err := protocol.ParseChannel(uri)
+	if err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return errHostShutdown
+	}
+	if h.takenLocked(uri) {
+		return fmt.Errorf("host: channel %s already exists", uri)
+	}
+	h.channels[uri] = &channel{uri: uri, kind: parsed.Kind, state: state, subs: map[*conn]*subscription{}, owner: owner}
+	return nil
+}
+
+// CloseChannel removes a channel opened with OpenChannel and every
+// subscription to it.
+func (h *Host) CloseChannel(uri string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := h.channels[uri]; ok && ch.owner != nil {
+		h.dropChannelLocked(uri)
+	}
+}
+
+// Publish applies a server action to a channel opened with OpenChannel, or
+// to the root channel, and sends it to subscribers.
+func (h *Host) Publish(uri string, a protocol.StateAction) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return errHostShutdown
+	}
+	ch, ok := h.channels[uri]
+	if !ok || (ch.owner == nil && uri != protocol.RootURI) {
+		return fmt.Errorf("host: no channel %s to publish on", uri)
+	}
+	h.commitLocked(ch, a, nil)
+	return nil
+}
+
+// State returns the current state of a channel, or nil. The value must not
+// be modified.
+func (h *Host) State(uri string) protocol.SnapshotState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := h.channels[uri]; ok {
+		return ch.state
+	}
+	return nil
+}
+
+// Subscribers returns how many connections subscribe to a channel.
+func (h *Host) Subscribers(uri string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := h.channels[uri]; ok {
+		return len(ch.subs)
+	}
+	return 0
+}
+
+// WorkingDirectories returns a session's working directories (file: URIs)
+// and whether the session exists.
+func (h *Host) WorkingDirectories(session string) ([]string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[session]
+	if !ok {
+		return nil, false
+	}
+	return slices.Clone(h.workingDirsLocked(s)), true
+}
+
+// AllWorkingDirectories returns the working directories of every session.
+func (h *Host) AllWorkingDirectories() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, s := range h.sessions {
+		for _, d := range h.workingDirsLocked(s) {
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (h *Host) workingDirsLocked(s *session) []string {
+	if ch, ok := h.channels[s.uri]; ok {
+		return ch.state.(*protocol.SessionState).WorkingDirectories
+	}
+	return s.summary.WorkingDirectories
+}
+
+// unsubscribedLocked tells a channel's owner that c left it.
+func (h *Host) unsubscribedLocked(c *conn, ch *channel) {
+	if ch.owner != nil {
+		ch.owner.Unsubscribed(Client{c}, len(ch.subs))
+	}
+}
+
+// serveWorkspace hands a request the host does not handle to the
+// workspace.
+func (c *conn) serveWorkspace(ctx context.Context, method string, params jsontext.Value) (any, bool, error) {
+	ws := c.h.ws
+	if ws == nil {
+		return nil, false, nil
+	}
+	res, err := ws.Serve(ctx, &Call{Method: method, Params: params, Client: Client{c}})
+	if errors.Is(err, ErrNotServed) {
+		return nil, false, nil
+	}
+	return res, true, err
+}

@@ -1,0 +1,215 @@
+// Package workspace lets clients work in a session's folders through a
+// host: the resource* commands on files, and (in its sub-packages)
+// terminals, watches and changesets. It plugs into a host with
+// host.Options.Workspace:
+//
+//	h, err := host.New(&host.Options{
+//		Agents:    []agent.Backend{echo.New()},
+//		Workspace: workspace.New(&workspace.Options{Roots: []string{"/srv/shared"}}),
+//	})
+//
+// What a client may reach is its scope: the working directories of every
+// session on the host, the configured Roots, and whatever it was granted
+// with resourceRequest under the Requestable directories.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/workspace/files"
+)
+
+// Options configures a workspace. The zero value serves the sessions'
+// working directories and nothing else.
+type Options struct {
+	// Roots are directories clients may read and write besides the
+	// sessions' working directories. Relative paths are made absolute.
+	Roots []string
+	// Requestable are directories a client reaches only after asking with
+	// resourceRequest; the grant lasts as long as its connection.
+	Requestable []string
+	// MaxReadBytes bounds one read (files.Options.MaxReadBytes).
+	MaxReadBytes int64
+	// MaxListEntries bounds one listing (files.Options.MaxListEntries).
+	MaxListEntries int
+	// Logger receives the workspace's logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// Workspace is the host.Workspace this package provides. Its methods are
+// safe for concurrent use.
+type Workspace struct {
+	h     *host.Host
+	log   *slog.Logger
+	files *files.Service
+	roots []string
+
+	mu     sync.Mutex
+	grants map[host.Client][]files.Root
+}
+
+// New returns the constructor to put in host.Options.Workspace.
+func New(opts *Options) func(*host.Host) (host.Workspace, error) {
+	return func(h *host.Host) (host.Workspace, error) {
+		var o Options
+		if opts != nil {
+			o = *opts
+		}
+		if o.Logger == nil {
+			o.Logger = slog.New(slog.DiscardHandler)
+		}
+		roots, err := absAll(o.Roots)
+		if err != nil {
+			return nil, err
+		}
+		req, err := absAll(o.Requestable)
+		if err != nil {
+			return nil, err
+		}
+		return &Workspace{
+			h:      h,
+			log:    o.Logger,
+			files:  files.New(&files.Options{MaxReadBytes: o.MaxReadBytes, MaxListEntries: o.MaxListEntries, Requestable: req}),
+			roots:  roots,
+			grants: map[host.Client][]files.Root{},
+		}, nil
+	}
+}
+
+func absAll(dirs []string) ([]string, error) {
+	out := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		a, err := filepath.Abs(d)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// handler serves one method.
+type handler func(ctx context.Context, w *Workspace, c *host.Call) (any, error)
+
+var handlers = map[string]handler{
+	"resourceRead":    serve(resourceRead),
+	"resourceWrite":   serve(resourceWrite),
+	"resourceList":    serve(resourceList),
+	"resourceCopy":    serve(resourceCopy),
+	"resourceDelete":  serve(resourceDelete),
+	"resourceMove":    serve(resourceMove),
+	"resourceResolve": serve(resourceResolve),
+	"resourceMkdir":   serve(resourceMkdir),
+	"resourceRequest": serve(resourceRequest),
+}
+
+// serve adapts a typed handler: params decoded strictly, -32602 when they
+// do not decode.
+func serve[P any, R any](f func(ctx context.Context, w *Workspace, c host.Client, p *P) (R, error)) handler {
+	return func(ctx context.Context, w *Workspace, c *host.Call) (any, error) {
+		p := new(P)
+		if len(c.Params) == 0 {
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: c.Method + ": params are required"}
+		}
+		if err := protocol.Unmarshal(c.Params, p); err != nil {
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", c.Method, err)}
+		}
+		return f(ctx, w, c.Client, p)
+	}
+}
+
+// Serve implements host.Workspace.
+func (w *Workspace) Serve(ctx context.Context, c *host.Call) (any, error) {
+	f, ok := handlers[c.Method]
+	if !ok {
+		return nil, host.ErrNotServed
+	}
+	return f(ctx, w, c)
+}
+
+// Disconnected implements host.Workspace: a connection's grants end with
+// it.
+func (w *Workspace) Disconnected(c host.Client) {
+	w.mu.Lock()
+	delete(w.grants, c)
+	w.mu.Unlock()
+}
+
+// Close implements host.Workspace.
+func (w *Workspace) Close() error { return nil }
+
+// scope is what a client may reach now: every session's working
+// directories, the configured roots and its grants.
+func (w *Workspace) scope(c host.Client) files.Scope {
+	var s files.Scope
+	for _, d := range w.h.AllWorkingDirectories() {
+		if p, err := files.PathOf(d); err == nil {
+			s = append(s, files.Root{Dir: p, Access: files.ReadWrite})
+		}
+	}
+	for _, d := range w.roots {
+		s = append(s, files.Root{Dir: d, Access: files.ReadWrite})
+	}
+	w.mu.Lock()
+	s = append(s, w.grants[c]...)
+	w.mu.Unlock()
+	return s
+}
+
+func (w *Workspace) grant(c host.Client, r files.Root) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !slices.Contains(w.grants[c], r) {
+		w.grants[c] = append(w.grants[c], r)
+	}
+}
+
+// permissionRequest is the resourceRequest payload in a PermissionDenied
+// error's data.
+type permissionRequest struct {
+	Channel string `json:"channel"`
+	URI     string `json:"uri"`
+	Read    bool   `json:"read,omitzero"`
+	Write   bool   `json:"write,omitzero"`
+}
+
+// wireError turns a files error into a JSON-RPC error for method.
+func wireError(method string, err error) error {
+	var fe *files.Error
+	if !errors.As(err, &fe) {
+		return &protocol.Error{Code: protocol.CodeInternalError, Message: method + ": " + err.Error()}
+	}
+	e := &protocol.Error{Message: method + ": " + fe.Error()}
+	switch fe.Kind {
+	case files.Invalid, files.TooLarge, files.WrongType:
+		e.Code = protocol.CodeInvalidParams
+	case files.NotFound:
+		e.Code = protocol.CodeNotFound
+	case files.AlreadyExists:
+		e.Code = protocol.CodeAlreadyExists
+	case files.Denied:
+		e.Code = protocol.CodePermissionDenied
+		data := map[string]any{}
+		if fe.Need != 0 {
+			data["request"] = permissionRequest{Channel: protocol.RootURI, URI: fe.URI, Read: fe.Need&files.Read != 0, Write: fe.Need&files.Write != 0}
+		}
+		if b, err := protocol.Marshal(data); err == nil {
+			e.Data = jsontext.Value(b)
+		}
+	case files.Conflict:
+		e.Code = protocol.CodeConflict
+	default:
+		e.Code = protocol.CodeInternalError
+	}
+	return e
+}
