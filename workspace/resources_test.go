@@ -41,7 +41,7 @@ func startHost(t testing.TB, ho *host.Options, wo *workspace.Options) *hosttest.
 func initialize(t testing.TB, c *hosttest.Client) *protocol.InitializeResult {
 	t.Helper()
 	var res protocol.InitializeResult
-	c.Must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{protocol.ProtocolVersion}, ClientID: c.ID}, &res)
+	c.Must("initialize", &protocol.InitializeParams{ProtocolVersions: protocol.SupportedVersions(), ClientID: c.ID}, &res)
 	return &res
 }
 
