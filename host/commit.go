@@ -57,6 +57,9 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 		h.syncInputNeededLocked(s, chat)
 		if origin != nil || isHostTurnStart(a) {
 			ev := agent.Event{Channel: ch.uri, Action: a, Origin: origin, Chat: chat}
+			if ts, ok := a.(*protocol.ChatTurnStartedAction); ok {
+				ev.Transcripts = h.transcriptsLocked(&ts.Message)
+			}
 			steering := h.consumeSteeringLocked(ch, a)
 			if steering != nil {
 				ev.Steering = &steering.Message

@@ -240,6 +240,11 @@ func TestClientsSendOnlyUserMessages(t *testing.T) {
 			c.WaitFor("rejection", rejected(seq))
 		}
 	}
+	agentMsg := protocol.Message{Text: "hi", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindAgent}}
+	err := c.Call("createChat", &protocol.CreateChatParams{Channel: protocol.SessionURI("origin"), Chat: protocol.ChatURI("agent"), InitialMessage: &agentMsg}, nil)
+	if rpcCode(err) != protocol.CodeInvalidParams {
+		t.Fatalf("createChat with an agent message: %v", err)
+	}
 	seq := c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t-user", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("hi")})
 	c.WaitFor("accepted", accepted(seq))
 	if evs := rec.turnStarts(t, 1); len(evs) != 1 || evs[0].Action.(*protocol.ChatTurnStartedAction).TurnID != "t-user" {
@@ -450,4 +455,100 @@ func TestChatWorkingDirectoriesWithinTheSession(t *testing.T) {
 	c.WaitFor("immutable primary kept", rejected(seq))
 	seq = c.Dispatch(uri, &protocol.SessionWorkingDirectoryRemovedAction{Directory: "file:///b"})
 	c.WaitFor("other directory removed", accepted(seq))
+}
+
+// TestChatAttachments: "The host MUST reject an attachment that references
+// an unknown chat, specifies an unknown, active, or non-retained endTurn",
+// and "MUST resolve the referenced chat's retained transcript from its
+// first turn through the supplied endTurn, or through the latest completed
+// turn when endTurn is omitted, and supply it as model context"
+// (chat-channel.md, Pulling a chat into another chat). Turns older than
+// the host's in-memory window count as retained.
+func TestChatAttachments(t *testing.T) {
+	rec := newRecorder()
+	th := startHost(t, &host.Options{Agents: []agent.Backend{rec}, RecentTurns: 1})
+	c := th.dial(t, "c")
+	c.initialize()
+	_, source := c.newSession("source")
+	c.Subscribe(source)
+	for i, text := range []string{"first", "second", "third"} {
+		startTurn(c, source, fmt.Sprintf("s%d", i), text)
+		rec.turnStarts(t, i+1)
+		c.WaitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
+			return countType("chat/turnComplete", only(source, envs)) > i
+		})
+	}
+	_, target := c.newSession("target")
+	c.Subscribe(target)
+	send := func(id string, att *protocol.MessageChatAttachment) int64 {
+		msg := userMessage("look at this")
+		msg.Attachments = []protocol.MessageAttachment{att}
+		return c.Dispatch(target, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: msg})
+	}
+	for _, att := range []*protocol.MessageChatAttachment{
+		{Label: "unknown chat", Resource: protocol.ChatURI("nowhere")},
+		{Label: "unknown turn", Resource: source, EndTurn: protocol.Ptr("nope")},
+	} {
+		seq := send("bad", att)
+		c.WaitFor(att.Label+" rejected", rejected(seq))
+	}
+	seq := c.Dispatch(target, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: "q",
+		Message: protocol.Message{Text: "x", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser},
+			Attachments: []protocol.MessageAttachment{&protocol.MessageChatAttachment{Label: "gone", Resource: protocol.ChatURI("nowhere")}}}})
+	c.WaitFor("queued message with an unknown chat rejected", rejected(seq))
+	initial := userMessage("x")
+	initial.Attachments = []protocol.MessageAttachment{&protocol.MessageChatAttachment{Label: "gone", Resource: protocol.ChatURI("nowhere")}}
+	err := c.Call("createChat", &protocol.CreateChatParams{Channel: protocol.SessionURI("target"), Chat: protocol.ChatURI("new"), InitialMessage: &initial}, nil)
+	if rpcCode(err) != protocol.CodeInvalidParams {
+		t.Fatalf("createChat with an unknown chat attached: %v", err)
+	}
+
+	want := []struct {
+		endTurn *string
+		turns   []string
+	}{
+		{protocol.Ptr("s0"), []string{"first"}}, // older than the window: read from the store
+		{protocol.Ptr("s2"), []string{"first", "second", "third"}},
+		{nil, []string{"first", "second", "third"}}, // the latest completed turn
+	}
+	for i, w := range want {
+		seq := send(fmt.Sprintf("t%d", i), &protocol.MessageChatAttachment{Label: "source", Resource: source, EndTurn: w.endTurn})
+		c.WaitFor("accepted", accepted(seq))
+		ev := rec.turnStarts(t, 4+i)[3+i]
+		if len(ev.Transcripts) != 1 {
+			t.Fatalf("turn %d: %d transcripts", i, len(ev.Transcripts))
+		}
+		var got []string
+		for _, turn := range ev.Transcripts[0].Turns {
+			got = append(got, turn.Message.Text)
+		}
+		if strings.Join(got, ",") != strings.Join(w.turns, ",") {
+			t.Fatalf("turn %d: transcript %v, want %v", i, got, w.turns)
+		}
+		c.WaitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
+			return countType("chat/turnComplete", only(target, envs)) > i
+		})
+	}
+}
+
+// TestChatAttachmentOfActiveTurnRejected: endTurn must name a completed
+// turn, not the one running.
+func TestChatAttachmentOfActiveTurnRejected(t *testing.T) {
+	th := startHost(t, nil)
+	c := th.dial(t, "c")
+	c.initialize()
+	_, source := c.newSession("source")
+	c.Subscribe(source)
+	startTurn(c, source, "running", "/slow 100")
+	c.WaitFor("turn started", hasType("chat/turnStarted"))
+	msg := userMessage("look")
+	msg.Attachments = []protocol.MessageAttachment{&protocol.MessageChatAttachment{Label: "src", Resource: source, EndTurn: protocol.Ptr("running")}}
+	_, target := c.newSession("target")
+	c.Subscribe(target)
+	seq := c.Dispatch(target, &protocol.ChatTurnStartedAction{TurnID: "t", StartedAt: protocol.FormatTime(time.Now()), Message: msg})
+	r := rejectionOf(seq, c.WaitFor("rejected", rejected(seq)))
+	if !strings.Contains(*r.RejectionReason, "not completed") {
+		t.Fatalf("reason %q", *r.RejectionReason)
+	}
+	c.Dispatch(source, &protocol.ChatTurnCancelledAction{TurnID: "running"})
 }

@@ -507,6 +507,15 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (an
 	if d, out := outsideSession(sch.state.(*protocol.SessionState), p.WorkingDirectories); out {
 		return nil, rpcError(protocol.CodeInvalidParams, "createChat: %q is not one of the session's working directories", d)
 	}
+	if m := p.InitialMessage; m != nil {
+		reason := clientMessage(m)
+		if reason == "" {
+			reason = h.checkAttachmentsLocked(m)
+		}
+		if reason != "" {
+			return nil, rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", reason)
+		}
+	}
 	chat := &protocol.ChatState{
 		Resource:           p.Chat,
 		Title:              "Chat",

@@ -116,7 +116,15 @@ func (h *Host) validateLocked(c *conn, ch *channel, a protocol.StateAction) stri
 		return validateSessionAction(c.clientID, caps, ch.state.(*protocol.SessionState), a)
 	case protocol.ChannelChat:
 		sess := h.channels[ch.session.uri].state.(*protocol.SessionState)
-		return validateChatAction(caps, sess, ch.state.(*protocol.ChatState), a)
+		if reason := validateChatAction(caps, sess, ch.state.(*protocol.ChatState), a); reason != "" {
+			return reason
+		}
+		switch a := a.(type) {
+		case *protocol.ChatTurnStartedAction:
+			return h.checkAttachmentsLocked(&a.Message)
+		case *protocol.ChatPendingMessageSetAction:
+			return h.checkAttachmentsLocked(&a.Message)
+		}
 	}
 	if ch.owner != nil {
 		return ch.owner.ValidateAction(Client{c}, ch.state, a)
