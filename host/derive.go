@@ -260,7 +260,7 @@ func (h *Host) syncSessionSummaryLocked(s *session) bool {
 	if !changed {
 		return false
 	}
-	s.summary = cur
+	h.setSummaryLocked(s, cur)
 	h.broadcastLocked(protocol.RootURI, "root/sessionSummaryChanged", &protocol.SessionSummaryChangedParams{
 		Channel: protocol.RootURI,
 		Session: s.uri,

@@ -139,6 +139,7 @@ type Host struct {
 	clock      time.Time // the time of the change being committed
 	channels   map[string]*channel
 	sessions   map[string]*session // every session, in memory or not
+	catalog    *catalog            // every session, in listing order
 	chatOwner  map[string]*session // chat URI -> its session, for every chat
 	conns      map[*conn]struct{}
 	replay     *replayLog
@@ -230,6 +231,7 @@ func New(opts *Options) (*Host, error) {
 		st:        o.Store,
 		channels:  map[string]*channel{},
 		sessions:  map[string]*session{},
+		catalog:   newCatalog(),
 		chatOwner: map[string]*session{},
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/base64"
-	"slices"
 	"strings"
 
 	"github.com/ahp-go/ahp/protocol"
@@ -14,7 +13,8 @@ import (
 // page by page. The cursor names the last entry of the previous page by
 // its modification time and URI, so paging stays stable while sessions
 // come and go. The catalog is in memory (sessions not loaded keep their
-// summary); the answer waits until every change made before the request is
+// summary) and kept in order, so a page costs O(log n + page) under the
+// host's lock; the answer waits until every change made before the request is
 // saved, so a reply means everything the client saw so far survives a
 // crash.
 func (h *Host) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*protocol.ListSessionsResult, error) {
@@ -34,31 +34,15 @@ func (h *Host) listSessions(ctx context.Context, p *protocol.ListSessionsParams)
 		after = &k
 	}
 	h.mu.Lock()
-	items := make([]protocol.SessionSummary, 0, len(h.sessions))
-	for _, s := range h.sessions {
-		items = append(items, s.summary)
-	}
+	items, more := h.catalog.pageLocked(after, limit)
 	seq := h.seq
 	h.mu.Unlock()
 	if err := h.savedReply(ctx, "listSessions", seq); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(items, func(a, b protocol.SessionSummary) int {
-		return compareKeys(keyOf(a), keyOf(b))
-	})
-	if after != nil {
-		i, _ := slices.BinarySearchFunc(items, *after, func(s protocol.SessionSummary, k sessionKey) int {
-			return compareKeys(keyOf(s), k)
-		})
-		for i < len(items) && compareKeys(keyOf(items[i]), *after) <= 0 {
-			i++
-		}
-		items = items[i:]
-	}
 	res := &protocol.ListSessionsResult{Items: items}
-	if len(items) > limit {
-		res.Items = items[:limit]
-		res.NextCursor = protocol.Ptr(encodeSessionCursor(keyOf(items[limit-1])))
+	if more {
+		res.NextCursor = protocol.Ptr(encodeSessionCursor(keyOf(items[len(items)-1])))
 	}
 	return res, nil
 }

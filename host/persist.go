@@ -79,12 +79,12 @@ func (h *Host) open() error {
 				backend:    h.agents[sum.Provider],
 				createdAt:  sum.CreatedAt,
 				modifiedAt: sum.ModifiedAt,
-				summary:    sum,
 				memo:       memoOf(sum.Meta),
 				chatURIs:   e.Chats,
 				running:    e.Running,
 			}
 			h.sessions[s.uri] = s
+			h.setSummaryLocked(s, sum)
 			for _, c := range s.chatURIs {
 				h.chatOwner[c] = s
 			}

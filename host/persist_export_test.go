@@ -13,3 +13,7 @@ func (h *Host) SaveStats() (batches, ops int64, maxLag time.Duration) {
 	s := h.jr.statsNow()
 	return s.Batches, s.Ops, s.MaxLag
 }
+
+// SeedCatalog writes n sessions to a store's catalog (tests and
+// benchmarks of listSessions).
+var SeedCatalog = seedCatalog

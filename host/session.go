@@ -34,6 +34,7 @@ type session struct {
 	memo       map[string]string       // what the agent asked to keep (agent.Host.Remember)
 	chatURIs   []string                // the session's chats, in creation order
 	running    bool                    // a turn runs in one of its chats, as last stored
+	listed     bool                    // summary is in Host.catalog
 
 	loaded    bool
 	disposing bool                // disposeSession is removing it: nothing is derived from its changes
@@ -293,7 +294,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	h.channels[s.uri] = sch
 	s.chats[chatURI] = &channel{uri: chatURI, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
 	h.channels[chatURI] = s.chats[chatURI]
-	s.summary = h.summaryLocked(s)
+	h.setSummaryLocked(s, h.summaryLocked(s))
 	h.catalogLocked(s)
 	h.jr.queue(h.seq, snapshotOf(sch, h.seq), snapshotOf(s.chats[chatURI], h.seq))
 
@@ -394,6 +395,7 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	}
 	h.dropChannelLocked(s.uri)
 	delete(h.sessions, s.uri)
+	h.unlistLocked(s)
 	s.stop()
 	h.jr.forget(s.uri)
 	h.jr.queue(h.seq, pending{op: store.DeleteSession{URI: s.uri}})
