@@ -552,3 +552,69 @@ func TestChatAttachmentOfActiveTurnRejected(t *testing.T) {
 	}
 	c.Dispatch(source, &protocol.ChatTurnCancelledAction{TurnID: "running"})
 }
+
+// TestMissingRequiredMembersRejected: the session and chat channel pages
+// say the server MUST validate a client action before applying it and echo
+// an invalid one with a rejectionReason. An action whose schema-required
+// members are absent is invalid: it is rejected, never applied with empty
+// values, and an empty but present member is not mistaken for an absent
+// one.
+func TestMissingRequiredMembersRejected(t *testing.T) {
+	th, rec := startRecorded(t)
+	a, b := th.dial(t, "a"), th.dial(t, "b")
+	a.initialize()
+	b.initialize()
+	uri, chat := a.newSession("missing")
+	a.Subscribe(chat)
+	b.Subscribe(uri)
+	b.Subscribe(chat)
+	before := a.Subscribe(uri).State.(*protocol.SessionState)
+	for i, tc := range []struct {
+		channel, action, missing string
+	}{
+		{chat, `{"type":"chat/turnStarted","turnId":"t1","startedAt":"2024-01-01T00:00:00.000Z"}`, "action.message"},
+		{chat, `{"type":"chat/turnStarted","turnId":"t1","startedAt":"2024-01-01T00:00:00.000Z","message":{"text":"hi","origin":{}}}`, "action.message.origin.kind"},
+		{chat, `{"type":"chat/turnStarted","startedAt":"2024-01-01T00:00:00.000Z","message":{"text":"hi","origin":{"kind":"user"}}}`, "action.turnId"},
+		{uri, `{"type":"session/titleChanged"}`, "action.title"},
+		{uri, `{"type":"session/workingDirectorySet"}`, "action.directory"},
+		{chat, `{"type":"chat/pendingMessageSet","kind":"queued","message":{"text":"x","origin":{"kind":"user"}}}`, "action.id"},
+	} {
+		raw := fmt.Sprintf(`{"channel":%q,"clientSeq":%d,"action":%s}`, tc.channel, 100+i, tc.action)
+		if err := a.RPC.Notify(context.Background(), "dispatchAction", jsontextValue(raw)); err != nil {
+			t.Fatal(err)
+		}
+		r := rejectionOf(int64(100+i), a.WaitFor(tc.missing+" rejected", rejected(int64(100+i))))
+		if !strings.Contains(*r.RejectionReason, tc.missing) {
+			t.Fatalf("%s: reason %q does not name %s", tc.action, *r.RejectionReason, tc.missing)
+		}
+	}
+	// Without clientSeq.
+	a.RPC.Notify(context.Background(), "dispatchAction", jsontextValue(fmt.Sprintf(`{"channel":%q,"action":{"type":"session/titleChanged","title":"x"}}`, uri)))
+	a.WaitFor("no clientSeq rejected", func(envs []protocol.ActionEnvelope) bool {
+		for _, e := range envs {
+			if e.RejectionReason != nil && strings.Contains(*e.RejectionReason, "clientSeq") {
+				return true
+			}
+		}
+		return false
+	})
+	// Present but empty members are not missing: an empty title is a title.
+	seq := a.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: ""})
+	a.WaitFor("empty title accepted", accepted(seq))
+	for _, e := range b.Envelopes() {
+		if e.Origin != nil && e.Origin.ClientSeq >= 100 {
+			t.Fatalf("b received a rejected action: %s", e.Action.Type())
+		}
+	}
+	if after := a.Subscribe(uri).State.(*protocol.SessionState); len(after.WorkingDirectories) != len(before.WorkingDirectories) {
+		t.Fatalf("working directories changed to %v", after.WorkingDirectories)
+	}
+	if n := len(rec.turnStarts(t, 0)); n != 0 {
+		t.Fatalf("the agent ran %d turns", n)
+	}
+}
+
+// jsontextValue sends raw JSON as params.
+type jsontextValue string
+
+func (v jsontextValue) MarshalJSON() ([]byte, error) { return []byte(v), nil }

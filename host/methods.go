@@ -289,11 +289,22 @@ func (c *conn) reconnect(req *jsonrpc.Request) error {
 // are echoed to the sender alone with a rejection reason.
 func (c *conn) dispatchAction(req *jsonrpc.Request) error {
 	var p protocol.DispatchActionParams
-	if err := decodeParams(req, &p); err != nil {
+	// Decoded strictly: an action with a required member absent is
+	// rejected with a reason, never applied zero-filled.
+	var missing *protocol.MissingError
+	var err error = rpcError(protocol.CodeInvalidParams, "%s: params are required", req.Method)
+	if len(req.Params) > 0 {
+		if err = protocol.UnmarshalStrict(req.Params, &p); errors.As(err, &missing) {
+			err = nil
+		} else if err != nil {
+			err = rpcError(protocol.CodeInvalidParams, "%s: %v", req.Method, err)
+		}
+	}
+	if err != nil {
 		c.h.log.Debug("dispatchAction with bad params dropped", "client", clip(c.clientID, maxLoggedValue), "err", clip(err.Error(), maxLoggedValue))
 		return err
 	}
-	c.h.dispatchClient(c, &p)
+	c.h.dispatchClient(c, &p, missing)
 	return nil
 }
 

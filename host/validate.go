@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -11,7 +12,7 @@ import (
 // back to the sender with a rejection reason. An action on a channel the
 // host does not know is dropped silently, as the session and chat channel
 // pages require.
-func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
+func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams, missing *protocol.MissingError) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c.gone {
@@ -34,7 +35,10 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
 		c.sendLocked(h.privateEnvelope(p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
 		return
 	}
-	reason := h.validateLocked(c, ch, p.Action)
+	reason := missingReason(c.version, p.Action, missing)
+	if reason == "" {
+		reason = h.validateLocked(c, ch, p.Action)
+	}
 	if reason == "" {
 		if err := h.jr.failing(); err != nil {
 			reason = "the host cannot save changes right now: " + err.Error()
@@ -55,6 +59,38 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams) {
 	if ch.owner != nil {
 		ch.owner.ActionAccepted(Client{c}, p.Action)
 	}
+}
+
+// missingReason returns why an action whose decoding found required
+// members absent must be rejected, or "". An absent member is not an empty
+// one: the action is never applied with zero values in their place. A
+// connection at a version before 1.0 may leave out the members 1.x added
+// as required (softBefore1).
+func missingReason(version string, a protocol.StateAction, missing *protocol.MissingError) string {
+	if missing == nil {
+		return ""
+	}
+	var err error = missing
+	if v, perr := protocol.ParseVersion(version); perr == nil && v.Major < 1 {
+		soft := softBefore1[a.Type()]
+		err = missing.Without(func(path string) bool { return slices.Contains(soft, path) })
+	}
+	if err == nil {
+		return ""
+	}
+	paths := err.(*protocol.MissingError).Paths
+	if len(paths) == 1 {
+		return fmt.Sprintf("required member %s is missing", paths[0])
+	}
+	return fmt.Sprintf("required members %s are missing", strings.Join(paths, ", "))
+}
+
+// softBefore1 lists, per client action type, the members the 1.x schema
+// requires that versions before 1.0 do not send.
+var softBefore1 = map[string][]string{
+	"session/customizationToggled": {"action.enablement"},
+	"annotations/set":              {"action.annotation.origin"},
+	"terminal/claimed":             {"action.claim.chat"},
 }
 
 // prepareTruncationLocked makes sure the turn a chat/truncated names is in
@@ -165,6 +201,9 @@ func validateSessionAction(clientID string, caps protocol.AgentCapabilities, s *
 	case *protocol.SessionWorkingDirectorySetAction:
 		if caps.MultipleWorkingDirectories == nil {
 			return "the agent does not support changing working directories (no multipleWorkingDirectories capability)"
+		}
+		if a.Directory == "" {
+			return "directory must be a URI, not empty"
 		}
 	case *protocol.SessionWorkingDirectoryRemovedAction:
 		mwd := caps.MultipleWorkingDirectories
