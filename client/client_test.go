@@ -33,6 +33,20 @@ func TestEveryCommandHasAMethod(t *testing.T) {
 		if meth.Type.NumIn() != 3 || meth.Type.In(1) != reflect.TypeFor[context.Context]() || meth.Type.In(2) != params {
 			t.Errorf("Client.%s has type %v, want (context.Context, %v)", name, meth.Type, params)
 		}
+		// The result: nothing but the error for a null result, else the
+		// table's result type.
+		errType := reflect.TypeFor[error]()
+		switch {
+		case m.NewResult == nil:
+			if meth.Type.NumOut() != 1 || meth.Type.Out(0) != errType {
+				t.Errorf("Client.%s returns %v, want only an error (the result is null)", name, meth.Type)
+			}
+		case meth.Type.NumOut() != 2 || meth.Type.Out(1) != errType:
+			t.Errorf("Client.%s returns %v, want (%T, error)", name, meth.Type, m.NewResult())
+		case m.Name != "subscribe" && m.Name != "initialize" && meth.Type.Out(0) != reflect.TypeOf(m.NewResult()):
+			// subscribe returns a Subscription built from the result.
+			t.Errorf("Client.%s returns %v, want %T", name, meth.Type.Out(0), m.NewResult())
+		}
 	}
 }
 

@@ -11,11 +11,21 @@ import (
 // root channel accept nil params; the others need params naming their
 // channel. A failure the host reports is an *Error.
 
-// call sends a request and decodes its result.
+// call sends a request and decodes its result. The method table says
+// whether method is a request a client may send and what its result is;
+// a mismatch is a bug in this package, which TestEveryCommandHasAMethod
+// guards against.
 func call[R any](ctx context.Context, c *Client, method string, params any) (*R, error) {
+	m, err := clientRequest(method)
+	if err != nil {
+		return nil, err
+	}
 	l, err := c.current(ctx, true)
 	if err != nil {
 		return nil, err
+	}
+	if m.Result == "" {
+		return nil, wrapCallError(method, l.rpc.Call(ctx, method, params, nil))
 	}
 	r := new(R)
 	if err := l.rpc.Call(ctx, method, params, r); err != nil {
@@ -26,11 +36,17 @@ func call[R any](ctx context.Context, c *Client, method string, params any) (*R,
 
 // callNoResult sends a request whose result is null.
 func callNoResult(ctx context.Context, c *Client, method string, params any) error {
-	l, err := c.current(ctx, true)
-	if err != nil {
-		return err
+	_, err := call[struct{}](ctx, c, method, params)
+	return err
+}
+
+// clientRequest looks a method up in the method table.
+func clientRequest(method string) (protocol.Method, error) {
+	m, ok := protocol.LookupMethod(method)
+	if !ok || !m.FromClient || m.Notification {
+		return m, fmt.Errorf("ahp: %s is not a request clients send", method)
 	}
-	return wrapCallError(method, l.rpc.Call(ctx, method, params, nil))
+	return m, nil
 }
 
 // orZero returns *p, or the zero value for nil.

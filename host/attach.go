@@ -48,11 +48,17 @@ func (h *Host) transcriptsLocked(m *protocol.Message) []agent.Transcript {
 }
 
 // transcriptLocked resolves one chat attachment, or returns why it does not
-// resolve. Turns older than the chat's in-memory window are read from the
-// store.
+// resolve. Turns older than the chat's in-memory window, and chats not in
+// memory, come from the store: a step under Host.locked finds the miss
+// noted (noteMiss) and reads them before running again. When the
+// transcript is resolved again as the turn starts (transcriptsLocked, in
+// the same step), what was read is at hand.
 func (h *Host) transcriptLocked(a *protocol.MessageChatAttachment) (agent.Transcript, string) {
 	tr := agent.Transcript{Attachment: a}
 	ch, err := h.channelLocked(a.Resource)
+	if h.noteMiss(err) {
+		return tr, "the attached chat is still being read"
+	}
 	if err != nil {
 		return tr, "the host could not read the attached chat: " + err.Error()
 	}
@@ -71,7 +77,10 @@ func (h *Host) transcriptLocked(a *protocol.MessageChatAttachment) (agent.Transc
 			recent = nil
 		}
 	}
-	older, err := h.storedTurnsLocked(ch.uri, 0, ch.turnBase)
+	older, err := h.storedTurnsLocked(ch, 0, ch.turnBase)
+	if h.noteMiss(err) {
+		return tr, "the attached chat's older turns are still being read"
+	}
 	if err != nil {
 		return tr, "the host could not read the attached chat's turns: " + err.Error()
 	}

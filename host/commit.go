@@ -42,6 +42,7 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 // nextSeqLocked issues the next serverSeq.
 func (h *Host) nextSeqLocked() int64 {
 	h.seq++
+	h.lastSeq.Store(h.seq)
 	h.leaseLocked()
 	return h.seq
 }

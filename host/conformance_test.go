@@ -372,7 +372,9 @@ func TestActiveClientsBelongToTheirSender(t *testing.T) {
 	}
 
 	// Unsubscribing from the session removes the entry.
-	b.Must("unsubscribe", &protocol.UnsubscribeParams{Channel: uri}, nil)
+	if err := b.RPC.Notify(t.Context(), "unsubscribe", &protocol.UnsubscribeParams{Channel: uri}); err != nil {
+		t.Fatal(err)
+	}
 	a.WaitFor("removed on unsubscribe", func(envs []protocol.ActionEnvelope) bool {
 		for _, e := range envs {
 			if r, ok := e.Action.(*protocol.SessionActiveClientRemovedAction); ok && e.Origin == nil && r.ClientID == "b" {

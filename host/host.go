@@ -26,10 +26,12 @@
 //
 // Concurrency: all methods of Host are safe for concurrent use. Internally
 // one mutex guards every channel's state and the sequence; nothing blocks
-// on the network while holding it (queues to clients, agents and the store
-// never block). Reading a session that is not in memory yet from the store
-// happens under it. Lock order: Host.mu, then a connection's outbox lock or
-// the journal's lock.
+// on the network or the disk while holding it (queues to clients, agents
+// and the store never block). What a request needs from the store (a
+// session not in memory yet, turns older than a chat's window) is read
+// outside the lock, one read per session at a time, and the request's work
+// under the lock runs once it is at hand (see Host.locked). Lock order:
+// Host.mu, then a connection's queue lock or the journal's lock.
 package host
 
 import (
@@ -135,15 +137,17 @@ type Host struct {
 	mu         sync.Mutex
 	closed     bool
 	seq        int64
-	leaseAsked int64     // the serverSeq limit last queued for the store
-	clock      time.Time // the time of the change being committed
+	lastSeq    atomic.Int64 // seq, readable without the lock
+	reads      *storeReads  // what the step running under mu read from the store (see Host.locked)
+	leaseAsked int64        // the serverSeq limit last queued for the store
+	clock      time.Time    // the time of the change being committed
 	channels   map[string]*channel
 	sessions   map[string]*session // every session, in memory or not
 	catalog    *catalog            // every session, in listing order
 	chatOwner  map[string]*session // chat URI -> its session, for every chat
 	conns      map[*conn]struct{}
 	replay     *replayLog
-	versions   map[string]string // clientId -> last negotiated version
+	versions   *versionMemory // clientId -> last negotiated version, bounded
 
 	ws Workspace // nil when none
 }
@@ -169,6 +173,10 @@ type channel struct {
 	// read from the store.
 	turnBase int64
 	turnSeqs []int64
+	// turnsGen changes whenever turnBase moves or stored turns are
+	// truncated, so turns read from the store outside the lock are known
+	// to still match (see storeMiss).
+	turnsGen int64
 }
 
 // subscription is one connection's interest in one channel.
@@ -235,7 +243,7 @@ func New(opts *Options) (*Host, error) {
 		chatOwner: map[string]*session{},
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
-		versions:  map[string]string{},
+		versions:  newVersionMemory(maxRememberedClients),
 	}
 	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
 	if h.st == nil {

@@ -3,14 +3,111 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"runtime/debug"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
 
+// none is the result of a handler whose answer is null, and of
+// notification handlers.
+type none struct{}
+
+// A route serves one client method. Which methods exist, whether each is a
+// request or a notification, and its params type come from the protocol's
+// method table; routes only add the host's handler.
+type route struct {
+	m        protocol.Method
+	anyTime  bool // served before initialize
+	optional bool // params may be absent
+	// strict params are decoded with required members checked: what is
+	// absent reaches the handler as a *protocol.MissingError in the
+	// context (missingKey), so it can reject rather than apply zero
+	// values.
+	strict bool
+	// locked handlers run under the host lock through Host.locked, and a
+	// request is answered before the lock is released, so that no change
+	// committed afterwards can overtake the answer (a snapshot, a page).
+	locked bool
+	serve  func(c *conn, ctx context.Context, params any) (any, error)
+	params reflect.Type
+}
+
+// handler adapts a handler of the one shape every host handler has.
+func handler[P, R any](f func(*conn, context.Context, *P) (*R, error)) route {
+	return route{
+		params: reflect.TypeFor[*P](),
+		serve: func(c *conn, ctx context.Context, params any) (any, error) {
+			r, err := f(c, ctx, params.(*P))
+			if err != nil || r == nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	}
+}
+
+func (r route) anytime() route        { r.anyTime = true; return r }
+func (r route) paramsOptional() route { r.optional = true; return r }
+func (r route) underLock() route      { r.locked = true; return r }
+func (r route) strictParams() route   { r.strict = true; return r }
+
+// missingKey is the context key of the required members a strict route's
+// params lacked.
+type missingKey struct{}
+
+// served lists the client methods the host implements.
+var served = map[string]route{
+	"initialize":     handler((*conn).initializeLocked).anytime().underLock(),
+	"reconnect":      handler((*conn).reconnectLocked).anytime().underLock(),
+	"ping":           handler((*conn).ping).anytime().paramsOptional(),
+	"subscribe":      handler((*conn).subscribeLocked).underLock(),
+	"unsubscribe":    handler((*conn).unsubscribe),
+	"dispatchAction": handler((*conn).dispatchAction).strictParams(),
+	"listSessions":   handler((*conn).listSessions),
+	"createSession":  handler((*conn).createSession),
+	"disposeSession": handler((*conn).disposeSession),
+	"createChat":     handler((*conn).createChat),
+	"disposeChat":    handler((*conn).disposeChat),
+	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
+	"completions":    handler((*conn).completions).paramsOptional(),
+	"authenticate":   handler((*conn).authenticate).paramsOptional(),
+}
+
+// routes holds a route for every method the method table lets clients
+// send; those the host does not serve have no handler.
+var routes = buildRoutes()
+
+func buildRoutes() map[string]route {
+	out := map[string]route{}
+	for _, m := range protocol.Methods() {
+		if !m.FromClient {
+			continue
+		}
+		r := served[m.Name]
+		r.m = m
+		if r.serve != nil && r.params != reflect.TypeOf(m.NewParams()) {
+			panic(fmt.Sprintf("host: the handler of %s takes %v, the method table says %T", m.Name, r.params, m.NewParams()))
+		}
+		out[m.Name] = r
+	}
+	for name := range served {
+		if _, ok := out[name]; !ok {
+			panic("host: a handler for " + name + ", which the method table does not list as a client method")
+		}
+	}
+	return out
+}
+
 // Handle serves one client request or notification. The JSON-RPC peer calls
-// it in arrival order on one goroutine per connection.
+// it in arrival order on one goroutine per connection. The method table
+// decides, before any handler runs, whether the method exists, whether it
+// came as the request or the notification it must be, and the type its
+// params decode into.
 func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, err error) {
 	defer func() {
 		// A bug must not take the host down with it: answer and log.
@@ -19,107 +116,121 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 			result, err = nil, rpcError(protocol.CodeInternalError, "%s: internal error", req.Method)
 		}
 	}()
-	switch req.Method {
-	case "ping":
+	r, ok := routes[req.Method]
+	switch {
+	case !ok:
+		return nil, rpcError(protocol.CodeMethodNotFound, "unknown method %q", req.Method)
+	case req.IsNotification() && !r.m.Notification:
+		// There is no id to answer with: refuse without running it.
+		c.h.log.Debug("a request sent as a notification was refused", "client", clip(c.id(), maxLoggedValue), "method", clip(req.Method, maxLoggedValue))
 		return nil, nil
-	case "initialize":
-		return nil, c.initialize(req)
-	case "reconnect":
-		return nil, c.reconnect(req)
+	case !req.IsNotification() && r.m.Notification:
+		return nil, rpcError(protocol.CodeInvalidRequest, "%s is a notification: send it without an id", req.Method)
 	}
-	c.h.mu.Lock()
-	ready := c.initialized
-	c.h.mu.Unlock()
-	if !ready {
-		if req.IsNotification() {
-			c.h.log.Debug("notification before initialize ignored", "method", clip(req.Method, maxLoggedValue))
-			return nil, nil
+	if !r.anyTime {
+		c.h.mu.Lock()
+		ready := c.initialized
+		c.h.mu.Unlock()
+		if !ready {
+			if req.IsNotification() {
+				c.h.log.Debug("notification before initialize ignored", "method", clip(req.Method, maxLoggedValue))
+				return nil, nil
+			}
+			return nil, rpcError(protocol.CodeInvalidRequest, "%s: the connection is not initialized; send initialize first", req.Method)
 		}
-		return nil, rpcError(protocol.CodeInvalidRequest, "%s: the connection is not initialized; send initialize first", req.Method)
 	}
-	switch req.Method {
-	case "subscribe":
-		return nil, c.subscribe(req)
-	case "unsubscribe":
-		return nil, c.unsubscribe(req)
-	case "dispatchAction":
-		return nil, c.dispatchAction(req)
-	case "listSessions":
-		return decodeAnd(ctx, req, c.h.listSessions)
-	case "createSession":
-		return decodeAnd(ctx, req, c.createSession)
-	case "disposeSession":
-		return decodeAnd(ctx, req, c.h.disposeSession)
-	case "createChat":
-		return decodeAnd(ctx, req, c.createChat)
-	case "disposeChat":
-		return decodeAnd(ctx, req, c.h.disposeChat)
-	case "fetchTurns":
-		return nil, c.fetchTurns(req)
-	case "completions":
-		return &protocol.CompletionsResult{Items: []protocol.CompletionItem{}}, nil
-	case "authenticate":
-		return &protocol.AuthenticateResult{}, nil
-	}
-	if res, ok, err := c.serveWorkspace(ctx, req.Method, req.Params); ok {
-		return res, err
-	}
-	if m, ok := protocol.LookupMethod(req.Method); ok && m.FromClient {
+	if r.serve == nil {
+		// The workspace, when there is one, serves what the host does not.
+		if res, ok, err := c.serveWorkspace(ctx, req.Method, req.Params); ok {
+			return res, err
+		}
 		return nil, rpcError(protocol.CodeMethodNotFound, "%s is not supported by this host", req.Method)
 	}
-	return nil, rpcError(protocol.CodeMethodNotFound, "unknown method %q", req.Method)
-}
-
-// decodeAnd decodes the request's params as P and calls f.
-func decodeAnd[P any, R any](ctx context.Context, req *jsonrpc.Request, f func(context.Context, *P) (R, error)) (any, error) {
-	p := new(P)
-	if err := decodeParams(req, p); err != nil {
+	params := r.m.NewParams()
+	missing, err := decodeParams(req.Method, req.Params, params, r.optional, r.strict)
+	if missing != nil {
+		ctx = context.WithValue(ctx, missingKey{}, missing)
+	}
+	if err != nil {
+		if req.IsNotification() {
+			c.h.log.Debug("notification with bad params dropped", "client", clip(c.id(), maxLoggedValue), "method", clip(req.Method, maxLoggedValue), "err", clip(err.Error(), maxLoggedValue))
+		}
 		return nil, err
 	}
-	return f(ctx, p)
+	if !r.locked {
+		return r.serve(c, ctx, params)
+	}
+	err = c.h.locked(ctx, func() error {
+		res, err := r.serve(c, ctx, params)
+		var miss *storeMiss
+		if errors.As(err, &miss) {
+			return err
+		}
+		req.Reply(res, err)
+		return nil
+	})
+	if err != nil {
+		return nil, rpcError(protocol.CodeInternalError, "%s: %v", req.Method, err)
+	}
+	return nil, nil
 }
 
-// decodeParams decodes params strictly into p, answering bad params with
-// -32602.
-func decodeParams(req *jsonrpc.Request, p any) error {
-	if len(req.Params) == 0 {
-		return rpcError(protocol.CodeInvalidParams, "%s: params are required", req.Method)
+// decodeParams decodes params into p, answering bad params with -32602.
+// With strict, required members that are absent do not fail the decoding:
+// they are returned, for the handler to reject.
+func decodeParams(method string, params jsontext.Value, p any, optional, strict bool) (*protocol.MissingError, error) {
+	if len(params) == 0 {
+		if optional {
+			return nil, nil
+		}
+		return nil, rpcError(protocol.CodeInvalidParams, "%s: params are required", method)
 	}
-	if err := protocol.Unmarshal(req.Params, p); err != nil {
-		return rpcError(protocol.CodeInvalidParams, "%s: %v", req.Method, err)
+	if !strict {
+		if err := protocol.Unmarshal(params, p); err != nil {
+			return nil, rpcError(protocol.CodeInvalidParams, "%s: %v", method, err)
+		}
+		return nil, nil
 	}
-	return nil
+	var missing *protocol.MissingError
+	if err := protocol.UnmarshalStrict(params, p); errors.As(err, &missing) {
+		return missing, nil
+	} else if err != nil {
+		return nil, rpcError(protocol.CodeInvalidParams, "%s: %v", method, err)
+	}
+	return nil, nil
 }
 
-// initialize negotiates the protocol version, subscribes to the initial
-// channels and answers with their snapshots. The answer is queued while the
-// host is locked, so no action on those channels can overtake it.
-func (c *conn) initialize(req *jsonrpc.Request) error {
-	var p protocol.InitializeParams
-	if err := decodeParams(req, &p); err != nil {
-		return err
-	}
+func (c *conn) ping(context.Context, *protocol.PingParams) (*none, error) { return nil, nil }
+
+func (c *conn) completions(context.Context, *protocol.CompletionsParams) (*protocol.CompletionsResult, error) {
+	return &protocol.CompletionsResult{Items: []protocol.CompletionItem{}}, nil
+}
+
+func (c *conn) authenticate(context.Context, *protocol.AuthenticateParams) (*protocol.AuthenticateResult, error) {
+	return &protocol.AuthenticateResult{}, nil
+}
+
+// initializeLocked negotiates the protocol version, subscribes to the
+// initial channels and answers with their snapshots.
+func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
 	version, err := protocol.Negotiate(p.ProtocolVersions)
 	if err != nil {
 		var uv *protocol.UnsupportedVersionError
 		if errors.As(err, &uv) {
-			// versioning.md: answer -32005, then close the connection.
-			req.Reply(nil, uv.RPCError())
+			// versioning.md: answer -32005, then close the connection. The
+			// close waits for the lock, so the answer leaves first.
 			go c.closeWith(errUnsupportedVersion)
-			return nil
+			return nil, uv.RPCError()
 		}
-		return rpcError(protocol.CodeInvalidParams, "initialize: %v", err)
+		return nil, rpcError(protocol.CodeInvalidParams, "initialize: %v", err)
 	}
 	if p.ClientID == "" {
-		return rpcError(protocol.CodeInvalidParams, "initialize: clientId is required")
+		return nil, rpcError(protocol.CodeInvalidParams, "initialize: clientId is required")
 	}
 	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if c.initialized {
-		return rpcError(protocol.CodeInvalidRequest, "initialize: the connection is already initialized")
+		return nil, rpcError(protocol.CodeInvalidRequest, "initialize: the connection is already initialized")
 	}
-	c.setIdentityLocked(p.ClientID, version)
 	res := &protocol.InitializeResult{
 		ProtocolVersion: version,
 		ServerSeq:       h.seq,
@@ -129,17 +240,26 @@ func (c *conn) initialize(req *jsonrpc.Request) error {
 	if h.opts.DefaultDirectory != "" {
 		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
 	}
+	var subs []pendingSub
 	for _, uri := range p.InitialSubscriptions {
-		snap, ok, err := c.subscribeLocked(uri, nil)
-		if err != nil {
-			h.log.Error("an initial subscription failed", "client", clip(c.clientID, maxLoggedValue), "channel", clip(uri, maxLoggedValue), "err", err)
-		}
-		if ok {
-			res.Snapshots = append(res.Snapshots, snap)
+		ps, ok, err := h.prepareSubLocked(uri, nil)
+		var miss *storeMiss
+		switch {
+		case errors.As(err, &miss):
+			return nil, err
+		case err != nil:
+			// Reading it failed: answer without it.
+			h.log.Error("an initial subscription failed", "client", clip(p.ClientID, maxLoggedValue), "channel", clip(uri, maxLoggedValue), "err", err)
+		case ok:
+			subs = append(subs, ps)
+			res.Snapshots = append(res.Snapshots, ps.snap)
 		}
 	}
-	req.Reply(res, nil)
-	return nil
+	c.setIdentityLocked(p.ClientID, version)
+	for _, ps := range subs {
+		c.addSubLocked(ps)
+	}
+	return res, nil
 }
 
 func (c *conn) setIdentityLocked(clientID, version string) {
@@ -148,17 +268,23 @@ func (c *conn) setIdentityLocked(clientID, version string) {
 	c.clientID = clientID
 	c.version = version
 	clear(c.known)
-	c.h.versions[clientID] = version
+	c.h.versions.put(clientID, version)
 }
 
-// subscribeLocked adds a subscription and returns the channel's snapshot,
-// reading the channel from the store when it is not in memory. Unknown
-// channels give false; a failed read gives an error and no subscription.
-func (c *conn) subscribeLocked(uri string, view *protocol.SubscribeView) (protocol.Snapshot, bool, error) {
-	h := c.h
+// pendingSub is a subscription ready to be added, with its snapshot.
+type pendingSub struct {
+	ch        *channel
+	snap      protocol.Snapshot
+	turnsFrom int64
+}
+
+// prepareSubLocked returns the snapshot of a channel for a new
+// subscription, without subscribing. Unknown channels give false; a
+// channel whose data is still in the store gives a *storeMiss.
+func (h *Host) prepareSubLocked(uri string, view *protocol.SubscribeView) (pendingSub, bool, error) {
 	ch, err := h.channelLocked(uri)
 	if err != nil || ch == nil {
-		return protocol.Snapshot{}, false, err
+		return pendingSub{}, false, err
 	}
 	turns := -1
 	if view != nil && view.Turns != nil {
@@ -166,41 +292,33 @@ func (c *conn) subscribeLocked(uri string, view *protocol.SubscribeView) (protoc
 	}
 	state, err := h.snapshotStateLocked(ch, turns)
 	if err != nil {
-		return protocol.Snapshot{}, false, err
+		return pendingSub{}, false, err
 	}
-	sub := &subscription{ch: ch, turnsFrom: windowStart(ch, turns)}
-	ch.subs[c] = sub
-	c.subs[uri] = sub
-	return protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq}, true, nil
+	return pendingSub{ch: ch, snap: protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq}, turnsFrom: windowStart(ch, turns)}, true, nil
 }
 
-func (c *conn) subscribe(req *jsonrpc.Request) error {
-	var p protocol.SubscribeParams
-	if err := decodeParams(req, &p); err != nil {
-		return err
-	}
+func (c *conn) addSubLocked(ps pendingSub) {
+	sub := &subscription{ch: ps.ch, turnsFrom: ps.turnsFrom}
+	ps.ch.subs[c] = sub
+	c.subs[ps.ch.uri] = sub
+}
+
+func (c *conn) subscribeLocked(ctx context.Context, p *protocol.SubscribeParams) (*protocol.SubscribeResult, error) {
 	if _, err := protocol.ParseChannel(p.Channel); err != nil {
-		return rpcError(protocol.CodeInvalidParams, "subscribe: %v", err)
+		return nil, rpcError(protocol.CodeInvalidParams, "subscribe: %v", err)
 	}
-	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	snap, ok, err := c.subscribeLocked(p.Channel, p.View)
+	ps, ok, err := c.h.prepareSubLocked(p.Channel, p.View)
 	if err != nil {
-		return rpcError(protocol.CodeInternalError, "subscribe: %v", err)
+		return nil, err
 	}
 	if !ok {
-		return rpcError(protocol.CodeNotFound, "subscribe: no channel %s", p.Channel)
+		return nil, rpcError(protocol.CodeNotFound, "subscribe: no channel %s", p.Channel)
 	}
-	req.Reply(&protocol.SubscribeResult{Snapshot: &snap}, nil)
-	return nil
+	c.addSubLocked(ps)
+	return &protocol.SubscribeResult{Snapshot: &ps.snap}, nil
 }
 
-func (c *conn) unsubscribe(req *jsonrpc.Request) error {
-	var p protocol.UnsubscribeParams
-	if err := decodeParams(req, &p); err != nil {
-		return err
-	}
+func (c *conn) unsubscribe(ctx context.Context, p *protocol.UnsubscribeParams) (*none, error) {
 	h := c.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -210,118 +328,121 @@ func (c *conn) unsubscribe(req *jsonrpc.Request) error {
 		h.leaveSessionLocked(c.clientID, sub.ch)
 		h.unsubscribedLocked(c, sub.ch)
 	}
-	return nil
+	return nil, nil
 }
 
-// reconnect resumes a client's subscriptions after a lost connection: a
-// replay of what it missed when the replay log still holds it, fresh
-// snapshots otherwise. Channels that no longer exist are listed as missing.
-func (c *conn) reconnect(req *jsonrpc.Request) error {
-	var p protocol.ReconnectParams
-	if err := decodeParams(req, &p); err != nil {
-		return err
+// reconnectReply is the reconnect result in one of its two forms.
+type reconnectReply struct {
+	replay   *replayResult
+	snapshot *protocol.ReconnectSnapshotResult
+}
+
+func (r *reconnectReply) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if r.replay != nil {
+		return r.replay.MarshalJSONTo(enc)
 	}
+	return r.snapshot.MarshalJSONTo(enc)
+}
+
+// reconnectLocked resumes a client's subscriptions after a lost
+// connection: a replay of what it missed when the replay log still holds
+// it, fresh snapshots otherwise. Channels that no longer exist are listed
+// as missing. Everything is read before anything changes, so a failed read
+// changes nothing.
+func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams) (*reconnectReply, error) {
 	if p.ClientID == "" {
-		return rpcError(protocol.CodeInvalidParams, "reconnect: clientId is required")
+		return nil, rpcError(protocol.CodeInvalidParams, "reconnect: clientId is required")
 	}
 	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	version := c.version
 	if !c.initialized {
 		// A reconnect opens the new connection with the version the client
 		// negotiated before; a client the host does not remember gets the
 		// newest version.
-		version = h.versions[p.ClientID]
+		version = h.versions.get(p.ClientID)
 		if version == "" {
 			version = protocol.ProtocolVersion
 		}
 	}
-	// Read what is not in memory first, so a failure changes nothing.
-	for _, uri := range p.Subscriptions {
-		if _, err := h.channelLocked(uri); err != nil {
-			return rpcError(protocol.CodeInternalError, "reconnect: %v", err)
-		}
-	}
-	c.setIdentityLocked(p.ClientID, version)
 	wanted := map[string]bool{}
 	missing := []string{}
+	var found []*channel
 	for _, uri := range p.Subscriptions {
-		ch, ok := h.channels[uri]
-		if !ok {
+		ch, err := h.channelLocked(uri)
+		if err != nil {
+			return nil, err
+		}
+		if ch == nil {
 			missing = append(missing, uri)
 			continue
 		}
 		wanted[uri] = true
-		sub := &subscription{ch: ch, turnsFrom: -1}
-		ch.subs[c] = sub
-		c.subs[uri] = sub
+		found = append(found, ch)
 	}
+	var reply reconnectReply
 	if p.LastSeenServerSeq <= h.seq {
 		if entries, ok := h.replay.since(p.LastSeenServerSeq, wanted); ok {
-			actions := make([]rawEnvelope, 0, len(entries))
+			reply.replay = &replayResult{Actions: make([]rawEnvelope, 0, len(entries)), Missing: missing}
+			c.version = version // knowsLocked answers for the new version
+			clear(c.known)
 			for _, e := range entries {
 				if c.knowsLocked(e.actionType) {
-					actions = append(actions, rawEnvelope(e.envelope))
+					reply.replay.Actions = append(reply.replay.Actions, rawEnvelope(e.envelope))
 				}
 			}
-			req.Reply(&replayResult{Actions: actions, Missing: missing}, nil)
-			return nil
 		}
 	}
-	res := &protocol.ReconnectSnapshotResult{Snapshots: []protocol.Snapshot{}}
-	for _, uri := range p.Subscriptions {
-		if ch, ok := h.channels[uri]; ok {
+	if reply.replay == nil {
+		reply.snapshot = &protocol.ReconnectSnapshotResult{Snapshots: []protocol.Snapshot{}}
+		for _, ch := range found {
 			state, err := h.snapshotStateLocked(ch, -1)
 			if err != nil {
-				return rpcError(protocol.CodeInternalError, "reconnect: %v", err)
+				return nil, err
 			}
-			c.subs[uri].turnsFrom = 0
-			res.Snapshots = append(res.Snapshots, protocol.Snapshot{Resource: uri, State: state, FromSeq: h.seq})
+			reply.snapshot.Snapshots = append(reply.snapshot.Snapshots, protocol.Snapshot{Resource: ch.uri, State: state, FromSeq: h.seq})
 		}
 	}
-	req.Reply(res, nil)
-	return nil
+	c.setIdentityLocked(p.ClientID, version)
+	for _, ch := range found {
+		from := int64(-1)
+		if reply.snapshot != nil {
+			from = 0
+		}
+		c.addSubLocked(pendingSub{ch: ch, turnsFrom: from})
+	}
+	return &reply, nil
 }
 
 // dispatchAction validates and applies a client action. Accepted actions
 // are echoed to every subscriber with the client's origin; rejected ones
 // are echoed to the sender alone with a rejection reason.
-func (c *conn) dispatchAction(req *jsonrpc.Request) error {
-	var p protocol.DispatchActionParams
-	// Decoded strictly: an action with a required member absent is
-	// rejected with a reason, never applied zero-filled.
-	var missing *protocol.MissingError
-	var err error = rpcError(protocol.CodeInvalidParams, "%s: params are required", req.Method)
-	if len(req.Params) > 0 {
-		if err = protocol.UnmarshalStrict(req.Params, &p); errors.As(err, &missing) {
-			err = nil
-		} else if err != nil {
-			err = rpcError(protocol.CodeInvalidParams, "%s: %v", req.Method, err)
-		}
-	}
-	if err != nil {
-		c.h.log.Debug("dispatchAction with bad params dropped", "client", clip(c.clientID, maxLoggedValue), "err", clip(err.Error(), maxLoggedValue))
-		return err
-	}
-	c.h.dispatchClient(c, &p, missing)
-	return nil
+func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionParams) (*none, error) {
+	missing, _ := ctx.Value(missingKey{}).(*protocol.MissingError)
+	c.h.dispatchClient(ctx, c, p, missing)
+	return nil, nil
 }
 
-func (c *conn) fetchTurns(req *jsonrpc.Request) error {
-	var p protocol.FetchTurnsParams
-	if err := decodeParams(req, &p); err != nil {
-		return err
-	}
+func (c *conn) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*protocol.ListSessionsResult, error) {
+	return c.h.listSessions(ctx, p)
+}
+
+func (c *conn) disposeSession(ctx context.Context, p *protocol.DisposeSessionParams) (*none, error) {
+	return nil, c.h.disposeSession(ctx, p)
+}
+
+func (c *conn) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) (*none, error) {
+	return nil, c.h.disposeChat(ctx, p)
+}
+
+// fetchTurnsLocked sends the client a page of older turns, then answers.
+func (c *conn) fetchTurnsLocked(ctx context.Context, p *protocol.FetchTurnsParams) (*protocol.FetchTurnsResult, error) {
 	h := c.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	ch, err := h.channelLocked(p.Channel)
 	if err != nil {
-		return rpcError(protocol.CodeInternalError, "fetchTurns: %v", err)
+		return nil, err
 	}
 	if ch == nil || ch.kind != protocol.ChannelChat {
-		return rpcError(protocol.CodeNotFound, "fetchTurns: no chat %s", p.Channel)
+		return nil, rpcError(protocol.CodeNotFound, "fetchTurns: no chat %s", p.Channel)
 	}
 	// Without a cursor the page is the one before the oldest turn this
 	// client holds: its own window, not the host's.
@@ -332,12 +453,12 @@ func (c *conn) fetchTurns(req *jsonrpc.Request) error {
 	}
 	if p.Cursor != nil {
 		if end, err = parseTurnsCursor(p.Cursor); err != nil {
-			return rpcError(protocol.CodeInvalidParams, "fetchTurns: %v", err)
+			return nil, rpcError(protocol.CodeInvalidParams, "fetchTurns: %v", err)
 		}
 	}
 	action, start, err := h.turnsPageLocked(ch, end)
 	if err != nil {
-		return rpcError(protocol.CodeInternalError, "fetchTurns: %v", err)
+		return nil, err
 	}
 	if sub != nil && (sub.turnsFrom < 0 || start < sub.turnsFrom) {
 		sub.turnsFrom = start
@@ -346,6 +467,5 @@ func (c *conn) fetchTurns(req *jsonrpc.Request) error {
 	// client alone: other clients and the host's own state may already
 	// hold these turns, and each client's window is its own.
 	c.sendLocked(h.privateEnvelope(ch.uri, action, nil, ""))
-	req.Reply(&protocol.FetchTurnsResult{}, nil)
-	return nil
+	return &protocol.FetchTurnsResult{}, nil
 }

@@ -3,11 +3,9 @@ package host
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
-	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/store"
@@ -54,6 +52,7 @@ func (h *Host) open() error {
 	// Nothing after last was ever issued: start above it, and tell
 	// reconnecting clients that nothing before can be replayed.
 	h.seq = last + 1
+	h.lastSeq.Store(h.seq)
 	h.replay.restart(h.seq)
 	h.leaseAsked = h.seq + leaseStep
 	if err := h.st.Write(ctx, store.Batch{store.SetSeq{Seq: h.leaseAsked}}); err != nil {
@@ -105,110 +104,18 @@ func (h *Host) open() error {
 // stopped, which ends those turns as failed.
 func (h *Host) restoreRunning() error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	var running []*session
 	for _, s := range sortedSessions(h.sessions) {
 		if s.running {
-			if err := h.loadSessionLocked(s); err != nil {
-				return fmt.Errorf("host: %w", err)
-			}
+			running = append(running, s)
 		}
 	}
-	return nil
-}
-
-// channelLocked returns a channel, reading its session from the store
-// first when it is not in memory. It returns nil, nil for an unknown
-// channel.
-func (h *Host) channelLocked(uri string) (*channel, error) {
-	if ch, ok := h.channels[uri]; ok {
-		return ch, nil
-	}
-	s := h.sessions[uri]
-	if s == nil {
-		s = h.chatOwner[uri]
-	}
-	if s == nil || s.loaded {
-		return nil, nil
-	}
-	if err := h.loadSessionLocked(s); err != nil {
-		return nil, err
-	}
-	return h.channels[uri], nil
-}
-
-// loadSessionLocked reads a session's channels from the store and brings
-// it to life: its agent is opened again, and a turn that was running is
-// ended as failed, as the lifecycle page asks for turns interrupted by the
-// host going away. Nothing changes when reading fails.
-func (h *Host) loadSessionLocked(s *session) error {
-	ctx, cancel := context.WithTimeout(h.ctx, loadTimeout)
-	defer cancel()
-	data, err := h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
-	if err != nil {
-		return fmt.Errorf("loading session %s: %w", s.uri, err)
-	}
-	var sch *channel
-	chats := map[string]*channel{}
-	for _, c := range data.Channels {
-		ch, err := rebuildChannel(s, c)
-		if err != nil {
-			return fmt.Errorf("loading session %s: channel %s: %w", s.uri, c.Channel, err)
-		}
-		switch {
-		case ch.kind == protocol.ChannelSession && ch.uri == s.uri:
-			sch = ch
-		case ch.kind == protocol.ChannelChat:
-			chats[ch.uri] = ch
+	h.mu.Unlock()
+	for _, s := range running {
+		if err := h.loadSession(h.ctx, s); err != nil {
+			return fmt.Errorf("host: %w", err)
 		}
 	}
-	if sch == nil {
-		return fmt.Errorf("loading session %s: its state is not in the store", s.uri)
-	}
-	s.loaded = true
-	s.chats = chats
-	h.channels[s.uri] = sch
-	for uri, ch := range chats {
-		h.channels[uri] = ch
-		h.chatOwner[uri] = s
-	}
-	s.mb = newMailbox()
-	h.goFunc(func() { s.mb.run(h.ctx) })
-	st := sch.state.(*protocol.SessionState)
-	switch {
-	case st.Lifecycle == protocol.SessionLifecycleCreationFailed:
-		s.mb.stop()
-	case s.backend == nil:
-		s.mb.stop()
-		h.commitLocked(sch, &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{
-			ErrorType: "agentError",
-			Message:   fmt.Sprintf("the agent provider %q is not available on this host", s.provider),
-		}}, nil)
-	default:
-		req := agent.OpenRequest{Session: s.uri, Resume: maps.Clone(s.memo), Params: &protocol.CreateSessionParams{
-			Channel:            s.uri,
-			Provider:           protocol.Ptr(s.provider),
-			WorkingDirectories: st.WorkingDirectories,
-		}}
-		if st.DefaultChat != nil {
-			req.Chat = *st.DefaultChat
-		}
-		if len(st.WorkingDirectories) > 0 {
-			req.WorkingDirectory = st.WorkingDirectories[0]
-		}
-		h.goFunc(func() { h.openAgent(s, req) })
-	}
-	for _, uri := range sortedKeys(chats) {
-		ch := chats[uri]
-		if t := ch.state.(*protocol.ChatState).ActiveTurn; t != nil {
-			h.log.Info("ending a turn interrupted by the host stopping", "chat", uri, "turn", t.ID)
-			h.commitLocked(ch, &protocol.ChatErrorAction{
-				TurnID:   t.ID,
-				Duration: turnDuration(t.StartedAt, h.opts.Now()),
-				Error:    &protocol.ErrorInfo{ErrorType: "hostRestart", Message: "the host stopped while this turn was running"},
-			}, nil)
-		}
-	}
-	h.syncCatalogLocked(s, false)
 	return nil
 }
 
@@ -292,6 +199,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 		// The turns are in the store already; only the window moved.
 		added := len(ch.state.(*protocol.ChatState).Turns) - len(prev.(*protocol.ChatState).Turns)
 		ch.turnBase -= int64(added)
+		ch.turnsGen++
 		ch.turnSeqs = append(make([]int64, added), ch.turnSeqs...)
 		h.jr.queue(seq)
 		return
@@ -322,6 +230,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 					ch.turnBase = 0
 				}
 				ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
+				ch.turnsGen++
 				ops = append(ops, pending{op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
 				snap = true
 			}
@@ -401,30 +310,7 @@ func (h *Host) trimTurnsLocked(ch *channel) {
 	ch.state = &trimmed
 	ch.turnSeqs = slices.Clone(ch.turnSeqs[n:])
 	ch.turnBase += int64(n)
-}
-
-// storedTurnsLocked reads the turns with ordinals in [from, to) from the
-// store. Turns below a chat's window are always there.
-func (h *Host) storedTurnsLocked(chat string, from, to int64) ([]protocol.Turn, error) {
-	if from >= to {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(h.ctx, loadTimeout)
-	defer cancel()
-	stored, err := h.st.Turns(ctx, chat, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("reading the turns of %s: %w", chat, err)
-	}
-	if int64(len(stored)) != to-from {
-		return nil, fmt.Errorf("reading the turns of %s: %d of the turns %d to %d are in the store", chat, len(stored), from, to-1)
-	}
-	out := make([]protocol.Turn, len(stored))
-	for i, t := range stored {
-		if err := protocol.Unmarshal(t.Data, &out[i]); err != nil {
-			return nil, fmt.Errorf("reading the turns of %s: turn %d does not decode: %w", chat, t.Ordinal, err)
-		}
-	}
-	return out, nil
+	ch.turnsGen++
 }
 
 // refuseLocked returns an error for a request that would change state

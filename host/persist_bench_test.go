@@ -67,6 +67,13 @@ func (r *rig) must(method string, params, result any) {
 	}
 }
 
+func (r *rig) notify(method string, params any) {
+	r.b.Helper()
+	if err := r.rpc.Notify(context.Background(), method, params); err != nil {
+		r.b.Fatalf("%s: %v", method, err)
+	}
+}
+
 // puppetSessions creates n sessions on a host running the puppet agent and
 // returns their default chats and agent hosts.
 func puppetSessions(b *testing.B, c *rig, p *puppet, n int) ([]string, []agent.Host) {
@@ -79,7 +86,7 @@ func puppetSessions(b *testing.B, c *rig, p *puppet, n int) ([]string, []agent.H
 		var sub protocol.SubscribeResult
 		c.must("subscribe", &protocol.SubscribeParams{Channel: uri}, &sub)
 		chats = append(chats, *sub.Snapshot.State.(*protocol.SessionState).DefaultChat)
-		c.must("unsubscribe", &protocol.UnsubscribeParams{Channel: uri}, nil)
+		c.notify("unsubscribe", &protocol.UnsubscribeParams{Channel: uri})
 	}
 	return chats, hosts
 }
@@ -228,7 +235,7 @@ func BenchmarkStartup(b *testing.B) {
 				c.must("listSessions", &protocol.ListSessionsParams{Cursor: cursor}, &list)
 				for _, s := range list.Items {
 					c.must("subscribe", &protocol.SubscribeParams{Channel: s.Resource}, nil)
-					c.must("unsubscribe", &protocol.UnsubscribeParams{Channel: s.Resource}, nil)
+					c.notify("unsubscribe", &protocol.UnsubscribeParams{Channel: s.Resource})
 				}
 				if cursor = list.NextCursor; cursor == nil {
 					break

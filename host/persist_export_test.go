@@ -17,3 +17,27 @@ func (h *Host) SaveStats() (batches, ops int64, maxLag time.Duration) {
 // SeedCatalog writes n sessions to a store's catalog (tests and
 // benchmarks of listSessions).
 var SeedCatalog = seedCatalog
+
+// MaxRememberedClients is the bound of the version memory.
+const MaxRememberedClients = maxRememberedClients
+
+// RememberVersion records a client's version as initialize does.
+func RememberVersion(h *Host, clientID, version string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.versions.put(clientID, version)
+}
+
+// RememberedVersions is how many clients' versions are remembered.
+func RememberedVersions(h *Host) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.versions.len()
+}
+
+// RememberedVersion is the version remembered for a client, or "".
+func RememberedVersion(h *Host, clientID string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.versions.get(clientID)
+}

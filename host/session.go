@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,6 +38,7 @@ type session struct {
 	listed     bool                    // summary is in Host.catalog
 
 	loaded    bool
+	loading   *loadCall           // a read from the store in flight
 	disposing bool                // disposeSession is removing it: nothing is derived from its changes
 	chats     map[string]*channel // when loaded
 	mb        *mailbox            // when loaded: events for the agent, in order
@@ -186,6 +188,7 @@ func (ah agentHost) ChatState(chat string) *protocol.ChatState {
 
 // dispatchServer applies a server action from an agent.
 func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction) error {
+	h.leaseRoom()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -219,7 +222,7 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 
 // createSession creates a session with its default chat, announces it, and
 // opens the agent in the background. It answers once the session is saved.
-func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParams) (any, error) {
+func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParams) (*none, error) {
 	h := c.h
 	parsed, err := protocol.ParseChannel(p.Channel)
 	if err != nil || parsed.Kind != protocol.ChannelSession {
@@ -245,6 +248,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		dirs = dirs[:1:1]
 	}
 
+	h.leaseRoom()
 	h.mu.Lock()
 	locked := true
 	defer func() {
@@ -363,16 +367,17 @@ func (h *Host) openAgent(s *session, req agent.OpenRequest) {
 // disposeSession removes a session and its chats, ends their
 // subscriptions and closes the agent session. It answers once the removal
 // is saved.
-func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionParams) (any, error) {
+func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionParams) error {
+	h.leaseRoom()
 	h.mu.Lock()
 	s, ok := h.sessions[p.Channel]
 	if !ok {
 		h.mu.Unlock()
-		return nil, rpcError(protocol.CodeSessionNotFound, "disposeSession: no session %s", p.Channel)
+		return rpcError(protocol.CodeSessionNotFound, "disposeSession: no session %s", p.Channel)
 	}
 	if err := h.refuseLocked("disposeSession"); err != nil {
 		h.mu.Unlock()
-		return nil, err
+		return err
 	}
 	// chat-channel.md, Disposal: every chat removed because its session
 	// was torn down is removed from the catalog with session/chatRemoved,
@@ -403,7 +408,7 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	h.broadcastLocked(protocol.RootURI, "root/sessionRemoved", &protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: s.uri}, subs)
 	seq := h.seq
 	h.mu.Unlock()
-	return nil, h.savedReply(ctx, "disposeSession", seq)
+	return h.savedReply(ctx, "disposeSession", seq)
 }
 
 // leaveSessionLocked removes a client from a session's active clients
@@ -474,92 +479,103 @@ func (h *Host) dropChannelLocked(uri string) {
 
 // createChat adds a chat to a session, optionally starting its first turn.
 // It answers once the chat is saved.
-func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (any, error) {
+func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*none, error) {
 	h := c.h
 	parsed, err := protocol.ParseChannel(p.Chat)
 	if err != nil || parsed.Kind != protocol.ChannelChat {
 		return nil, rpcError(protocol.CodeInvalidParams, "createChat: chat must be a chat URI (ahp-chat:/<id>), got %q", p.Chat)
 	}
-	h.mu.Lock()
-	locked := true
-	defer func() {
-		if locked {
-			h.mu.Unlock()
-		}
-	}()
-	s, ok := h.sessions[p.Channel]
-	if !ok {
-		return nil, rpcError(protocol.CodeSessionNotFound, "createChat: no session %s", p.Channel)
-	}
-	if h.takenLocked(p.Chat) {
-		return nil, rpcError(protocol.CodeAlreadyExists, "createChat: %s already exists", p.Chat)
-	}
-	if p.Source != nil {
-		return nil, rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.provider)
-	}
-	if err := h.refuseLocked("createChat"); err != nil {
-		return nil, err
-	}
-	sch, err := h.channelLocked(s.uri)
-	if err != nil {
+	if err := h.loadChannel(ctx, p.Channel); err != nil {
 		return nil, rpcError(protocol.CodeInternalError, "createChat: %v", err)
 	}
-	// CreateChatParams.workingDirectories: every entry must be one of the
-	// session's working directories.
-	if d, out := outsideSession(sch.state.(*protocol.SessionState), p.WorkingDirectories); out {
-		return nil, rpcError(protocol.CodeInvalidParams, "createChat: %q is not one of the session's working directories", d)
-	}
-	if m := p.InitialMessage; m != nil {
-		reason := clientMessage(m)
-		if reason == "" {
-			reason = h.checkAttachmentsLocked(m)
+	var seq int64
+	err = h.locked(ctx, func() error {
+		s, ok := h.sessions[p.Channel]
+		if !ok {
+			return rpcError(protocol.CodeSessionNotFound, "createChat: no session %s", p.Channel)
 		}
-		if reason != "" {
-			return nil, rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", reason)
+		if h.takenLocked(p.Chat) {
+			return rpcError(protocol.CodeAlreadyExists, "createChat: %s already exists", p.Chat)
 		}
+		if p.Source != nil {
+			return rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.provider)
+		}
+		if err := h.refuseLocked("createChat"); err != nil {
+			return err
+		}
+		sch, err := h.channelLocked(s.uri)
+		if err != nil {
+			return rpcError(protocol.CodeInternalError, "createChat: %v", err)
+		}
+		// CreateChatParams.workingDirectories: every entry must be one of the
+		// session's working directories.
+		if d, out := outsideSession(sch.state.(*protocol.SessionState), p.WorkingDirectories); out {
+			return rpcError(protocol.CodeInvalidParams, "createChat: %q is not one of the session's working directories", d)
+		}
+		if m := p.InitialMessage; m != nil {
+			reason := clientMessage(m)
+			if reason == "" {
+				reason = h.checkAttachmentsLocked(m)
+			}
+			if miss := h.takeMiss(); miss != nil {
+				return miss
+			}
+			if reason != "" {
+				return rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", reason)
+			}
+		}
+		chat := &protocol.ChatState{
+			Resource:           p.Chat,
+			Title:              "Chat",
+			Status:             protocol.SessionStatusIdle,
+			ModifiedAt:         h.now(),
+			Origin:             &protocol.ChatOriginUser{},
+			WorkingDirectories: p.WorkingDirectories,
+			Turns:              []protocol.Turn{},
+		}
+		ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
+		h.channels[p.Chat] = ch
+		s.chats[p.Chat] = ch
+		s.chatURIs = append(s.chatURIs, p.Chat)
+		h.chatOwner[p.Chat] = s
+		h.jr.queue(h.seq, snapshotOf(ch, h.seq))
+		h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
+		h.catalogLocked(s)
+		if p.InitialMessage != nil {
+			h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: h.opts.NewID(), StartedAt: h.now(), Message: *p.InitialMessage}, nil)
+		}
+		seq = h.seq
+		return nil
+	})
+	if err != nil {
+		var pe *protocol.Error
+		if !errors.As(err, &pe) {
+			err = rpcError(protocol.CodeInternalError, "createChat: %v", err)
+		}
+		return nil, err
 	}
-	chat := &protocol.ChatState{
-		Resource:           p.Chat,
-		Title:              "Chat",
-		Status:             protocol.SessionStatusIdle,
-		ModifiedAt:         h.now(),
-		Origin:             &protocol.ChatOriginUser{},
-		WorkingDirectories: p.WorkingDirectories,
-		Turns:              []protocol.Turn{},
-	}
-	ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
-	h.channels[p.Chat] = ch
-	s.chats[p.Chat] = ch
-	s.chatURIs = append(s.chatURIs, p.Chat)
-	h.chatOwner[p.Chat] = s
-	h.jr.queue(h.seq, snapshotOf(ch, h.seq))
-	h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
-	h.catalogLocked(s)
-	if p.InitialMessage != nil {
-		h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: h.opts.NewID(), StartedAt: h.now(), Message: *p.InitialMessage}, nil)
-	}
-	seq := h.seq
-	h.mu.Unlock()
-	locked = false
 	return nil, h.savedReply(ctx, "createChat", seq)
 }
 
 // disposeChat removes one chat from its session. It answers once the
 // removal is saved.
-func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) (any, error) {
+func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) error {
+	if err := h.loadChannel(ctx, p.Channel); err != nil {
+		return rpcError(protocol.CodeInternalError, "disposeChat: %v", err)
+	}
 	h.mu.Lock()
 	ch, err := h.channelLocked(p.Channel)
 	if err != nil {
 		h.mu.Unlock()
-		return nil, rpcError(protocol.CodeInternalError, "disposeChat: %v", err)
+		return rpcError(protocol.CodeInternalError, "disposeChat: %v", err)
 	}
 	if ch == nil || ch.kind != protocol.ChannelChat {
 		h.mu.Unlock()
-		return nil, rpcError(protocol.CodeNotFound, "disposeChat: no chat %s", p.Channel)
+		return rpcError(protocol.CodeNotFound, "disposeChat: no chat %s", p.Channel)
 	}
 	if err := h.refuseLocked("disposeChat"); err != nil {
 		h.mu.Unlock()
-		return nil, err
+		return err
 	}
 	s := ch.session
 	delete(h.chatOwner, ch.uri)
@@ -568,7 +584,7 @@ func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) (
 	h.catalogLocked(s)
 	seq := h.seq
 	h.mu.Unlock()
-	return nil, h.savedReply(ctx, "disposeChat", seq)
+	return h.savedReply(ctx, "disposeChat", seq)
 }
 
 // endRunningTurnsLocked fails every active turn with message, as the

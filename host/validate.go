@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,33 +12,47 @@ import (
 // dispatchClient validates a client action and commits it, or echoes it
 // back to the sender with a rejection reason. An action on a channel the
 // host does not know is dropped silently, as the session and chat channel
-// pages require.
-func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams, missing *protocol.MissingError) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c.gone {
+// pages require. What the action needs from the store is read first,
+// outside the lock.
+func (h *Host) dispatchClient(ctx context.Context, c *conn, p *protocol.DispatchActionParams, missing *protocol.MissingError) {
+	err := h.locked(ctx, func() error { return h.dispatchClientLocked(c, p, missing) })
+	if err == nil {
 		return
+	}
+	h.log.Error("reading from the store failed", "channel", clip(p.Channel, maxLoggedValue), "err", err)
+	if p.Action != nil {
+		h.mu.Lock()
+		origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
+		if !c.gone {
+			c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, "the host could not read this channel: "+err.Error()))
+		}
+		h.mu.Unlock()
+	}
+}
+
+func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, missing *protocol.MissingError) error {
+	if c.gone {
+		return nil
 	}
 	origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
 	ch, err := h.channelLocked(p.Channel)
 	if err != nil {
-		h.log.Error("reading a channel from the store failed", "channel", p.Channel, "err", err)
-		if p.Action != nil {
-			c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, "the host could not read this channel: "+err.Error()))
-		}
-		return
+		return err
 	}
 	if ch == nil {
 		h.log.Debug("action on an unknown channel ignored", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue))
-		return
+		return nil
 	}
 	if p.Action == nil {
 		c.sendLocked(h.privateEnvelope(p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
-		return
+		return nil
 	}
 	reason := missingReason(c.version, p.Action, missing)
 	if reason == "" {
 		reason = h.validateLocked(c, ch, p.Action)
+	}
+	if miss := h.takeMiss(); miss != nil {
+		return miss
 	}
 	if reason == "" {
 		if err := h.jr.failing(); err != nil {
@@ -45,12 +60,14 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams, missing
 		}
 	}
 	if reason == "" {
-		reason = h.prepareTruncationLocked(ch, p.Action)
+		if reason, err = h.prepareTruncationLocked(ch, p.Action); err != nil {
+			return err
+		}
 	}
 	if reason != "" {
 		h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(p.Action.Type(), maxLoggedValue), "reason", clip(reason, maxLoggedValue))
 		c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, reason))
-		return
+		return nil
 	}
 	if ch.kind == protocol.ChannelSession && ch.session != nil {
 		ch.session.modifiedAt = h.now()
@@ -59,6 +76,7 @@ func (h *Host) dispatchClient(c *conn, p *protocol.DispatchActionParams, missing
 	if ch.owner != nil {
 		ch.owner.ActionAccepted(Client{c}, p.Action)
 	}
+	return nil
 }
 
 // missingReason returns why an action whose decoding found required
@@ -97,24 +115,25 @@ var softBefore1 = map[string][]string{
 // the chat's state, as the chat channel page asks: a turn older than the
 // window is read from the store and loaded, for every subscriber, with a
 // chat/turnsLoaded of the turns from it up to the window. It returns a
-// rejection reason when the turn does not exist.
-func (h *Host) prepareTruncationLocked(ch *channel, a protocol.StateAction) string {
+// rejection reason when the turn does not exist, and a *storeMiss while
+// it still needs turns from the store.
+func (h *Host) prepareTruncationLocked(ch *channel, a protocol.StateAction) (string, error) {
 	tr, ok := a.(*protocol.ChatTruncatedAction)
 	if !ok || tr.TurnID == nil {
-		return ""
+		return "", nil
 	}
 	cs := ch.state.(*protocol.ChatState)
 	if slices.ContainsFunc(cs.Turns, func(t protocol.Turn) bool { return t.ID == *tr.TurnID }) {
-		return ""
+		return "", nil
 	}
 	// Read back page by page until the turn shows up.
 	const page = 200
 	var older []protocol.Turn
 	for end := ch.turnBase; end > 0; end -= page {
 		start := max(0, end-page)
-		turns, err := h.storedTurnsLocked(ch.uri, start, end)
+		turns, err := h.storedTurnsLocked(ch, start, end)
 		if err != nil {
-			return "the host could not read older turns: " + err.Error()
+			return "", err
 		}
 		older = append(turns, older...)
 		if i := slices.IndexFunc(turns, func(t protocol.Turn) bool { return t.ID == *tr.TurnID }); i >= 0 {
@@ -128,10 +147,10 @@ func (h *Host) prepareTruncationLocked(ch *channel, a protocol.StateAction) stri
 					sub.turnsFrom = ch.turnBase
 				}
 			}
-			return ""
+			return "", nil
 		}
 	}
-	return fmt.Sprintf("turn %s is not in this chat", *tr.TurnID)
+	return fmt.Sprintf("turn %s is not in this chat", *tr.TurnID), nil
 }
 
 // validateLocked returns why a client action must be rejected, or "".

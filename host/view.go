@@ -34,7 +34,7 @@ func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotSta
 		i := start - ch.turnBase
 		v.Turns = cs.Turns[i:len(cs.Turns):len(cs.Turns)]
 	} else {
-		older, err := h.storedTurnsLocked(ch.uri, start, ch.turnBase)
+		older, err := h.storedTurnsLocked(ch, start, ch.turnBase)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +90,7 @@ func (h *Host) turnsPageLocked(ch *channel, end int64) (*protocol.ChatTurnsLoade
 	cs := ch.state.(*protocol.ChatState)
 	end = min(end, ch.turnBase+int64(len(cs.Turns)))
 	start := max(0, end-turnsPageSize)
-	turns, err := h.storedTurnsLocked(ch.uri, start, min(end, ch.turnBase))
+	turns, err := h.storedTurnsLocked(ch, start, min(end, ch.turnBase))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,0 +1,351 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/store"
+)
+
+// Reading from the store never happens under h.mu. A step that runs under
+// the lock and finds that it needs something the store holds (a session
+// not loaded yet, turns older than a chat's window) returns a *storeMiss
+// before changing anything. Host.locked then releases the lock, reads what
+// was missing, and runs the step again with it at hand. Sessions are read
+// once however many steps wait for them (single-flight), on a goroutine of
+// the host's, and installed under the lock.
+
+// maxStoreReads bounds how often one step may go back to the store (a
+// truncation reads older turns a page at a time); each
+// read makes progress unless the chat keeps moving under it.
+const maxStoreReads = 1 << 10
+
+// storeMiss is what a step under the lock needs from the store.
+type storeMiss struct {
+	session *session   // load this session
+	turns   *turnRange // or read these turns
+}
+
+func (m *storeMiss) Error() string {
+	if m.session != nil {
+		return "host: session " + m.session.uri + " is not loaded"
+	}
+	return fmt.Sprintf("host: turns %d to %d of %s are not in memory", m.turns.from, m.turns.to-1, m.turns.chat)
+}
+
+// turnRange names the completed turns with ordinals in [from, to) of a
+// chat, as stored while the chat's stored turns had generation gen.
+type turnRange struct {
+	chat     string
+	gen      int64
+	from, to int64
+}
+
+// storeReads holds what one step read from the store outside the lock.
+type storeReads struct {
+	turns  map[turnRange][]protocol.Turn
+	failed map[*session]error // sessions that could not be read
+	miss   *storeMiss         // noted by a check that answers with a reason, not an error
+}
+
+// noteMiss records a miss found by a check that cannot return it (one that
+// answers with a rejection reason); the step returns it with takeMiss.
+func (h *Host) noteMiss(err error) bool {
+	var miss *storeMiss
+	if !errors.As(err, &miss) {
+		return false
+	}
+	if h.reads != nil && h.reads.miss == nil {
+		h.reads.miss = miss
+	}
+	return true
+}
+
+// takeMiss returns, and forgets, the miss noted during the running step.
+func (h *Host) takeMiss() error {
+	if h.reads == nil || h.reads.miss == nil {
+		return nil
+	}
+	m := h.reads.miss
+	h.reads.miss = nil
+	return m
+}
+
+// locked runs step under h.mu. When step needs data from the store, it is
+// read outside the lock and step runs again; step must therefore change
+// nothing before its last read (every read comes first). The step runs
+// with h.reads set to what was read so far.
+func (h *Host) locked(ctx context.Context, step func() error) error {
+	h.leaseRoom()
+	rd := &storeReads{turns: map[turnRange][]protocol.Turn{}, failed: map[*session]error{}}
+	for range maxStoreReads {
+		err := h.lockedStep(rd, step)
+		var miss *storeMiss
+		if !errors.As(err, &miss) {
+			return err
+		}
+		if miss.session != nil {
+			err = h.loadSession(ctx, miss.session)
+			if err != nil && ctx.Err() == nil {
+				// The step sees the failure as the channel's error, and
+				// decides: a subscribe fails, initialize skips it.
+				rd.failed[miss.session] = err
+				err = nil
+			}
+		} else {
+			err = h.readTurns(ctx, rd, *miss.turns)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return errors.New("host: the store kept changing while reading it")
+}
+
+func (h *Host) lockedStep(rd *storeReads, step func() error) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reads = rd
+	defer func() { h.reads = nil }()
+	return step()
+}
+
+// readTurns reads a range of turns into rd.
+func (h *Host) readTurns(ctx context.Context, rd *storeReads, r turnRange) error {
+	ctx, cancel := h.storeContext(ctx)
+	defer cancel()
+	stored, err := h.st.Turns(ctx, r.chat, r.from, r.to)
+	if err != nil {
+		return fmt.Errorf("reading the turns of %s: %w", r.chat, err)
+	}
+	if int64(len(stored)) != r.to-r.from {
+		return fmt.Errorf("reading the turns of %s: %d of the turns %d to %d are in the store", r.chat, len(stored), r.from, r.to-1)
+	}
+	out := make([]protocol.Turn, len(stored))
+	for i, t := range stored {
+		if err := protocol.Unmarshal(t.Data, &out[i]); err != nil {
+			return fmt.Errorf("reading the turns of %s: turn %d does not decode: %w", r.chat, t.Ordinal, err)
+		}
+	}
+	rd.turns[r] = out
+	return nil
+}
+
+// storeContext bounds a store read by loadTimeout, the caller's context
+// and the host's life.
+func (h *Host) storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+	stop := context.AfterFunc(h.ctx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// storedTurnsLocked returns the turns with ordinals in [from, to) of a
+// chat, all below its window, as read by the running step; a *storeMiss
+// when they have not been read yet.
+func (h *Host) storedTurnsLocked(ch *channel, from, to int64) ([]protocol.Turn, error) {
+	if from >= to {
+		return nil, nil
+	}
+	r := turnRange{chat: ch.uri, gen: ch.turnsGen, from: from, to: to}
+	if h.reads != nil {
+		if turns, ok := h.reads.turns[r]; ok {
+			return turns, nil
+		}
+	}
+	return nil, &storeMiss{turns: &r}
+}
+
+// channelLocked returns a channel, or a *storeMiss when its session is
+// not loaded yet. It returns nil, nil for an unknown channel.
+func (h *Host) channelLocked(uri string) (*channel, error) {
+	if ch, ok := h.channels[uri]; ok {
+		return ch, nil
+	}
+	s := h.sessions[uri]
+	if s == nil {
+		s = h.chatOwner[uri]
+	}
+	if s == nil || s.loaded {
+		return nil, nil
+	}
+	if h.reads != nil {
+		if err := h.reads.failed[s]; err != nil {
+			return nil, err
+		}
+	}
+	return nil, &storeMiss{session: s}
+}
+
+// loadCall is one read of a session from the store in flight; whoever
+// needs the session waits for it.
+type loadCall struct {
+	done chan struct{} // closed once the session is installed or err set
+	err  error
+}
+
+// loadSession makes sure a session is in memory. The read runs on a
+// goroutine of the host's, outside the lock, at most one per session;
+// ctx bounds only this caller's wait.
+func (h *Host) loadSession(ctx context.Context, s *session) error {
+	h.mu.Lock()
+	if s.loaded || h.sessions[s.uri] != s {
+		h.mu.Unlock()
+		return nil
+	}
+	if h.closed {
+		h.mu.Unlock()
+		return errHostShutdown
+	}
+	lc := s.loading
+	if lc == nil {
+		lc = &loadCall{done: make(chan struct{})}
+		s.loading = lc
+		h.goFunc(func() { h.readSession(s, lc) })
+	}
+	h.mu.Unlock()
+	select {
+	case <-lc.done:
+		return lc.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// readSession reads and decodes a session's channels, then installs them.
+func (h *Host) readSession(s *session, lc *loadCall) {
+	ctx, cancel := h.storeContext(h.ctx)
+	data, err := h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
+	cancel()
+	var channels []*channel
+	if err != nil {
+		err = fmt.Errorf("loading session %s: %w", s.uri, err)
+	} else {
+		channels, err = rebuildChannels(s, data)
+	}
+	h.mu.Lock()
+	if err == nil && !s.loaded && h.sessions[s.uri] == s && !h.closed {
+		h.installSessionLocked(s, channels)
+	}
+	s.loading = nil
+	lc.err = err
+	h.mu.Unlock()
+	close(lc.done)
+}
+
+// rebuildChannels decodes the stored channels of a session.
+func rebuildChannels(s *session, data *store.SessionData) ([]*channel, error) {
+	var out []*channel
+	found := false
+	for _, c := range data.Channels {
+		ch, err := rebuildChannel(s, c)
+		if err != nil {
+			return nil, fmt.Errorf("loading session %s: channel %s: %w", s.uri, c.Channel, err)
+		}
+		switch {
+		case ch.kind == protocol.ChannelSession && ch.uri == s.uri:
+			found = true
+		case ch.kind != protocol.ChannelChat:
+			continue
+		}
+		out = append(out, ch)
+	}
+	if !found {
+		return nil, fmt.Errorf("loading session %s: its state is not in the store", s.uri)
+	}
+	return out, nil
+}
+
+// installSessionLocked brings a session read from the store to life: its
+// agent is opened again, and a turn that was running is ended as failed,
+// as the lifecycle page asks for turns interrupted by the host going away.
+func (h *Host) installSessionLocked(s *session, channels []*channel) {
+	var sch *channel
+	chats := map[string]*channel{}
+	for _, ch := range channels {
+		if ch.kind == protocol.ChannelChat {
+			chats[ch.uri] = ch
+		} else {
+			sch = ch
+		}
+	}
+	s.loaded = true
+	s.chats = chats
+	h.channels[s.uri] = sch
+	for uri, ch := range chats {
+		h.channels[uri] = ch
+		h.chatOwner[uri] = s
+	}
+	s.mb = newMailbox()
+	h.goFunc(func() { s.mb.run(h.ctx) })
+	st := sch.state.(*protocol.SessionState)
+	switch {
+	case st.Lifecycle == protocol.SessionLifecycleCreationFailed:
+		s.mb.stop()
+	case s.backend == nil:
+		s.mb.stop()
+		h.commitLocked(sch, &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{
+			ErrorType: "agentError",
+			Message:   fmt.Sprintf("the agent provider %q is not available on this host", s.provider),
+		}}, nil)
+	default:
+		req := agent.OpenRequest{Session: s.uri, Resume: maps.Clone(s.memo), Params: &protocol.CreateSessionParams{
+			Channel:            s.uri,
+			Provider:           protocol.Ptr(s.provider),
+			WorkingDirectories: st.WorkingDirectories,
+		}}
+		if st.DefaultChat != nil {
+			req.Chat = *st.DefaultChat
+		}
+		if len(st.WorkingDirectories) > 0 {
+			req.WorkingDirectory = st.WorkingDirectories[0]
+		}
+		h.goFunc(func() { h.openAgent(s, req) })
+	}
+	for _, uri := range sortedKeys(chats) {
+		ch := chats[uri]
+		if t := ch.state.(*protocol.ChatState).ActiveTurn; t != nil {
+			h.log.Info("ending a turn interrupted by the host stopping", "chat", uri, "turn", t.ID)
+			h.commitLocked(ch, &protocol.ChatErrorAction{
+				TurnID:   t.ID,
+				Duration: turnDuration(t.StartedAt, h.opts.Now()),
+				Error:    &protocol.ErrorInfo{ErrorType: "hostRestart", Message: "the host stopped while this turn was running"},
+			}, nil)
+		}
+	}
+	h.syncCatalogLocked(s, false)
+}
+
+// leaseMargin is how close to the serverSeq limit recorded in the store
+// the host lets the sequence get before new work waits, outside the lock,
+// for the store to record the next one.
+const leaseMargin = leaseStep / 4
+
+// leaseRoom waits, without the lock, while the serverSeq is within
+// leaseMargin of the limit the store has recorded. Commits under the lock
+// then find the lease in place and never wait; see leaseLocked.
+func (h *Host) leaseRoom() {
+	if seq := h.lastSeq.Load() + leaseMargin; seq > h.jr.leaseOK.Load() {
+		h.jr.waitLease(seq)
+	}
+}
+
+// loadChannel makes sure the session of a channel is in memory, for steps
+// that take the lock themselves.
+func (h *Host) loadChannel(ctx context.Context, uri string) error {
+	h.leaseRoom()
+	h.mu.Lock()
+	_, err := h.channelLocked(uri)
+	h.mu.Unlock()
+	var miss *storeMiss
+	if errors.As(err, &miss) {
+		return h.loadSession(ctx, miss.session)
+	}
+	return err
+}
