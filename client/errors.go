@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -83,8 +84,16 @@ type Error struct {
 	Data jsontext.Value
 }
 
+// Error names the method once, even when the host's message starts with
+// it too.
 func (e *Error) Error() string {
-	return fmt.Sprintf("ahp: %s: %s (code %d)", e.Method, e.Message, e.Code)
+	return fmt.Sprintf("ahp: %s: %s (code %d)", e.Method, e.Text(), e.Code)
+}
+
+// Text returns the host's message without the method name it may start
+// with: what to show a user.
+func (e *Error) Text() string {
+	return strings.TrimPrefix(e.Message, e.Method+": ")
 }
 
 // Unwrap returns the error as the wire carried it.

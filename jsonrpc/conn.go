@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -545,7 +546,12 @@ func (c *Conn) end(cause error, tell, keepNotifications bool) {
 	}
 	c.ioCancel()
 	if cause != ErrClosed {
-		c.log.Info("jsonrpc: connection ended", "cause", logbound.Value(cause.Error()))
+		// A peer that hangs up (EOF) is the normal end of a connection.
+		level := slog.LevelInfo
+		if errors.Is(cause, io.EOF) {
+			level = slog.LevelDebug
+		}
+		c.log.Log(context.Background(), level, "jsonrpc: connection ended", "cause", logbound.Value(cause.Error()))
 	}
 }
 

@@ -29,10 +29,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -147,10 +149,10 @@ func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(f
 
 // run runs one command line and returns the exit code.
 func run(ctx context.Context, args []string, e *env) int {
-	g := &globals{url: e.getenv("AHP_URL"), token: e.getenv("AHP_TOKEN")}
-	if g.url == "" {
-		g.url = defaultURL
-	}
+	// The flags' defaults are empty so that help shows each default once
+	// (in the flag's text); the environment and defaultURL fill them in
+	// after parsing.
+	g := &globals{}
 	top := flag.NewFlagSet("ahp", flag.ContinueOnError)
 	top.SetOutput(io.Discard)
 	g.register(top)
@@ -207,17 +209,70 @@ func run(ctx context.Context, args []string, e *env) int {
 		commandUsage(e.stderr, cmd, fs)
 		return exitUsage
 	}
+	g.fill(e.getenv)
 	a := &app{env: e, g: g}
 	err = cmd.run(ctx, a, pos, flags)
 	a.close()
 	if err != nil {
 		code := exitCode(err)
 		if code != exitInterrupted {
-			fmt.Fprintf(e.stderr, "ahp %s: %v\n", name, err)
+			fmt.Fprintf(e.stderr, "ahp %s: %s\n", name, errorMessage(err))
 		}
 		return code
 	}
 	return exitOK
+}
+
+// fill gives the flags not set on the command line their value from the
+// environment, then their default.
+func (g *globals) fill(getenv func(string) string) {
+	if g.url == "" {
+		g.url = getenv("AHP_URL")
+	}
+	if g.url == "" {
+		g.url = defaultURL
+	}
+	if g.token == "" {
+		g.token = getenv("AHP_TOKEN")
+	}
+}
+
+// errorMessage says what went wrong for a user: the client library's
+// errors without its "ahp: " prefix and the JSON-RPC code, and a hint
+// where one helps.
+func errorMessage(err error) string {
+	var (
+		de *client.DialError
+		ce *client.Error
+		re *client.RejectedError
+	)
+	msg := err.Error()
+	switch {
+	case errors.As(err, &de):
+		return strings.Replace(msg, de.Error(), dialMessage(de), 1)
+	case errors.As(err, &ce):
+		msg = strings.Replace(msg, ce.Error(), ce.Text(), 1)
+	case errors.As(err, &re):
+		msg = strings.Replace(msg, re.Error(), strings.TrimPrefix(re.Error(), "ahp: "), 1)
+	}
+	return strings.TrimPrefix(msg, "ahp: ")
+}
+
+// dialMessage explains a failed connection.
+func dialMessage(de *client.DialError) string {
+	switch {
+	case de.StatusCode == http.StatusUnauthorized || de.StatusCode == http.StatusForbidden:
+		return fmt.Sprintf("the host at %s refused the connection (%d %s): give the right token with --token or AHP_TOKEN", de.URL, de.StatusCode, http.StatusText(de.StatusCode))
+	case de.StatusCode != 0:
+		return fmt.Sprintf("the host at %s answered %d %s: is it an AHP host?", de.URL, de.StatusCode, http.StatusText(de.StatusCode))
+	case errors.Is(de, syscall.ECONNREFUSED):
+		return fmt.Sprintf("nothing is listening at %s: is ahpd running? Start it with 'ahpd', or point --url (or AHP_URL) at the host", de.URL)
+	}
+	cause := de.Err
+	for u := errors.Unwrap(cause); u != nil; u = errors.Unwrap(u) {
+		cause = u
+	}
+	return fmt.Sprintf("cannot connect to %s: %v", de.URL, cause)
 }
 
 // parseInterleaved parses flags wherever they appear among the positional
@@ -359,9 +414,16 @@ func (a *app) connectionEvent(ev client.ConnectionEvent) {
 
 // resolveSession turns a session argument into a session URI: a URI as it
 // is, otherwise an ID or a unique ID prefix among the host's sessions.
+//
+// A URI and an ID are looked up alike, so that a session that does not
+// exist fails the same way whichever is given.
 func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
-	if strings.HasPrefix(arg, "ahp-session:") {
-		return arg, nil
+	exact := strings.HasPrefix(arg, "ahp-session:") // a URI is never a prefix
+	if exact {
+		arg = sessionID(arg)
+		if arg == "" {
+			return "", usagef("%q names no session", "ahp-session:")
+		}
 	}
 	list, err := a.c.Sessions(ctx)
 	if err != nil {
@@ -373,7 +435,7 @@ func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
 		if id == arg {
 			return s.Resource, nil
 		}
-		if strings.HasPrefix(id, arg) {
+		if !exact && strings.HasPrefix(id, arg) {
 			matches = append(matches, s.Resource)
 		}
 	}

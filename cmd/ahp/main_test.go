@@ -181,6 +181,9 @@ func TestGolden(t *testing.T) {
 		{"usage-unknown", "", false, []string{"frobnicate"}},
 		{"usage-args", "", true, []string{"send", id}},
 		{"help", "", false, []string{"send", "-h"}},
+		{"new-unknown-provider", "", false, []string{"new", "--provider", "nope"}},
+		{"new-missing-cwd", "", false, []string{"new", "--cwd", "/nonexistent"}},
+		{"send-missing-id", "", false, []string{"send", "nope", "hi"}},
 	}
 	var created string
 	for _, s := range steps {
@@ -209,8 +212,9 @@ func TestConnectionFailures(t *testing.T) {
 		t.Errorf("right token: exit %d, %s", r.code, r.stderr)
 	}
 	inv = h.cmd("", "--url", "ws://127.0.0.1:1/", "sessions")
-	if r := inv.run(t); r.code != exitConnection || !strings.Contains(r.stderr, "dial") {
-		t.Errorf("nothing listening: exit %d, %s", r.code, r.stderr)
+	r := inv.run(t)
+	if want := "ahp sessions: nothing is listening at ws://127.0.0.1:1/: is ahpd running? Start it with 'ahpd', or point --url (or AHP_URL) at the host\n"; r.code != exitConnection || r.stderr != want {
+		t.Errorf("nothing listening: exit %d, %q, want %q", r.code, r.stderr, want)
 	}
 }
 

@@ -3,9 +3,12 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,6 +91,22 @@ func newFlags(fs *flag.FlagSet) any {
 // runNew creates a session, waits for it to be ready and prints its ID.
 func runNew(ctx context.Context, a *app, _ []string, flags any) error {
 	o := flags.(*newOptions)
+	var dirURI string
+	if o.cwd != "" {
+		dir, err := filepath.Abs(o.cwd)
+		if err != nil {
+			return err
+		}
+		// The directory is the host's; a host on this machine sees ours.
+		if a.localHost() {
+			if st, err := os.Stat(dir); err != nil {
+				return usagef("--cwd %s: %v", o.cwd, errors.Unwrap(err))
+			} else if !st.IsDir() {
+				return usagef("--cwd %s: not a directory", o.cwd)
+			}
+		}
+		dirURI = (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+	}
 	c, err := a.connect(ctx)
 	if err != nil {
 		return err
@@ -97,14 +116,15 @@ func runNew(ctx context.Context, a *app, _ []string, flags any) error {
 	if o.provider != "" {
 		p.Provider = &o.provider
 	}
-	if o.cwd != "" {
-		dir, err := filepath.Abs(o.cwd)
-		if err != nil {
-			return err
-		}
-		p.WorkingDirectories = []string{(&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()}
+	if dirURI != "" {
+		p.WorkingDirectories = []string{dirURI}
 	}
 	if err := c.CreateSession(ctx, p); err != nil {
+		if errors.Is(err, client.ErrProviderNotFound) {
+			if known := a.providers(ctx); known != "" {
+				return fmt.Errorf("%w; the host offers %s", err, known)
+			}
+		}
 		return err
 	}
 	sub, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
@@ -126,6 +146,48 @@ func runNew(ctx context.Context, a *app, _ []string, flags any) error {
 	}
 	fmt.Fprintln(a.stdout, sessionID(uri))
 	return nil
+}
+
+// localHost reports whether the host's URL names this machine.
+func (a *app) localHost() bool {
+	u, err := url.Parse(a.g.url)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	ip := net.ParseIP(h)
+	return h == "localhost" || ip != nil && ip.IsLoopback()
+}
+
+// providers lists the agent providers the root state offers, for a
+// message ("" when they cannot be read).
+func (a *app) providers(ctx context.Context) string {
+	root, err := a.rootState(ctx)
+	if err != nil || len(root.Agents) == 0 {
+		return ""
+	}
+	names := make([]string, len(root.Agents))
+	for i, ag := range root.Agents {
+		names[i] = ag.Provider
+		if ag.DisplayName != "" && ag.DisplayName != ag.Provider {
+			names[i] += " (" + ag.DisplayName + ")"
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// rootState reads the root state once.
+func (a *app) rootState(ctx context.Context) (*protocol.RootState, error) {
+	sub, err := a.c.Subscribe(ctx, &protocol.SubscribeParams{Channel: protocol.RootURI})
+	if err != nil {
+		return nil, err
+	}
+	defer sub.Close()
+	st, ok := sub.State().(*protocol.RootState)
+	if !ok {
+		return nil, errors.New("the host sent no root state")
+	}
+	return st, nil
 }
 
 // waitReady waits for a session to leave lifecycle "creating".
