@@ -620,3 +620,57 @@ func TestMissingRequiredMembersRejected(t *testing.T) {
 type jsontextValue string
 
 func (v jsontextValue) MarshalJSON() ([]byte, error) { return []byte(v), nil }
+
+// failingBackend is an agent whose sessions never open.
+type failingBackend struct{ recorder }
+
+func (b *failingBackend) Open(context.Context, agent.OpenRequest, agent.Host) (agent.Session, error) {
+	return nil, fmt.Errorf("no model configured")
+}
+
+// TestSessionLifecycle: "Server creates session with lifecycle: 'creating',
+// returns the snapshot ... On success: server dispatches session/ready. On
+// failure: server dispatches session/creationFailed" (session-channel.md,
+// Lifecycle; the state-model guide: "The initial snapshot has lifecycle:
+// 'creating'"). The creator subscribes after createSession answered, and
+// the agent opened at once; it still sees the transition.
+func TestSessionLifecycle(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		backend agent.Backend
+		want    string
+	}{
+		{"ready", newRecorder(), "session/ready"},
+		{"failed", &failingBackend{}, "session/creationFailed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := startHost(t, &host.Options{Agents: []agent.Backend{tc.backend}})
+			c := th.dial(t, "c")
+			c.initialize()
+			uri := protocol.SessionURI("life")
+			c.Must("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
+			// Give the agent's open time to finish first. Whichever comes
+			// first, the subscriber must see the transition; the pause only
+			// makes the open-first order, the one that used to skip it, the
+			// likely one.
+			time.Sleep(50 * time.Millisecond)
+			snap := c.Subscribe(uri)
+			if st := snap.State.(*protocol.SessionState); st.Lifecycle != protocol.SessionLifecycleCreating {
+				t.Fatalf("snapshot lifecycle %q, want creating", st.Lifecycle)
+			}
+			envs := c.WaitFor(tc.want, hasType(tc.want))
+			st := mirror(t, snap, envs).(*protocol.SessionState)
+			if tc.name == "ready" && st.Lifecycle != protocol.SessionLifecycleReady ||
+				tc.name == "failed" && (st.Lifecycle != protocol.SessionLifecycleCreationFailed || st.CreationError == nil) {
+				t.Fatalf("lifecycle %q, error %+v", st.Lifecycle, st.CreationError)
+			}
+			risingSeqs(t, snap.FromSeq, envs)
+			// A later subscriber sees the outcome in its snapshot.
+			d := th.dial(t, "d")
+			d.initialize()
+			if got := d.Subscribe(uri).State.(*protocol.SessionState).Lifecycle; got == protocol.SessionLifecycleCreating {
+				t.Fatalf("second subscriber sees %q", got)
+			}
+		})
+	}
+}

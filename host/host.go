@@ -148,6 +148,10 @@ type Host struct {
 	conns      map[*conn]struct{}
 	replay     *replayLog
 	versions   *versionMemory // clientId -> last negotiated version, bounded
+	// held are the sessions whose agent opened before anyone subscribed;
+	// their session/ready or session/creationFailed waits for a first
+	// subscriber (see releaseHeldLocked).
+	held map[*session]struct{}
 
 	ws Workspace // nil when none
 }
@@ -241,6 +245,7 @@ func New(opts *Options) (*Host, error) {
 		sessions:  map[string]*session{},
 		catalog:   newCatalog(),
 		chatOwner: map[string]*session{},
+		held:      map[*session]struct{}{},
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
 		versions:  newVersionMemory(maxRememberedClients),

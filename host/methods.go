@@ -167,6 +167,7 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 			return err
 		}
 		req.Reply(res, err)
+		c.h.releaseHeldLocked()
 		return nil
 	})
 	if err != nil {

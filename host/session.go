@@ -38,10 +38,13 @@ type session struct {
 	listed     bool                    // summary is in Host.catalog
 
 	loaded    bool
-	loading   *loadCall           // a read from the store in flight
-	disposing bool                // disposeSession is removing it: nothing is derived from its changes
-	chats     map[string]*channel // when loaded
-	mb        *mailbox            // when loaded: events for the agent, in order
+	loading   *loadCall // a read from the store in flight
+	disposing bool      // disposeSession is removing it: nothing is derived from its changes
+	// heldLifecycle is the session/ready or session/creationFailed of an
+	// agent that opened before anyone subscribed to the session.
+	heldLifecycle protocol.StateAction
+	chats         map[string]*channel // when loaded
+	mb            *mailbox            // when loaded: events for the agent, in order
 }
 
 // deliver queues an event for the session's agent.
@@ -354,13 +357,48 @@ func (h *Host) openAgent(s *session, req agent.OpenRequest) {
 	if h.closed {
 		return
 	}
+	var next protocol.StateAction
 	if err != nil {
 		h.log.Warn("agent failed to open a session", "session", s.uri, "provider", s.provider, "err", err)
-		h.commitLocked(ch, &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{ErrorType: "agentError", Message: err.Error()}}, nil)
+		next = &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{ErrorType: "agentError", Message: err.Error()}}
+	} else if ch.state.(*protocol.SessionState).Lifecycle != protocol.SessionLifecycleReady {
+		next = &protocol.SessionReadyAction{}
+	}
+	if next == nil {
 		return
 	}
-	if ch.state.(*protocol.SessionState).Lifecycle != protocol.SessionLifecycleReady {
-		h.commitLocked(ch, &protocol.SessionReadyAction{}, nil)
+	if len(ch.subs) == 0 {
+		// Nobody watches the session yet: the move out of "creating"
+		// waits for its first subscriber.
+		s.heldLifecycle = next
+		h.held[s] = struct{}{}
+		return
+	}
+	h.commitLocked(ch, next, nil)
+}
+
+// releaseHeldLocked dispatches the held session/ready or
+// session/creationFailed of every session that now has a subscriber. The
+// session channel page has the creator subscribe next to createSession and
+// receive the "creating" snapshot, then the outcome of the agent's start
+// as an action; an agent that opened before anyone subscribed (the
+// built-in one opens at once) would skip that. It runs once a locked
+// handler's answer is queued, so the action follows the new subscriber's
+// snapshot.
+func (h *Host) releaseHeldLocked() {
+	for s := range h.held {
+		ch := h.channels[s.uri]
+		if ch == nil || ch.session != s || h.sessions[s.uri] != s {
+			delete(h.held, s)
+			continue
+		}
+		if len(ch.subs) == 0 {
+			continue
+		}
+		delete(h.held, s)
+		a := s.heldLifecycle
+		s.heldLifecycle = nil
+		h.commitLocked(ch, a, nil)
 	}
 }
 
