@@ -148,9 +148,14 @@ func inputRequests(chat *protocol.ChatState) map[string]protocol.SessionInputReq
 // as the chat channel page describes: remove it from the queue, then start
 // a turn carrying it.
 func (h *Host) consumeQueuedLocked(ch *channel, chat *protocol.ChatState) {
-	if chat.ActiveTurn != nil || len(chat.QueuedMessages) == 0 {
+	// The two commits below come back here (every chat commit does): the
+	// chat is idle between them, and must not consume its next message
+	// there.
+	if ch.consuming || chat.ActiveTurn != nil || len(chat.QueuedMessages) == 0 {
 		return
 	}
+	ch.consuming = true
+	defer func() { ch.consuming = false }()
 	next := chat.QueuedMessages[0]
 	h.commitLocked(ch, &protocol.ChatPendingMessageRemovedAction{Kind: protocol.PendingMessageKindQueued, ID: next.ID}, nil)
 	h.commitLocked(ch, &protocol.ChatTurnStartedAction{

@@ -164,6 +164,9 @@ type channel struct {
 	subs    map[*conn]*subscription
 	session *session     // owning session, nil for root
 	owner   ChannelOwner // for channels opened with OpenChannel
+	// consuming is set while a queued message of this chat is being
+	// turned into a turn (consumeQueuedLocked).
+	consuming bool
 
 	// logged and loggedBytes measure the actions stored since the
 	// channel's last snapshot; snapBytes is the size of that snapshot,

@@ -340,3 +340,14 @@ func mergeText(out string) string {
 	}
 	return strings.Join(lines, "")
 }
+
+// TestChatPipedQueue: lines piped into chat while a turn runs are queued,
+// and every one of them runs before chat leaves at the end of input.
+func TestChatPipedQueue(t *testing.T) {
+	h := newHarness(t, nil)
+	id := strings.TrimSpace(h.cmd("", "new").run(t).stdout)
+	r := h.cmd("/slow 20\none\ntwo\nthree\n", "chat", id).run(t)
+	if r.code != 0 || !strings.HasSuffix(r.stdout, "word20\nYou said: one\nYou said: two\nYou said: three\n") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
