@@ -239,6 +239,8 @@ func TestClientsSendOnlyUserMessages(t *testing.T) {
 			seq := c.Dispatch(chat, &protocol.ChatPendingMessageSetAction{Kind: pk, ID: "p", Message: msg})
 			c.WaitFor("rejection", rejected(seq))
 		}
+		seq = c.Dispatch(chat, &protocol.ChatDraftChangedAction{Draft: &msg})
+		c.WaitFor("draft rejection", rejected(seq))
 	}
 	agentMsg := protocol.Message{Text: "hi", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindAgent}}
 	err := c.Call("createChat", &protocol.CreateChatParams{Channel: protocol.SessionURI("origin"), Chat: protocol.ChatURI("agent"), InitialMessage: &agentMsg}, nil)
@@ -413,6 +415,7 @@ func TestWorkingDirectoryCapability(t *testing.T) {
 		{uri, &protocol.SessionWorkingDirectoryRemovedAction{Directory: "file:///a"}},
 		{chat, &protocol.ChatWorkingDirectorySetAction{Directory: "file:///a"}},
 		{chat, &protocol.ChatWorkingDirectoryRemovedAction{Directory: "file:///a"}},
+		{uri, &protocol.SessionWorkingDirectoryReplacedAction{Directory: "file:///a", Replacement: "file:///c"}},
 	} {
 		seq := c.Dispatch(tc.channel, tc.action)
 		r := rejectionOf(seq, c.WaitFor(tc.action.Type()+" rejected", rejected(seq)))
@@ -455,6 +458,8 @@ func TestChatWorkingDirectoriesWithinTheSession(t *testing.T) {
 	c.WaitFor("session directory accepted", accepted(seq))
 	seq = c.Dispatch(uri, &protocol.SessionWorkingDirectoryRemovedAction{Directory: "file:///a"})
 	c.WaitFor("immutable primary kept", rejected(seq))
+	seq = c.Dispatch(uri, &protocol.SessionWorkingDirectoryReplacedAction{Directory: "file:///a", Replacement: "file:///c"})
+	c.WaitFor("primary not replaceable without primaryReplacement", rejected(seq))
 	seq = c.Dispatch(uri, &protocol.SessionWorkingDirectoryRemovedAction{Directory: "file:///b"})
 	c.WaitFor("other directory removed", accepted(seq))
 }

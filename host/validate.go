@@ -229,12 +229,29 @@ func validateSessionAction(clientID string, caps protocol.AgentCapabilities, s *
 		if mwd == nil {
 			return "the agent does not support changing working directories (no multipleWorkingDirectories capability)"
 		}
-		if mwd.ImmutablePrimary != nil && *mwd.ImmutablePrimary && len(s.WorkingDirectories) > 0 && s.WorkingDirectories[0] == a.Directory {
-			return fmt.Sprintf("%s is the agent's immutable primary working directory", a.Directory)
+		// MultipleWorkingDirectoriesCapability: a primary that is
+		// immutable or only replaceable is never removed.
+		protected := isSet(mwd.ImmutablePrimary) || isSet(mwd.PrimaryReplacement)
+		if protected && len(s.WorkingDirectories) > 0 && s.WorkingDirectories[0] == a.Directory {
+			return fmt.Sprintf("%s is the agent's primary working directory, which cannot be removed", a.Directory)
+		}
+	case *protocol.SessionWorkingDirectoryReplacedAction:
+		mwd := caps.MultipleWorkingDirectories
+		if mwd == nil {
+			return "the agent does not support changing working directories (no multipleWorkingDirectories capability)"
+		}
+		if a.Replacement == "" {
+			return "replacement must be a URI, not empty"
+		}
+		// Replacing index 0 needs primaryReplacement.
+		if len(s.WorkingDirectories) > 0 && s.WorkingDirectories[0] == a.Directory && !isSet(mwd.PrimaryReplacement) {
+			return fmt.Sprintf("%s is the agent's primary working directory, which it cannot replace (no primaryReplacement)", a.Directory)
 		}
 	}
 	return ""
 }
+
+func isSet(b *bool) bool { return b != nil && *b }
 
 // outsideSession returns the first directory that is not one of the
 // session's working directories, or "".
@@ -282,6 +299,13 @@ func validateChatAction(caps protocol.AgentCapabilities, sess *protocol.SessionS
 		if reason := clientMessage(&a.Message); reason != "" {
 			return reason
 		}
+	case *protocol.ChatDraftChangedAction:
+		// "A client is only allowed to draft MessageKind.User messages."
+		if a.Draft != nil {
+			if reason := clientMessage(a.Draft); reason != "" {
+				return reason
+			}
+		}
 	case *protocol.ChatTurnCancelledAction:
 		if c.ActiveTurn == nil {
 			return "no turn is running"
@@ -325,8 +349,9 @@ func validateChatAction(caps protocol.AgentCapabilities, sess *protocol.SessionS
 	return ""
 }
 
-// clientMessage checks a message a client sends: ChatTurnStartedAction and
-// ChatPendingMessageSetAction allow clients only user messages.
+// clientMessage checks a message a client sends: ChatTurnStartedAction,
+// ChatPendingMessageSetAction and ChatDraftChangedAction allow clients only
+// user messages.
 func clientMessage(m *protocol.Message) string {
 	if m.Origin.Kind != protocol.MessageKindUser {
 		return fmt.Sprintf("a client may only send user messages, not origin.kind %q", m.Origin.Kind)
