@@ -40,8 +40,11 @@ type conversation struct {
 	queued  []string             // texts of messages this client queued
 	started map[string]time.Time // when each own turn was seen starting
 	refused bool                 // something the agent asked was refused
-	frame   int
-	lines   <-chan string
+	// stdinUsed: stdin held the prompt, so it has nothing left to answer
+	// with.
+	stdinUsed bool
+	frame     int
+	lines     <-chan string
 }
 
 // open subscribes to a session's chat.
@@ -194,6 +197,7 @@ func (cv *conversation) ask(ctx context.Context, prompt string) (string, error) 
 	select {
 	case line, ok := <-cv.lines:
 		if !ok {
+			io.WriteString(cv.a.stderr, "\n") // end the prompt's line
 			return "", io.EOF
 		}
 		return line, nil
@@ -241,16 +245,23 @@ func (cv *conversation) answer(ctx context.Context, v *turnView, q question) err
 		_, err := cv.chat.Dispatch(ctx, a)
 		return err
 	case q.input != nil:
+		// Input is read from stdin whether it is a terminal or a pipe,
+		// unless stdin held the prompt: a script answers with its lines.
 		req := q.input
 		done := &protocol.ChatInputCompletedAction{RequestID: req.ID, Response: protocol.ChatInputResponseKindDecline}
-		if !cv.interactive() {
+		what := "input"
+		if req.Message != nil {
+			what = fmt.Sprintf("%q", *req.Message)
+		}
+		switch err := cv.askInput(ctx, req, done); {
+		case cv.stdinUsed || errors.Is(err, io.EOF):
 			cv.refused = true
-			what := "input"
-			if req.Message != nil {
-				what = fmt.Sprintf("%q", *req.Message)
+			why := "stdin has no more lines to answer with"
+			if cv.stdinUsed {
+				why = "stdin held the prompt, leaving nothing to answer with"
 			}
-			fmt.Fprintf(cv.a.stderr, "ahp: the agent asks for %s and stdin is not a terminal: declined\n", what)
-		} else if err := cv.askInput(ctx, req, done); err != nil {
+			fmt.Fprintf(cv.a.stderr, "ahp: the agent asks for %s and %s: declined\n", what, why)
+		case err != nil:
 			return err
 		}
 		_, err := cv.chat.Dispatch(ctx, done)
@@ -259,18 +270,22 @@ func (cv *conversation) answer(ctx context.Context, v *turnView, q question) err
 	return nil
 }
 
-// askInput asks each question of an input request and fills done.
+// askInput asks each question of an input request and fills done. It
+// returns io.EOF, leaving the request declined, when input ends first.
 func (cv *conversation) askInput(ctx context.Context, req *protocol.ChatInputRequest, done *protocol.ChatInputCompletedAction) error {
+	if cv.stdinUsed {
+		return nil
+	}
 	if len(req.Questions) == 0 {
 		msg := "The agent asks you to continue."
 		if req.Message != nil {
 			msg = *req.Message
 		}
 		line, err := cv.ask(ctx, msg+" [Y/n] ")
-		if err != nil && err != io.EOF {
+		if err != nil {
 			return err
 		}
-		if err == nil && (strings.TrimSpace(line) == "" || yes(line)) {
+		if strings.TrimSpace(line) == "" || yes(line) {
 			done.Response = protocol.ChatInputResponseKindAccept
 		}
 		return nil
@@ -279,11 +294,8 @@ func (cv *conversation) askInput(ctx context.Context, req *protocol.ChatInputReq
 	for _, q := range req.Questions {
 		for tries := 0; ; tries++ {
 			line, err := cv.ask(ctx, questionPrompt(q))
-			if err == io.EOF {
-				return nil // declined
-			}
 			if err != nil {
-				return err
+				return err // io.EOF: declined
 			}
 			value, err := answerText(q, line)
 			if err == nil {
@@ -325,12 +337,14 @@ func (cv *conversation) changes() (<-chan struct{}, func()) {
 func runSend(ctx context.Context, a *app, pos []string, flags any) error {
 	o := flags.(*sendOptions)
 	var prompt string
+	fromStdin := false
 	switch {
 	case len(pos) == 2 && pos[1] != "-":
 		prompt = pos[1]
 	case a.stdinTTY:
 		return usagef("no prompt: give it as an argument, or pipe it in")
 	default:
+		fromStdin = true
 		b, err := io.ReadAll(a.stdin)
 		if err != nil {
 			return err
@@ -351,6 +365,7 @@ func runSend(ctx context.Context, a *app, pos []string, flags any) error {
 	if err != nil {
 		return err
 	}
+	cv.stdinUsed = fromStdin
 	changed, stop := cv.changes()
 	defer stop()
 	r, id, err := cv.start(ctx, prompt)

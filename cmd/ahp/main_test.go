@@ -184,18 +184,25 @@ func TestGolden(t *testing.T) {
 		{"new-unknown-provider", "", false, []string{"new", "--provider", "nope"}},
 		{"new-missing-cwd", "", false, []string{"new", "--cwd", "/nonexistent"}},
 		{"send-missing-id", "", false, []string{"send", "nope", "hi"}},
+		{"send-input-piped", "green\n", false, []string{"send", "{id2}", "/input Favourite colour?"}},
+		{"send-input-stdin-prompt", "/input Favourite colour?\n", false, []string{"send", "{id2}", "-"}},
 	}
-	var created string
+	var created, second string // the second survives "rm"
 	for _, s := range steps {
 		args := make([]string, len(s.args))
 		for i, a := range s.args {
-			args[i] = strings.ReplaceAll(a, id, created)
+			args[i] = strings.ReplaceAll(strings.ReplaceAll(a, id, created), "{id2}", second)
 		}
 		inv := h.cmd(s.stdin, args...)
 		inv.env.stdinTTY = s.tty
 		r := inv.run(t)
-		if s.name == "new" {
+		switch s.name {
+		case "new":
 			created = strings.TrimSpace(r.stdout)
+		case "new-json":
+			var out struct{ ID string }
+			json.Unmarshal([]byte(r.stdout), &out)
+			second = out.ID
 		}
 		h.golden(s.name, r)
 	}
