@@ -358,3 +358,32 @@ func TestChatPipedQueue(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestRemoveEndsWatchAndSend: removing a session ends a watch of it and a
+// send waiting on its chat, with the not-found exit code, instead of
+// leaving them waiting (chat-channel.md, Disposal: the host announces the
+// removal so subscribers can release their subscriptions).
+func TestRemoveEndsWatchAndSend(t *testing.T) {
+	h := newHarness(t, nil)
+	id := strings.TrimSpace(h.cmd("", "new").run(t).stdout)
+	watch := h.cmd("", "watch", id)
+	send := h.cmd("", "send", id, "/slow 100000")
+	done := make(chan result, 2)
+	go func() { done <- watch.run(t) }()
+	waitFor(t, watch.err, "watching")
+	go func() { done <- send.run(t) }()
+	waitFor(t, watch.out, "session/chatUpdated") // the turn runs
+	if r := h.cmd("", "rm", id).run(t); r.code != 0 {
+		t.Fatalf("rm: %d %s", r.code, r.stderr)
+	}
+	for range 2 {
+		select {
+		case r := <-done:
+			if r.code != exitNotFound {
+				t.Errorf("exit %d, want %d; stderr %s", r.code, exitNotFound, r.stderr)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a command still waits on the removed session")
+		}
+	}
+}
