@@ -3,6 +3,8 @@ module github.com/ahp-go/ahp
 go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/coder/acp-go-sdk v0.13.0
 	github.com/coder/websocket v1.8.15
 	github.com/go-json-experiment/json v1.27.2

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path"
@@ -30,6 +31,7 @@ import (
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/connlimit"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/web"
 )
 
 // defaultMaxConnections is the default of --max-connections: well under
@@ -59,6 +61,7 @@ type config struct {
 	ShutdownGrace string   `json:"shutdownGrace"`
 	MaxConns      int      `json:"maxConnections"`
 	IdleTimeout   string   `json:"httpIdleTimeout"`
+	NoWeb         bool     `json:"noWeb"`
 	storeConfig
 	agentConfig
 	workspaceConfig
@@ -137,6 +140,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long to wait for clients on shutdown")
 	fs.IntVar(&cfg.MaxConns, "max-connections", cfg.MaxConns, "most connections held open at once; more are answered 503 (0: no limit)")
 	fs.StringVar(&cfg.IdleTimeout, "http-idle-timeout", cfg.IdleTimeout, "how long an idle keep-alive HTTP connection is kept")
+	fs.BoolVar(&cfg.NoWeb, "no-web", cfg.NoWeb, "do not serve the web client at /")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&cfg.CheckOnly, "check", false, "check the configuration and exit")
 	cfg.storeConfig.register(fs)
@@ -308,24 +312,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	idle, _ := time.ParseDuration(cfg.IdleTimeout)
 	lim := connlimit.New(cfg.MaxConns, log)
+	var handler http.Handler = h.WebSocketHandler(&host.WebSocketOptions{
+		Token:        cfg.Token,
+		AllowedHosts: cfg.AllowHosts,
+		// A listener reachable beyond this machine requires a
+		// token; it answers to any name unless names are given.
+		AnyHost:                 !cfg.loopbackListener() && len(cfg.AllowHosts) == 0,
+		OriginPatterns:          cfg.AllowOrigins,
+		InsecureSkipOriginCheck: cfg.AnyOrigin,
+		PingInterval:            pingInterval(mustDuration(cfg.PingInterval)),
+		PingTimeout:             mustDuration(cfg.PingTimeout),
+	})
+	if !cfg.NoWeb {
+		handler = web.New(handler)
+	}
 	srv := &http.Server{
-		Handler: lim.Handler(h.WebSocketHandler(&host.WebSocketOptions{
-			Token:        cfg.Token,
-			AllowedHosts: cfg.AllowHosts,
-			// A listener reachable beyond this machine requires a
-			// token; it answers to any name unless names are given.
-			AnyHost:                 !cfg.loopbackListener() && len(cfg.AllowHosts) == 0,
-			OriginPatterns:          cfg.AllowOrigins,
-			InsecureSkipOriginCheck: cfg.AnyOrigin,
-			PingInterval:            pingInterval(mustDuration(cfg.PingInterval)),
-			PingTimeout:             mustDuration(cfg.PingTimeout),
-		})),
+		Handler:           lim.Handler(handler),
 		ConnContext:       lim.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	fmt.Fprintf(stdout, "ahpd listening on ws://%s/\n", ln.Addr())
+	if !cfg.NoWeb {
+		fmt.Fprintf(stdout, "web client at %s\n", webURL(ln.Addr(), cfg.Token))
+	}
 	log.Info("ahpd started", "version", version, "protocol", protocol.ProtocolVersion, "addr", ln.Addr().String(), "token", cfg.Token != "")
 
 	serveErr := make(chan error, 1)
@@ -360,4 +371,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
 	return h.Close()
+}
+
+// webURL is the link that opens the web client. The token, if any, goes
+// in the fragment: the browser keeps it to itself (it is never part of a
+// page request, so never in a log or a Referer), and the page hands it to
+// the WebSocket.
+func webURL(addr net.Addr, token string) string {
+	u := "http://" + addr.String() + "/"
+	if token != "" {
+		u += "#token=" + url.QueryEscape(token)
+	}
+	return u
 }

@@ -71,7 +71,8 @@ func TestRunPrintsURLAndServes(t *testing.T) {
 		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--token", "tok", "--log-level", "error"}, pw, io.Discard)
 		pw.Close()
 	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
+	out := bufio.NewReader(pr)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +80,17 @@ func TestRunPrintsURLAndServes(t *testing.T) {
 	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
 		t.Fatalf("first line %q", line)
 	}
+	// The second line links to the web client, with the token in the
+	// fragment, which browsers never send to the server.
+	line, err = out.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := "http" + strings.TrimPrefix(url, "ws") + "#token=tok"
+	if got := strings.TrimSpace(line); got != "web client at "+page {
+		t.Fatalf("second line %q, want the web client at %s", line, page)
+	}
+	go io.Copy(io.Discard, out)
 	dialCtx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer dcancel()
 	if _, _, err := websocket.Dial(dialCtx, url, nil); err == nil {

@@ -1,0 +1,543 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/echo"
+	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/web"
+)
+
+// chromium returns the path of a Chromium or Chrome binary: $AHP_CHROMIUM,
+// else the first found on PATH. Without one the browser tests skip, except
+// under CI=true, where they fail.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("AHP_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no Chromium found (install Debian's chromium, or set AHP_CHROMIUM); the browser tests are required under CI=true")
+	}
+	t.Skip("no Chromium found (install chromium or set AHP_CHROMIUM); skipping the browser tests")
+	return ""
+}
+
+// proxy forwards TCP connections to a target and can cut them all and
+// refuse new ones for a while: a network drop, as the browser sees it.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	down   bool
+	wg     sync.WaitGroup
+}
+
+func newProxy(t *testing.T, target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target, conns: map[net.Conn]bool{}}
+	p.wg.Add(1)
+	go p.serve()
+	t.Cleanup(func() { ln.Close(); p.drop(); p.wg.Wait() })
+	return p
+}
+
+func (p *proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = true, true
+		p.mu.Unlock()
+		p.wg.Add(2)
+		go p.pipe(c, up)
+		go p.pipe(up, c)
+	}
+}
+
+func (p *proxy) pipe(dst, src net.Conn) {
+	defer p.wg.Done()
+	io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+	p.mu.Lock()
+	delete(p.conns, dst)
+	delete(p.conns, src)
+	p.mu.Unlock()
+}
+
+// drop cuts every connection and refuses new ones until restore.
+func (p *proxy) drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+func (p *proxy) restore() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+// browser is one headless Chromium tab on the page, plus a place for the
+// screenshots of each step.
+type browser struct {
+	t         *testing.T
+	ctx       context.Context
+	artifacts string
+	shots     int
+}
+
+func newBrowser(t *testing.T, width, height int64) *browser {
+	exe := chromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(int(width), int(height)),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf), chromedp.WithListener(func(ev any) {
+		// The page's uncaught errors and console errors go to the test log.
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			d := ev.ExceptionDetails
+			desc := ""
+			if d.Exception != nil {
+				desc = d.Exception.Description
+			}
+			t.Logf("page exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber)
+		case *runtime.EventConsoleAPICalled:
+			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+				var parts []string
+				for _, a := range ev.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				t.Logf("page console %s: %s", ev.Type, strings.Join(parts, " "))
+			}
+		}
+	}))
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	return &browser{t: t, ctx: ctx, artifacts: t.ArtifactDir()}
+}
+
+// run runs chromedp actions with a deadline, failing the test on error.
+func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.shot("failed-" + strings.ReplaceAll(what, " ", "-"))
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// wait polls a JavaScript condition in the page until it holds.
+func (b *browser) wait(what, cond string) {
+	b.t.Helper()
+	b.run("waiting for "+what, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingTimeout(45*time.Second), chromedp.WithPollingInterval(50*time.Millisecond)))
+}
+
+// eval evaluates JavaScript in the page and returns its value.
+func eval[T any](b *browser, js string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		b.t.Fatalf("evaluating %s: %v", js, err)
+	}
+	return v
+}
+
+// shot saves a screenshot of the page as a numbered test artifact.
+func (b *browser) shot(name string) {
+	b.shots++
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	path := filepath.Join(b.artifacts, fmt.Sprintf("%02d-%s.png", b.shots, name))
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// testHost runs a host with the echo agent (no pause between words)
+// behind the web handler, and returns the host and its HTTP URL.
+func testHost(t *testing.T) (*host.Host, string) {
+	return testHostWith(t, nil)
+}
+
+func testHostWith(t *testing.T, ws *host.WebSocketOptions) (*host.Host, string) {
+	h, err := host.New(&host.Options{Agents: []agent.Backend{echo.New(&echo.Options{WordDelay: -1})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.New(h.WebSocketHandler(ws)))
+	t.Cleanup(func() { srv.Close(); h.Close() })
+	return h, srv.URL
+}
+
+// other is a second client: the Go SDK on the host's own URL.
+type other struct {
+	t    *testing.T
+	c    *client.Client
+	chat *client.Subscription
+}
+
+func newOther(t *testing.T, url string) *other {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(url, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	return &other{t: t, c: c}
+}
+
+func (o *other) follow(chatURI string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	sub, err := o.c.Subscribe(ctx, &protocol.SubscribeParams{Channel: chatURI})
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	o.chat = sub
+}
+
+func (o *other) say(text string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := o.chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{
+		TurnID:    client.NewID(),
+		StartedAt: protocol.FormatTime(time.Now()),
+		Message:   protocol.Message{Text: text, Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}},
+	}); err != nil {
+		o.t.Fatal(err)
+	}
+}
+
+// state waits until the followed chat satisfies ok, and returns it.
+func (o *other) state(what string, ok func(*protocol.ChatState) bool) *protocol.ChatState {
+	o.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := o.chat.State().(*protocol.ChatState)
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			b, _ := protocol.Marshal(st)
+			o.t.Fatalf("the second client never saw %s; its chat state: %.2000s", what, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sendPrompt types text into the composer and sends it.
+func (b *browser) sendPrompt(text string) {
+	b.t.Helper()
+	b.run("typing "+text, chromedp.SendKeys(chromedp.ID("#prompt"), text), chromedp.Click(chromedp.ID("#send")))
+}
+
+// lastTurn is a JavaScript expression for the text of the last completed
+// turn.
+const lastTurn = `(document.querySelector('#turns article:last-child')?.textContent || '')`
+
+// TestBrowser drives the page in headless Chromium through the main
+// flows, one step after another on one session, with a screenshot of each.
+func TestBrowser(t *testing.T) {
+	h, url := testHost(t)
+	_ = h
+	px := newProxy(t, strings.TrimPrefix(url, "http://"))
+	page := "http://" + px.ln.Addr().String() + "/?turns=2"
+	b := newBrowser(t, 1200, 860)
+
+	// First paint, measured by the page itself.
+	b.run("opening the page", chromedp.Navigate(page))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	fcp := eval[float64](b, `performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1`)
+	t.Logf("first contentful paint: %.0f ms", fcp)
+	if fcp < 0 || fcp >= 1000 {
+		t.Errorf("first contentful paint at %.0f ms, want under 1000 ms", fcp)
+	}
+	t.Logf("protocol version negotiated by the page: %s", eval[string](b, `window.ahpApp.client.protocolVersion`))
+	b.shot("connected")
+
+	// Create a session with the echo agent and its model.
+	b.run("opening the new-session form", chromedp.Click(chromedp.ID("#new-session")))
+	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
+	b.run("choosing the model", chromedp.SetValue(chromedp.ID("#c-model"), "echo-1"))
+	b.shot("create-session")
+	b.run("creating the session", chromedp.Click(chromedp.ID("#create-submit")))
+	b.wait("the session view", `!document.querySelector('#session').hidden && document.querySelectorAll('#chats .tab').length === 1`)
+	b.wait("the session in the list", `document.querySelectorAll('#sessions li').length === 1`)
+	sessionURI := eval[string](b, `window.ahpApp.sessionURI`)
+	b.wait("the chat", `!!window.ahpApp.client.state(window.ahpApp.chatURI)`)
+	chatURI := eval[string](b, `window.ahpApp.chatURI`)
+	b.shot("session")
+
+	// A prompt streams back, word by word, as markdown.
+	b.sendPrompt("/slow 8")
+	b.wait("the reply to stream in", `(document.querySelector('#active .stream')?.textContent || '').includes('word3')`)
+	partial := eval[string](b, `document.querySelector('#active .stream').textContent`)
+	if strings.Contains(partial, "word8") {
+		t.Errorf("the reply was not streamed: the first look already had all of it: %q", partial)
+	}
+	b.shot("streaming")
+	b.wait("the reply to complete", lastTurn+`.includes('word8') && !document.querySelector('#active article')`)
+	b.sendPrompt("make this **bold**")
+	b.wait("markdown", `document.querySelector('#turns article:last-child .stream strong')?.textContent === 'bold'`)
+	model := eval[string](b, `document.querySelector('#turns article:last-child .user .model')?.textContent || ''`)
+	if model != "echo-1" {
+		t.Errorf("the turn shows model %q, want echo-1 (the model chosen at creation travels on each message)", model)
+	}
+	b.shot("replied")
+
+	// A tool call waits for confirmation; allowing it lets it run.
+	b.sendPrompt("/tool ping")
+	b.wait("the confirmation", `!!document.querySelector('#active .status-pending-confirmation .actions button.primary')`)
+	b.shot("tool-confirmation")
+	b.run("allowing the tool", chromedp.Click(chromedp.CSS(`#active .status-pending-confirmation .actions button.primary`)))
+	b.wait("the tool result", lastTurn+`.includes('The tool said: ping') && !!document.querySelector('#turns article:last-child .status-completed')`)
+	b.shot("tool-done")
+
+	// An input request is answered in the page.
+	b.sendPrompt("/input Your name?")
+	b.wait("the question", `!!document.querySelector('#active form.part.input input[type=text]')`)
+	b.run("answering", chromedp.SendKeys(chromedp.CSS(`#active form.part.input input[type=text]`), "Ada"),
+		chromedp.Click(chromedp.CSS(`#active form.part.input button[type=submit]`)))
+	b.wait("the answer echoed", lastTurn+`.includes('You answered: Ada')`)
+	b.shot("input-answered")
+
+	// A turn run by another client appears live.
+	o := newOther(t, url)
+	o.follow(chatURI)
+	o.say("hello from another client")
+	b.wait("the other client's turn", lastTurn+`.includes('You said: hello from another client')`)
+	b.shot("second-client")
+
+	// The composer keeps its draft in the chat, debounced, and clears it on send.
+	b.run("typing a draft", chromedp.SendKeys(chromedp.ID("#prompt"), "half a thought"))
+	o.state("the draft", func(st *protocol.ChatState) bool { return st.Draft != nil && st.Draft.Text == "half a thought" })
+	b.run("sending the draft", chromedp.Click(chromedp.ID("#send")))
+	b.wait("the draft's turn", lastTurn+`.includes('You said: half a thought')`)
+	if d := eval[string](b, `JSON.stringify(window.ahpApp.client.state(window.ahpApp.chatURI).draft || null)`); d != "null" {
+		t.Errorf("the page still has the draft %s after sending it", d)
+	}
+	o.state("the draft cleared", func(st *protocol.ChatState) bool { return st.Draft == nil })
+
+	// Queue a message behind a running turn, then cancel a turn.
+	b.sendPrompt("/slow 40")
+	b.wait("the turn to run", `!!document.querySelector('#active article')`)
+	b.run("queueing", chromedp.SendKeys(chromedp.ID("#prompt"), "queued after"), chromedp.Click(chromedp.ID("#queue")))
+	b.wait("the queued message", `(document.querySelector('#pending')?.textContent || '').includes('queued after')`)
+	b.shot("queued")
+	b.run("cancelling", chromedp.Click(chromedp.ID("#cancel")))
+	b.wait("the queued turn", lastTurn+`.includes('You said: queued after') && document.querySelector('#pending').children.length === 0`)
+	cancelled := eval[bool](b, `[...document.querySelectorAll('#turns article')].some((a) => a.classList.contains('state-cancelled'))`)
+	if !cancelled {
+		t.Error("the cancelled turn does not show as cancelled")
+	}
+	b.shot("cancelled-and-queued")
+
+	// The network drops; meanwhile the other client runs a turn. Once the
+	// network is back the page catches up without a reload.
+	px.drop()
+	b.wait("the page to see the drop", `document.body.dataset.conn !== 'connected'`)
+	o.say("said while you were away")
+	o.state("its reply", func(st *protocol.ChatState) bool {
+		return st.ActiveTurn == nil && len(st.Turns) > 0 && st.Turns[len(st.Turns)-1].Message.Text == "said while you were away"
+	})
+	b.shot("offline")
+	px.restore()
+	b.wait("the reconnection", `document.body.dataset.conn === 'connected'`)
+	b.wait("the missed turn", lastTurn+`.includes('You said: said while you were away')`)
+	resumed := eval[map[string]any](b, `window.ahpApp.client.lastResume`)
+	t.Logf("resumed: %v", resumed)
+	b.shot("reconnected")
+
+	// A reload shows the whole history, paged two turns at a time.
+	before := eval[[]string](b, `[...document.querySelectorAll('#turns article')].map((a) => a.dataset.turn)`)
+	b.run("reloading", chromedp.Reload())
+	b.wait("the connection after reload", `document.body.dataset.conn === 'connected'`)
+	b.wait("the whole history", fmt.Sprintf(`document.querySelectorAll('#turns article').length === %d && document.querySelector('#older').hidden`, len(before)))
+	after := eval[[]string](b, `[...document.querySelectorAll('#turns article')].map((a) => a.dataset.turn)`)
+	if strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Errorf("after reload the turns are %v, want %v", after, before)
+	}
+	b.shot("reloaded")
+
+	// A second chat in the same session.
+	b.run("adding a chat", chromedp.Click(chromedp.ID("#new-chat")))
+	b.wait("the second chat", `document.querySelectorAll('#chats .tab').length === 2 && document.querySelector('#turns').children.length === 0 && !!window.ahpApp.client.state(window.ahpApp.chatURI)`)
+	b.sendPrompt("in the second chat")
+	b.wait("its reply", lastTurn+`.includes('You said: in the second chat')`)
+	b.shot("second-chat")
+
+	// 20,000 deltas render without freezing the page: the longest task on
+	// the main thread stays under 100 ms.
+	eval[bool](b, `window.__long = []; new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); }).observe({ type: 'longtask' }); true`)
+	// The other client sends it, so the page does nothing but render.
+	second := eval[string](b, `window.ahpApp.chatURI`)
+	o.follow(second)
+	words := make([]string, 20000)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%d", i+1)
+	}
+	start := time.Now()
+	o.say(strings.Join(words, " "))
+	b.wait("the 20,000-word reply", lastTurn+`.endsWith !== undefined && (document.querySelector('#turns article:last-child .stream')?.textContent || '').trimEnd().endsWith('w20000')`)
+	elapsed := time.Since(start)
+	long := eval[[]float64](b, `window.__long`)
+
+	longest := 0.0
+	for _, d := range long {
+		longest = max(longest, d)
+	}
+	t.Logf("20,000-delta reply rendered in %v; %d long tasks, the longest %.0f ms", elapsed.Round(time.Millisecond), len(long), longest)
+	if longest >= 100 {
+		t.Errorf("the longest main-thread task took %.0f ms, want under 100 ms", longest)
+	}
+	b.shot("long-reply")
+
+	// Archive, then remove, a session.
+	b.run("archiving", chromedp.Click(chromedp.ID("#archive")))
+	b.wait("the session to leave the list", `document.querySelectorAll('#sessions li').length === 0`)
+	b.run("showing archived sessions", chromedp.Click(chromedp.ID("#show-archived")))
+	b.wait("the archived session", `document.querySelector('#sessions li .tag')?.textContent === 'archived'`)
+	b.shot("archived")
+	eval[bool](b, `window.confirm = () => true; document.querySelector('#remove').click(); true`)
+	b.wait("the session to be gone", `document.querySelectorAll('#sessions li').length === 0 && document.querySelector('#session').hidden`)
+	b.shot("removed")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	list, err := o.c.ListSessions(ctx, &protocol.ListSessionsParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list.Items {
+		if s.Resource == sessionURI {
+			t.Errorf("session %s still listed after removal", sessionURI)
+		}
+	}
+}
+
+// TestBrowserPhoneWidth checks the layout at phone width: one pane at a
+// time, nothing wider than the screen.
+func TestBrowserPhoneWidth(t *testing.T) {
+	_, url := testHost(t)
+	b := newBrowser(t, 390, 844)
+	b.run("emulating a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile), chromedp.Navigate(url+"/"))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	b.run("creating a session", chromedp.Click(chromedp.ID("#new-session")))
+	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
+	b.run("creating", chromedp.Click(chromedp.ID("#create-submit")))
+	b.wait("the session view", `!!window.ahpApp.client.state(window.ahpApp.chatURI)`)
+	b.sendPrompt("/tool from a phone")
+	b.wait("the confirmation", `!!document.querySelector('#active .status-pending-confirmation .actions button.primary')`)
+	type layout struct {
+		ScrollWidth int  `json:"scrollWidth"`
+		SideShown   bool `json:"sideShown"`
+		MainShown   bool `json:"mainShown"`
+	}
+	check := `({ scrollWidth: document.documentElement.scrollWidth,
+		sideShown: getComputedStyle(document.querySelector('#side')).display !== 'none',
+		mainShown: getComputedStyle(document.querySelector('#main')).display !== 'none' })`
+	l := eval[layout](b, check)
+	if l.ScrollWidth > 390 || l.SideShown || !l.MainShown {
+		t.Errorf("in a session at 390 px: %+v, want the session alone and no horizontal scrolling", l)
+	}
+	b.shot("phone-session")
+	b.run("confirming", chromedp.Click(chromedp.CSS(`#active .status-pending-confirmation .actions button.primary`)))
+	b.wait("the tool result", lastTurn+`.includes('The tool said: from a phone')`)
+	b.run("going back", chromedp.Click(chromedp.ID("#back")))
+	b.wait("the list", `getComputedStyle(document.querySelector('#side')).display !== 'none'`)
+	l = eval[layout](b, check)
+	if l.ScrollWidth > 390 || !l.SideShown || l.MainShown {
+		t.Errorf("the list at 390 px: %+v, want the list alone and no horizontal scrolling", l)
+	}
+	b.shot("phone-list")
+}
+
+// TestBrowserToken opens the page of a host that needs a token: from the
+// link ahpd prints (token in the fragment, removed from the address bar
+// once read), and without it, where the page asks for the token.
+func TestBrowserToken(t *testing.T) {
+	_, url := testHostWith(t, &host.WebSocketOptions{Token: "s3cret"})
+	b := newBrowser(t, 1000, 700)
+	b.run("opening the printed link", chromedp.Navigate(url+"/#token=s3cret"))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	if h := eval[string](b, `location.href`); strings.Contains(h, "s3cret") {
+		t.Errorf("the token stays in the address bar: %s", h)
+	}
+	b.shot("token-from-link")
+
+	b2 := newBrowser(t, 1000, 700)
+	b2.run("opening the page without the token", chromedp.Navigate(url+"/"))
+	b2.wait("the token field", `!document.querySelector('#token-form').hidden`)
+	b2.shot("token-asked")
+	b2.run("entering the token", chromedp.SendKeys(chromedp.ID("#token-input"), "s3cret"), chromedp.Click(chromedp.CSS("#token-form button")))
+	b2.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	b2.shot("token-entered")
+}

@@ -1,0 +1,838 @@
+// The ahpd web client: the session list, sessions with their chats, and
+// the composer. State comes from the mirrors of client.js; this file only
+// turns states into DOM. States are immutable, so a part of the page is
+// rebuilt only when the object it shows is a different object.
+
+import { Client, ROOT, newID } from './client.js';
+import { Status, isoLater } from './reducers.js';
+import { StreamView, render as renderMarkdown } from './markdown.js';
+
+// ---- small DOM helpers
+
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const $ = (sel) => document.querySelector(sel);
+
+/** text returns the plain text of a StringOrMarkdown value. */
+function plain(v) {
+  if (v == null) return '';
+  return typeof v === 'string' ? v : v.markdown || '';
+}
+
+/** rich renders a StringOrMarkdown value. */
+function rich(v, cls) {
+  if (v != null && typeof v === 'object' && typeof v.markdown === 'string') {
+    const el = h('div', { class: `md ${cls || ''}` });
+    el.innerHTML = renderMarkdown(v.markdown);
+    return el;
+  }
+  return h('div', { class: cls || '' }, plain(v));
+}
+
+function statusInfo(status) {
+  const s = status || 0;
+  if ((s & Status.InputNeeded) === Status.InputNeeded) return ['input', 'needs input'];
+  if (s & Status.InProgress) return ['busy', 'working'];
+  if (s & Status.Error) return ['error', 'error'];
+  return ['idle', 'idle'];
+}
+
+function ago(iso) {
+  const t = Date.parse(iso);
+  if (!t) return '';
+  const d = (Date.now() - t) / 1000;
+  if (d < 60) return 'now';
+  if (d < 3600) return `${Math.floor(d / 60)} min`;
+  if (d < 86400) return `${Math.floor(d / 3600)} h`;
+  return new Date(t).toLocaleDateString();
+}
+
+const sessionID = (uri) => uri.replace(/^ahp-session:\/*/, '');
+const chatURIOf = (id) => `ahp-chat:/${id}`;
+
+function toFileURI(dir) {
+  dir = dir.trim();
+  if (!dir) return '';
+  if (/^[a-z][a-z0-9+.-]*:/i.test(dir)) return dir;
+  return 'file://' + dir.split('/').map(encodeURIComponent).join('/');
+}
+
+// ---- application
+
+// Turns fetched per page; ?turns=N in the page URL overrides it.
+const TURN_PAGE = Math.max(1, Number(new URLSearchParams(location.search).get('turns')) || 30);
+const DRAFT_DELAY = 600;
+
+class App {
+  constructor() {
+    this.token = this.takeToken();
+    this.client = new Client({ url: '/', token: this.token });
+    this.sessionURI = null;
+    this.chatURI = null;
+    this.showArchived = false;
+    this.unwatch = [];
+    this.turnEls = new Map(); // turn id -> {turn, el}
+    this.activeEl = null; // element of the active turn
+    this.partViews = new Map(); // part key -> {part, el, view}
+    this.draftTimer = 0;
+    this.models = new Map(); // chat URI -> model id chosen in the composer
+    this.fetching = false;
+
+    const c = this.client;
+    c.addEventListener('state', (e) => this.onConnection(e.detail));
+    c.addEventListener('sessions', () => this.renderSessions());
+    c.addEventListener('rejected', (e) => this.toast(`The host refused ${e.detail.action.type}: ${e.detail.reason}`));
+    this.bind();
+    c.start();
+    c.watch(ROOT, () => this.renderCreateForm());
+    window.addEventListener('hashchange', () => this.route());
+    document.addEventListener('visibilitychange', () => this.markRead());
+  }
+
+  // takeToken reads the token from the URL fragment ahpd printed
+  // (#token=...), keeps it for this tab and removes it from the address
+  // bar, so it is not left in the history or shown on screen.
+  takeToken() {
+    const m = location.hash.match(/(?:^#|&)token=([^&]*)/);
+    if (m) {
+      const t = decodeURIComponent(m[1]);
+      sessionStorage.setItem('ahpd-token', t);
+      history.replaceState(null, '', location.pathname + location.search);
+      return t;
+    }
+    return sessionStorage.getItem('ahpd-token') || '';
+  }
+
+  bind() {
+    $('#new-session').addEventListener('click', () => this.openCreate());
+    $('#create-form').addEventListener('submit', (e) => { e.preventDefault(); this.createSession(); });
+    $('#create-cancel').addEventListener('click', () => $('#create-dialog').close());
+    $('#show-archived').addEventListener('change', (e) => { this.showArchived = e.target.checked; this.renderSessions(); });
+    $('#token-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.token = $('#token-input').value.trim();
+      sessionStorage.setItem('ahpd-token', this.token);
+      this.client.token = this.token;
+      this.client.stop();
+      this.client.start();
+    });
+    $('#back').addEventListener('click', () => { location.hash = ''; });
+    $('#composer').addEventListener('submit', (e) => { e.preventDefault(); this.send('auto'); });
+    $('#prompt').addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.send('auto'); }
+    });
+    $('#prompt').addEventListener('input', () => this.draftChanged());
+    $('#steer').addEventListener('click', () => this.send('steering'));
+    $('#queue').addEventListener('click', () => this.send('queued'));
+    $('#cancel').addEventListener('click', () => this.cancelTurn());
+    $('#model').addEventListener('change', (e) => this.models.set(this.chatURI, e.target.value));
+    $('#archive').addEventListener('click', () => this.archive());
+    $('#remove').addEventListener('click', () => this.remove());
+    $('#new-chat').addEventListener('click', () => this.newChat());
+    $('#older').addEventListener('click', () => this.fetchOlder());
+    this.olderObserver = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) this.fetchOlder();
+    });
+    this.olderObserver.observe($('#older'));
+  }
+
+  onConnection({ state, detail }) {
+    const banner = $('#conn');
+    banner.dataset.state = state;
+    const labels = {
+      connecting: 'Connecting…', connected: 'Connected', reconnecting: 'Reconnecting…',
+      disconnected: 'Connection lost; retrying…', failed: 'Cannot connect', closed: 'Closed',
+      unauthorized: 'Token needed',
+    };
+    $('#conn-text').textContent = labels[state] + (detail && state !== 'connected' ? ` (${detail})` : '');
+    document.body.dataset.conn = state;
+    // A host that needs a token refuses the upgrade before any message:
+    // offer the token field whenever connecting keeps failing.
+    const askToken = state === 'unauthorized' || (!this.client.everConnected && this.client.attempt >= 2);
+    $('#token-form').hidden = !askToken;
+    if (state === 'connected') {
+      $('#version').textContent = `AHP ${this.client.protocolVersion}`;
+      this.renderSessions();
+      this.renderCreateForm();
+      this.route();
+    }
+  }
+
+  toast(msg) {
+    const t = h('div', { class: 'toast', role: 'status' }, msg);
+    $('#toasts').append(t);
+    setTimeout(() => t.remove(), 6000);
+  }
+
+  // ---- session list
+
+  renderSessions() {
+    const list = $('#sessions');
+    const items = [...this.client.sessions.values()]
+      .filter((s) => this.showArchived || !(s.status & Status.IsArchived))
+      .sort((a, b) => (isoLater(a.modifiedAt, b.modifiedAt) ? -1 : isoLater(b.modifiedAt, a.modifiedAt) ? 1 : 0));
+    list.replaceChildren(...items.map((s) => {
+      const [cls, label] = statusInfo(s.status);
+      const unread = !(s.status & Status.IsRead);
+      return h('li', { class: `session ${s.resource === this.sessionURI ? 'selected' : ''}`, 'data-uri': s.resource },
+        h('a', { href: `#/s/${encodeURIComponent(sessionID(s.resource))}` },
+          h('span', { class: `dot ${cls}`, title: label }),
+          h('span', { class: 'stitle' }, s.title || 'New Session'),
+          unread ? h('span', { class: 'unread', title: 'unread' }, '●') : null,
+          s.status & Status.IsArchived ? h('span', { class: 'tag' }, 'archived') : null,
+          h('span', { class: 'when' }, ago(s.modifiedAt)),
+          h('span', { class: 'activity' }, s.activity || label)));
+    }));
+    $('#empty-list').hidden = items.length > 0;
+    this.markRead();
+  }
+
+  // markRead marks the session on screen read, once for each change of its
+  // catalog entry that left it unread.
+  markRead() {
+    const uri = this.sessionURI;
+    const sum = uri && this.client.sessions.get(uri);
+    if (!sum || (sum.status & Status.IsRead) || document.visibilityState !== 'visible') return;
+    if (!this.client.state(uri)) return;
+    const mark = `${uri} ${sum.modifiedAt} ${sum.status}`;
+    if (this.readMark === mark) return;
+    this.readMark = mark;
+    this.client.dispatch(uri, { type: 'session/isReadChanged', isRead: true });
+  }
+
+  // ---- creating sessions
+
+  agents() {
+    const root = this.client.state(ROOT);
+    return (root && root.agents) || [];
+  }
+
+  renderCreateForm() {
+    const sel = $('#c-provider');
+    const agents = this.agents();
+    const cur = sel.value;
+    sel.replaceChildren(...agents.map((a) => h('option', { value: a.provider }, a.displayName || a.provider)));
+    if (cur) sel.value = cur;
+    this.renderModels();
+    const dir = $('#c-dir');
+    if (!dir.value && this.client.initResult && this.client.initResult.defaultDirectory) {
+      dir.placeholder = this.client.initResult.defaultDirectory;
+    }
+  }
+
+  renderModels() {
+    const agent = this.agents().find((a) => a.provider === $('#c-provider').value);
+    const models = (agent && agent.models) || [];
+    $('#c-model').replaceChildren(h('option', { value: '' }, 'default'),
+      ...models.map((m) => h('option', { value: m.id }, m.name || m.id)));
+  }
+
+  openCreate() {
+    this.renderCreateForm();
+    $('#c-provider').onchange = () => this.renderModels();
+    $('#create-dialog').showModal();
+  }
+
+  async createSession() {
+    const id = newID();
+    const uri = `ahp-session:/${id}`;
+    const params = { channel: uri };
+    const provider = $('#c-provider').value;
+    if (provider) params.provider = provider;
+    const dir = toFileURI($('#c-dir').value);
+    if (dir) params.workingDirectories = [dir];
+    const model = $('#c-model').value;
+    try {
+      await this.client.request('createSession', params);
+    } catch (e) {
+      this.toast(`Could not create the session: ${e.message}`);
+      return;
+    }
+    $('#create-dialog').close();
+    this.pendingModel = model;
+    location.hash = `#/s/${encodeURIComponent(id)}`;
+  }
+
+  // ---- routing
+
+  route() {
+    if (!this.client.ready) return;
+    const m = location.hash.match(/^#\/s\/([^/]+)(?:\/c\/([^/]+))?/);
+    const uri = m ? `ahp-session:/${decodeURIComponent(m[1])}` : null;
+    const chat = m && m[2] ? chatURIOf(decodeURIComponent(m[2])) : null;
+    document.body.classList.toggle('in-session', !!uri);
+    this.openSession(uri, chat);
+  }
+
+  async openSession(uri, chat) {
+    if (uri !== this.sessionURI) {
+      this.closeSession();
+      this.sessionURI = uri;
+      this.renderSessions();
+    }
+    if (!uri) { $('#session').hidden = true; $('#placeholder').hidden = false; return; }
+    $('#session').hidden = false;
+    $('#placeholder').hidden = true;
+    let st;
+    try {
+      st = await this.client.subscribe(uri);
+    } catch (e) {
+      this.toast(`Cannot open the session: ${e.message}`);
+      return;
+    }
+    if (uri !== this.sessionURI) return;
+    if (!this.unwatch.length) {
+      this.unwatch.push(this.client.watch(uri, (s) => this.renderSession(s)));
+    }
+    this.renderSession(st);
+    const chatURI = chat || st.defaultChat || (st.chats && st.chats[0] && st.chats[0].resource);
+    if (chatURI) this.openChat(chatURI);
+  }
+
+  closeSession() {
+    for (const f of this.unwatch) f();
+    this.unwatch = [];
+    this.closeChat();
+    if (this.sessionURI) this.client.unsubscribe(this.sessionURI);
+    this.sessionURI = null;
+  }
+
+  renderSession(st) {
+    if (!st) {
+      this.toast('The session was removed.');
+      location.hash = '';
+      return;
+    }
+    $('#s-title').textContent = st.title || 'New Session';
+    const [cls, label] = statusInfo(st.status);
+    $('#s-status').className = `dot ${cls}`;
+    $('#s-status').title = label;
+    $('#s-activity').textContent = st.activity || '';
+    const lifecycle = st.lifecycle === 'creating' ? 'starting…' :
+      (st.lifecycle === 'creationFailed' || st.lifecycle === 'failed') ? `failed: ${(st.creationError && st.creationError.message) || ''}` : '';
+    $('#s-lifecycle').textContent = lifecycle;
+    $('#archive').textContent = st.status & Status.IsArchived ? 'Unarchive' : 'Archive';
+    const tabs = $('#chats');
+    tabs.replaceChildren(...(st.chats || []).map((c) => {
+      const [ccls] = statusInfo(c.status);
+      return h('button', {
+        class: `tab ${c.resource === this.chatURI ? 'selected' : ''}`, type: 'button', role: 'tab',
+        'aria-selected': c.resource === this.chatURI ? 'true' : 'false',
+        onclick: () => { location.hash = `#/s/${encodeURIComponent(sessionID(st.resource))}/c/${encodeURIComponent(c.resource.replace(/^ahp-chat:\/*/, ''))}`; },
+      }, h('span', { class: `dot ${ccls}` }), c.title || 'Chat');
+    }));
+    this.markRead();
+    this.renderComposerOptions();
+  }
+
+  archive() {
+    const st = this.client.state(this.sessionURI);
+    if (!st) return;
+    this.client.dispatch(this.sessionURI, { type: 'session/isArchivedChanged', isArchived: !(st.status & Status.IsArchived) });
+  }
+
+  async remove() {
+    const uri = this.sessionURI;
+    if (!uri || !confirm('Remove this session and its history?')) return;
+    try {
+      location.hash = '';
+      await this.client.request('disposeSession', { channel: uri });
+    } catch (e) {
+      this.toast(`Could not remove the session: ${e.message}`);
+    }
+  }
+
+  async newChat() {
+    const id = newID();
+    try {
+      await this.client.request('createChat', { channel: this.sessionURI, chat: chatURIOf(id) });
+      location.hash = `#/s/${encodeURIComponent(sessionID(this.sessionURI))}/c/${encodeURIComponent(id)}`;
+    } catch (e) {
+      this.toast(`Could not create the chat: ${e.message}`);
+    }
+  }
+
+  // ---- chat
+
+  async openChat(uri) {
+    if (uri === this.chatURI) return;
+    this.closeChat();
+    this.chatURI = uri;
+    let st;
+    try {
+      st = await this.client.subscribe(uri, { turns: TURN_PAGE });
+    } catch (e) {
+      this.toast(`Cannot open the chat: ${e.message}`);
+      return;
+    }
+    if (uri !== this.chatURI) return;
+    this.chatUnwatch = this.client.watch(uri, (s) => this.renderChat(s));
+    // The composer starts from the chat's draft.
+    $('#prompt').value = (st.draft && st.draft.text) || '';
+    if (this.pendingModel) { this.models.set(uri, this.pendingModel); this.pendingModel = ''; }
+    this.renderSession(this.client.state(this.sessionURI));
+    this.renderChat(st);
+    this.scrollToEnd(true);
+  }
+
+  closeChat() {
+    if (this.chatUnwatch) this.chatUnwatch();
+    this.chatUnwatch = null;
+    this.flushDraft();
+    if (this.chatURI) this.client.unsubscribe(this.chatURI);
+    this.chatURI = null;
+    this.turnEls.clear();
+    this.partViews.clear();
+    this.activeEl = null;
+    $('#turns').replaceChildren();
+    $('#active').replaceChildren();
+    $('#pending').replaceChildren();
+  }
+
+  renderChat(st) {
+    if (!st) { this.toast('The chat was removed.'); this.closeChat(); return; }
+    const log = $('#log');
+    const nearEnd = log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+    const beforeHeight = log.scrollHeight;
+    const firstBefore = $('#turns').firstElementChild;
+
+    // Completed turns: build each once, in order.
+    const container = $('#turns');
+    const seen = new Set();
+    let prev = null;
+    for (const t of st.turns) {
+      seen.add(t.id);
+      let e = this.turnEls.get(t.id);
+      if (!e && this.activeEl && this.activeEl.dataset.turn === t.id) {
+        // The active turn just ended: its element becomes the turn's, so
+        // nothing already on screen is built or laid out again.
+        const el = this.activeEl;
+        this.activeEl = null;
+        el.className = `turn state-${t.state}`;
+        this.fillTurn(el, t, false);
+        e = { turn: t, el };
+        this.turnEls.set(t.id, e);
+      } else if (!e || e.turn !== t) {
+        const el = this.renderTurn(t, false);
+        if (e) e.el.replaceWith(el);
+        e = { turn: t, el };
+        this.turnEls.set(t.id, e);
+      }
+      const want = prev ? prev.nextSibling : container.firstChild;
+      if (want !== e.el) container.insertBefore(e.el, want);
+      prev = e.el;
+    }
+    for (const [id, e] of this.turnEls) if (!seen.has(id)) { e.el.remove(); this.turnEls.delete(id); }
+
+    // The active turn, part by part.
+    const active = $('#active');
+    if (st.activeTurn) {
+      if (!this.activeEl || this.activeEl.dataset.turn !== st.activeTurn.id) {
+        this.activeEl = h('article', { class: 'turn active', 'data-turn': st.activeTurn.id });
+        active.replaceChildren(this.activeEl);
+      }
+      this.fillTurn(this.activeEl, st.activeTurn, true);
+    } else if (this.activeEl) {
+      this.activeEl = null;
+      active.replaceChildren();
+    }
+
+    this.renderPending(st);
+    $('#older').hidden = !st.turnsNextCursor;
+    const busy = !!st.activeTurn;
+    $('#send').hidden = busy;
+    $('#steer').hidden = !busy;
+    $('#queue').hidden = !busy;
+    $('#cancel').hidden = !busy;
+    document.body.dataset.turn = busy ? 'active' : 'idle';
+
+    if (firstBefore && container.firstElementChild !== firstBefore && !nearEnd) {
+      // Older turns went in above: keep what the reader was looking at.
+      log.scrollTop += log.scrollHeight - beforeHeight;
+    } else if (nearEnd) {
+      this.scrollToEnd();
+    }
+  }
+
+  scrollToEnd(force) {
+    const log = $('#log');
+    if (force) log.scrollTop = log.scrollHeight;
+    else requestAnimationFrame(() => { log.scrollTop = log.scrollHeight; });
+  }
+
+  async fetchOlder() {
+    const st = this.client.state(this.chatURI);
+    if (!st || !st.turnsNextCursor || this.fetching) return;
+    this.fetching = true;
+    const uri = this.chatURI;
+    try {
+      await this.client.request('fetchTurns', { channel: uri, cursor: st.turnsNextCursor });
+    } catch (e) {
+      this.toast(`Could not load older turns: ${e.message}`);
+    } finally {
+      this.fetching = false;
+    }
+    // Keep paging while the top of the chat is on screen.
+    requestAnimationFrame(() => {
+      const r = $('#older').getBoundingClientRect();
+      if (!$('#older').hidden && r.bottom > 0 && r.top < innerHeight) this.fetchOlder();
+    });
+  }
+
+  renderTurn(t, live) {
+    const el = h('article', { class: `turn state-${t.state || 'active'}`, 'data-turn': t.id });
+    this.fillTurn(el, t, live);
+    return el;
+  }
+
+  // fillTurn builds or updates the element of one turn. Parts keep their
+  // elements across updates; a part is rebuilt only when it changed.
+  fillTurn(el, t, live) {
+    if (!el.firstChild) {
+      const msg = t.message || {};
+      const meta = [];
+      if (msg.model && msg.model.id) meta.push(h('span', { class: 'model', title: 'model' }, msg.model.id));
+      if (msg.agent && msg.agent.uri) meta.push(h('span', { class: 'agent', title: 'agent' }, msg.agent.uri.split('/').pop()));
+      if (msg.origin && msg.origin.kind && msg.origin.kind !== 'user') meta.push(h('span', { class: 'tag' }, msg.origin.kind));
+      el.append(h('div', { class: 'user' }, bubble(msg.text || ''), meta.length ? h('div', { class: 'meta' }, meta) : null),
+        h('div', { class: 'parts' }), h('footer', { class: 'turn-foot' }));
+    }
+    const partsEl = el.querySelector('.parts');
+    const keep = new Set();
+    let prev = null;
+    t.responseParts.forEach((p, i) => {
+      const key = `${t.id}/${p.kind}/${p.id || (p.toolCall && p.toolCall.toolCallId) || (p.request && p.request.id) || i}`;
+      keep.add(key);
+      let v = this.partViews.get(key);
+      if (!v || v.part !== p || (v.live !== live && !v.view)) v = this.renderPart(key, p, v, t, live);
+      const want = prev ? prev.nextSibling : partsEl.firstChild;
+      if (want !== v.el) partsEl.insertBefore(v.el, want);
+      prev = v.el;
+    });
+    for (const child of [...partsEl.children]) if (!keep.has(child.dataset.key)) child.remove();
+    for (const key of this.partViews.keys()) if (key.startsWith(`${t.id}/`) && !keep.has(key)) this.partViews.delete(key);
+    el.querySelector('.turn-foot').replaceChildren(...this.turnFooter(t, live));
+  }
+
+  turnFooter(t, live) {
+    const out = [];
+    if (live) out.push(h('span', { class: 'spinner', 'aria-label': 'working' }));
+    if (t.state === 'cancelled') out.push(h('span', { class: 'tag' }, 'cancelled'));
+    if (t.state === 'error') {
+      const err = t.error || (t.responseParts.find((p) => p.kind === 'error') || {}).error;
+      out.push(h('span', { class: 'tag error' }, `error${err && err.message ? `: ${err.message}` : ''}`));
+    }
+    const u = t.usage;
+    if (u) {
+      const bits = [];
+      if (u.model) bits.push(u.model);
+      if (u.inputTokens != null) bits.push(`${u.inputTokens} in`);
+      if (u.outputTokens != null) bits.push(`${u.outputTokens} out`);
+      out.push(h('span', { class: 'usage' }, bits.join(' · ')));
+    }
+    if (t.duration != null) out.push(h('span', { class: 'duration' }, `${(t.duration / 1000).toFixed(1)} s`));
+    return out;
+  }
+
+  renderPart(key, p, old, t, live) {
+    let v = old;
+    switch (p.kind) {
+      case 'markdown':
+      case 'reasoning': {
+        if (!v) {
+          const body = h('div', { class: 'stream' });
+          let el = body;
+          if (p.kind === 'reasoning') {
+            el = h('details', { class: 'reasoning' }, h('summary', {}, 'Reasoning'), body);
+          }
+          el.dataset.key = key;
+          v = { el, view: new StreamView(body) };
+          this.partViews.set(key, v);
+        }
+        v.view.update(p.content);
+        break;
+      }
+      default: {
+        const el = this.renderOther(p, t, live);
+        el.dataset.key = key;
+        if (v) v.el.replaceWith(el);
+        v = { el };
+        this.partViews.set(key, v);
+      }
+    }
+    v.part = p;
+    v.live = live;
+    return v;
+  }
+
+  renderOther(p, t, live) {
+    switch (p.kind) {
+      case 'toolCall': return this.renderToolCall(p.toolCall, t, live);
+      case 'inputRequest': return this.renderInput(p, t, live);
+      case 'error': return h('div', { class: 'part error' }, (p.error && p.error.message) || 'error');
+      case 'systemNotification': return h('div', { class: 'part note' }, plain(p.content || p.message));
+      case 'contentRef': return h('div', { class: 'part note' }, `📎 ${p.title || p.uri || ''}`);
+      default: return h('div', { class: 'part note' }, `(${p.kind})`);
+    }
+  }
+
+  renderToolCall(tc, t, live) {
+    const el = h('div', { class: `part tool status-${tc.status}` });
+    el.append(h('div', { class: 'tool-head' },
+      h('span', { class: 'tool-name' }, tc.displayName || tc.toolName),
+      h('span', { class: 'tag' }, tc.status.replace(/-/g, ' ')),
+      tc.status === 'completed' && tc.success === false ? h('span', { class: 'tag error' }, 'failed') : null));
+    const msg = tc.status === 'completed' && tc.pastTenseMessage ? tc.pastTenseMessage : tc.invocationMessage;
+    if (msg) el.append(rich(msg, 'tool-msg'));
+    if (tc.status === 'pending-confirmation' && tc.confirmationTitle) el.append(rich(tc.confirmationTitle, 'tool-confirm-title'));
+    const input = tc.toolInput != null ? tc.toolInput : tc.partialInput;
+    if (input != null) {
+      el.append(h('details', { class: 'tool-input', open: tc.status === 'pending-confirmation' || undefined },
+        h('summary', {}, 'Input'), h('pre', {}, typeof input === 'string' ? input : JSON.stringify(input, null, 2))));
+    }
+    if (tc.edits && Array.isArray(tc.edits.items || tc.edits)) {
+      for (const e of (tc.edits.items || tc.edits)) el.append(this.renderEdit(e));
+    }
+    for (const c of tc.content || []) el.append(this.renderToolContent(c));
+    if (tc.error && tc.error.message) el.append(h('div', { class: 'tag error' }, tc.error.message));
+    if (tc.status === 'cancelled') el.append(h('div', { class: 'muted' }, `cancelled (${tc.reason})${tc.reasonMessage ? `: ${plain(tc.reasonMessage)}` : ''}`));
+    if (tc.status === 'pending-confirmation' && live) {
+      const opts = tc.options && tc.options.length ? tc.options :
+        [{ id: '', label: 'Allow', kind: 'approve' }, { id: '', label: 'Deny', kind: 'deny' }];
+      el.append(h('div', { class: 'actions' }, opts.map((o) => h('button', {
+        type: 'button', class: o.kind === 'approve' ? 'primary' : '',
+        onclick: () => this.confirmTool(t, tc, o),
+      }, o.label))));
+    }
+    if (tc.status === 'pending-result-confirmation' && live) {
+      el.append(h('div', { class: 'actions' },
+        h('button', { type: 'button', class: 'primary', onclick: () => this.client.dispatch(this.chatURI, { type: 'chat/toolCallResultConfirmed', turnId: t.id, toolCallId: tc.toolCallId, approved: true }) }, 'Accept result'),
+        h('button', { type: 'button', onclick: () => this.client.dispatch(this.chatURI, { type: 'chat/toolCallResultConfirmed', turnId: t.id, toolCallId: tc.toolCallId, approved: false }) }, 'Reject result')));
+    }
+    return el;
+  }
+
+  renderToolContent(c) {
+    switch (c.type) {
+      case 'text': return h('pre', { class: 'tool-out' }, c.text);
+      case 'fileEdit': return this.renderEdit(c);
+      case 'terminal': return h('div', { class: 'muted' }, `terminal ${c.title || c.resource || ''}`);
+      default: return h('div', { class: 'muted' }, `(${c.type} result)`);
+    }
+  }
+
+  // renderEdit shows a file edit: the file and, when the edit carries the
+  // text of both sides, a line diff of them.
+  renderEdit(e) {
+    const file = (e.after && e.after.uri) || (e.before && e.before.uri) || e.uri || e.resource || '';
+    const stats = e.diff ? ` +${e.diff.added ?? e.diff.insertions ?? 0} −${e.diff.removed ?? e.diff.deletions ?? 0}` : '';
+    const box = h('div', { class: 'edit' }, h('div', { class: 'edit-file' }, `${file.replace(/^file:\/\//, '')}${stats}`));
+    const before = e.before && (e.before.content ?? e.before.text);
+    const after = e.after && (e.after.content ?? e.after.text);
+    if (typeof before === 'string' || typeof after === 'string') box.append(diffView(before || '', after || ''));
+    return box;
+  }
+
+  confirmTool(t, tc, option) {
+    const approve = option.kind === 'approve';
+    const a = { type: 'chat/toolCallConfirmed', turnId: t.id, toolCallId: tc.toolCallId, approved: approve };
+    if (approve) a.confirmed = 'user-action'; else a.reason = 'denied';
+    if (option.id) a.selectedOptionId = option.id;
+    this.client.dispatch(this.chatURI, a);
+  }
+
+  renderInput(p, t, live) {
+    const req = p.request;
+    const el = h('form', { class: 'part input' });
+    if (req.message) el.append(h('div', { class: 'input-msg' }, req.message));
+    if (req.url) el.append(h('a', { href: req.url, target: '_blank', rel: 'noopener noreferrer' }, req.url));
+    const fields = [];
+    for (const q of req.questions || []) {
+      const id = `q-${req.id}-${q.id}`;
+      const answer = req.answers && req.answers[q.id];
+      const val = answer && answer.value ? answer.value.value : undefined;
+      let input;
+      switch (q.kind) {
+        case 'boolean':
+          input = h('input', { type: 'checkbox', id, checked: val ?? q.defaultValue });
+          break;
+        case 'number':
+          input = h('input', { type: 'number', id, value: val ?? q.defaultValue ?? '', min: q.min, max: q.max });
+          break;
+        case 'single-select':
+        case 'multi-select':
+          input = h('select', { id, multiple: q.kind === 'multi-select' },
+            (q.options || []).map((o) => h('option', { value: o.id }, o.label || o.id)));
+          break;
+        default:
+          input = h('input', { type: 'text', id, value: val ?? q.defaultValue ?? '', required: q.required });
+      }
+      input.disabled = !live || p.response != null;
+      fields.push({ q, input });
+      el.append(h('label', { for: id }, q.title || q.message), input);
+    }
+    if (p.response != null) {
+      el.append(h('div', { class: 'muted' }, `answered (${p.response})`));
+      return el;
+    }
+    if (!live) return el;
+    el.append(h('div', { class: 'actions' },
+      h('button', { type: 'submit', class: 'primary' }, 'Submit'),
+      h('button', { type: 'button', onclick: () => this.client.dispatch(this.chatURI, { type: 'chat/inputCompleted', requestId: req.id, response: 'decline' }) }, 'Decline')));
+    el.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const answers = {};
+      for (const { q, input } of fields) {
+        let value;
+        switch (q.kind) {
+          case 'boolean': value = { kind: 'boolean', value: input.checked }; break;
+          case 'number': value = { kind: 'number', value: Number(input.value) }; break;
+          case 'single-select': value = { kind: 'selected', value: input.value }; break;
+          case 'multi-select': value = { kind: 'selectedMany', value: [...input.selectedOptions].map((o) => o.value) }; break;
+          default: value = { kind: 'text', value: input.value };
+        }
+        answers[q.id] = { state: 'submitted', value };
+      }
+      this.client.dispatch(this.chatURI, { type: 'chat/inputCompleted', requestId: req.id, response: 'accept', answers });
+    });
+    return el;
+  }
+
+  renderPending(st) {
+    const box = $('#pending');
+    const rows = [];
+    const row = (kind, m) => h('div', { class: `pending ${kind}` },
+      h('span', { class: 'tag' }, kind), h('span', { class: 'ptext' }, m.message.text),
+      h('button', { type: 'button', class: 'link', onclick: () => this.client.dispatch(this.chatURI, { type: 'chat/pendingMessageRemoved', kind, id: m.id }) }, 'remove'));
+    if (st.steeringMessage) rows.push(row('steering', st.steeringMessage));
+    for (const m of st.queuedMessages || []) rows.push(row('queued', m));
+    box.replaceChildren(...rows);
+  }
+
+  // ---- composer
+
+  renderComposerOptions() {
+    const st = this.client.state(this.sessionURI);
+    const agent = this.agents().find((a) => st && a.provider === st.provider);
+    const models = (agent && agent.models) || [];
+    const sel = $('#model');
+    const chosen = this.models.get(this.chatURI) || '';
+    sel.replaceChildren(h('option', { value: '' }, 'default model'),
+      ...models.map((m) => h('option', { value: m.id }, m.name || m.id)));
+    sel.value = chosen;
+    sel.hidden = models.length === 0;
+    // Agents a message can address: the session's agent customizations.
+    const agents = [];
+    for (const c of (st && st.customizations) || []) {
+      for (const k of c.children || []) if (k.type === 'agent' && k.uri) agents.push(k);
+    }
+    const asel = $('#agent');
+    const achosen = asel.value;
+    asel.replaceChildren(h('option', { value: '' }, 'default agent'),
+      ...agents.map((a) => h('option', { value: a.uri }, a.name || a.uri)));
+    asel.value = achosen;
+    asel.hidden = agents.length === 0;
+  }
+
+  message(text) {
+    const m = { text, origin: { kind: 'user' } };
+    const model = $('#model').value;
+    if (model) m.model = { id: model };
+    const agent = $('#agent').value;
+    if (agent) m.agent = { uri: agent };
+    return m;
+  }
+
+  send(mode) {
+    const text = $('#prompt').value.trim();
+    const st = this.client.state(this.chatURI);
+    if (!text || !st) return;
+    const msg = this.message(text);
+    if (st.activeTurn && mode === 'auto') mode = 'queued';
+    if (mode === 'steering' || mode === 'queued') {
+      this.client.dispatch(this.chatURI, { type: 'chat/pendingMessageSet', kind: mode, id: newID(), message: msg });
+    } else {
+      this.client.dispatch(this.chatURI, { type: 'chat/turnStarted', turnId: newID(), startedAt: new Date().toISOString(), message: msg });
+    }
+    $('#prompt').value = '';
+    clearTimeout(this.draftTimer);
+    this.draftTimer = 0;
+    if (st.draft) this.client.dispatch(this.chatURI, { type: 'chat/draftChanged' });
+    this.scrollToEnd();
+  }
+
+  // draftChanged syncs the composer into the chat's draft, at most once
+  // per DRAFT_DELAY while the user types.
+  draftChanged() {
+    clearTimeout(this.draftTimer);
+    this.draftTimer = setTimeout(() => this.flushDraft(), DRAFT_DELAY);
+  }
+
+  flushDraft() {
+    if (!this.draftTimer || !this.chatURI) return;
+    clearTimeout(this.draftTimer);
+    this.draftTimer = 0;
+    const text = $('#prompt').value;
+    const st = this.client.state(this.chatURI);
+    if (!st || ((st.draft && st.draft.text) || '') === text) return;
+    this.client.dispatch(this.chatURI, text ? { type: 'chat/draftChanged', draft: { text, origin: { kind: 'user' } } } : { type: 'chat/draftChanged' });
+  }
+
+  cancelTurn() {
+    const st = this.client.state(this.chatURI);
+    if (!st || !st.activeTurn) return;
+    const started = Date.parse(st.activeTurn.startedAt);
+    this.client.dispatch(this.chatURI, { type: 'chat/turnCancelled', turnId: st.activeTurn.id, duration: started ? Math.max(0, Date.now() - started) : 0 });
+  }
+}
+
+// A message longer than this shows its beginning and a button for the
+// rest: laying out a very long message would hold the page for a while.
+const BUBBLE_LIMIT = 2000;
+
+function bubble(text) {
+  if (text.length <= BUBBLE_LIMIT) return h('div', { class: 'bubble' }, text);
+  const el = h('div', { class: 'bubble long' }, text.slice(0, BUBBLE_LIMIT) + '…');
+  const more = h('button', { type: 'button', class: 'link' }, `show all ${text.length.toLocaleString()} characters`);
+  more.addEventListener('click', () => { el.textContent = text; });
+  el.append(h('br'), more);
+  return el;
+}
+
+// diffView renders a line diff of two texts (longest common subsequence,
+// bounded: large files show both sides' changed lines without alignment).
+function diffView(a, b) {
+  const x = a.split('\n'); const y = b.split('\n');
+  const pre = h('pre', { class: 'diff' });
+  if (x.length * y.length > 4e6) {
+    for (const l of x) pre.append(h('div', { class: 'del' }, `- ${l}`));
+    for (const l of y) pre.append(h('div', { class: 'add' }, `+ ${l}`));
+    return pre;
+  }
+  const n = x.length; const m = y.length;
+  const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+  let i = 0; let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] === y[j]) { pre.append(h('div', { class: 'ctx' }, `  ${x[i]}`)); i++; j++; }
+    else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { pre.append(h('div', { class: 'add' }, `+ ${y[j]}`)); j++; }
+    else { pre.append(h('div', { class: 'del' }, `- ${x[i]}`)); i++; }
+  }
+  return pre;
+}
+
+window.ahpApp = new App();

@@ -1,0 +1,396 @@
+// The page's AHP client: one WebSocket to the host that served the page,
+// JSON-RPC requests, and a mirror of every subscribed channel.
+//
+// A mirror keeps the confirmed state (what the host sequenced) and the
+// page's own actions still waiting for their echo; what the page shows is
+// the confirmed state with the pending actions applied on top
+// (guide/reconciliation.md). When the connection drops the client
+// reconnects with backoff and sends `reconnect`, so the host either
+// replays what was missed or sends fresh snapshots.
+
+import { reduce } from './reducers.js';
+
+/** Versions offered at initialize, newest first. */
+export const PROTOCOL_VERSIONS = ['1.1.0', '1.0.0', '0.8.0', '0.7.0', '0.6.0'];
+
+export const ROOT = 'ahp-root://';
+
+/** kindOf returns the channel kind of a channel URI. */
+export function kindOf(uri) {
+  const scheme = uri.slice(0, uri.indexOf(':'));
+  switch (scheme) {
+    case 'ahp-root': return 'root';
+    case 'ahp-session': return 'session';
+    case 'ahp-chat': return 'chat';
+    case 'ahp-terminal': return 'terminal';
+    case 'ahp-changeset': return 'changeset';
+    case 'ahp-annotations': return 'annotations';
+    default: return 'unknown';
+  }
+}
+
+/** newID returns a random UUID, also outside secure contexts. */
+export function newID() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export class RPCError extends Error {
+  constructor(err) {
+    super(err.message || 'request failed');
+    this.code = err.code;
+    this.data = err.data;
+  }
+}
+
+class Mirror {
+  constructor(uri, state) {
+    this.uri = uri;
+    this.kind = kindOf(uri);
+    this.confirmed = state;
+    this.pending = []; // [{clientSeq, action}]
+    this.view = state;
+    this.listeners = new Set();
+  }
+
+  recompute() {
+    let s = this.confirmed;
+    for (const p of this.pending) s = reduce(this.kind, s, p.action);
+    this.view = s;
+    this.stale = false;
+  }
+}
+
+export class Client extends EventTarget {
+  /**
+   * @param {{url: string, token?: string, clientInfo?: object}} opts
+   */
+  constructor(opts) {
+    super();
+    this.url = opts.url;
+    this.token = opts.token || '';
+    this.clientId = newID();
+    this.ws = null;
+    this.nextID = 1;
+    this.calls = new Map();
+    this.clientSeq = 0;
+    this.lastSeq = 0;
+    this.mirrors = new Map();
+    this.sessions = new Map(); // session URI -> summary
+    this.ready = false;
+    this.everConnected = false;
+    this.attempt = 0;
+    this.stopped = false;
+    this.protocolVersion = '';
+    this.initResult = null;
+    this.dirty = new Set();
+    this.flushScheduled = false;
+  }
+
+  // ---- connection
+
+  /** start connects and keeps the connection up until stop. */
+  start() {
+    this.stopped = false;
+    this.open();
+  }
+
+  stop() {
+    this.stopped = true;
+    if (this.ws) this.ws.close(1000, 'page closed');
+  }
+
+  wsURL() {
+    const u = new URL(this.url, location.href);
+    u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+    u.hash = '';
+    if (this.token) u.searchParams.set('token', this.token);
+    return u.toString();
+  }
+
+  open() {
+    this.setState(this.everConnected ? 'reconnecting' : 'connecting');
+    let ws;
+    try {
+      ws = new WebSocket(this.wsURL());
+    } catch (e) {
+      this.setState('failed', String(e));
+      return;
+    }
+    this.ws = ws;
+    ws.onopen = () => this.handshake(ws);
+    ws.onmessage = (ev) => this.onFrame(ev.data);
+    ws.onclose = (ev) => this.onClose(ws, ev);
+  }
+
+  async handshake(ws) {
+    try {
+      if (this.everConnected) {
+        await this.resume();
+      } else {
+        const res = await this.request('initialize', {
+          channel: ROOT,
+          protocolVersions: PROTOCOL_VERSIONS,
+          clientId: this.clientId,
+          clientInfo: { name: 'ahpd web', version: '1' },
+          initialSubscriptions: [ROOT],
+        }, { beforeReady: true });
+        this.initResult = res;
+        this.protocolVersion = res.protocolVersion;
+        this.lastSeq = res.serverSeq;
+        for (const snap of res.snapshots || []) this.install(snap);
+        await this.loadSessions();
+      }
+      if (ws !== this.ws) return;
+      this.ready = true;
+      this.everConnected = true;
+      this.attempt = 0;
+      this.setState('connected');
+    } catch (e) {
+      if (e instanceof RPCError && e.code === -32005) {
+        this.stopped = true;
+        this.setState('failed', `the host speaks none of the versions this page offers (${PROTOCOL_VERSIONS.join(', ')})`);
+      }
+      ws.close(4000, 'handshake failed');
+    }
+  }
+
+  // resume sends reconnect for every subscribed channel. The host answers
+  // with the envelopes missed since lastSeq, or fresh snapshots. Actions
+  // of this page that were never echoed are dropped: the host either
+  // applied them (and the replay carries them) or never saw them.
+  async resume() {
+    const subs = [...this.mirrors.keys()];
+    const res = await this.request('reconnect', {
+      channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeq, subscriptions: subs,
+    }, { beforeReady: true });
+    for (const m of this.mirrors.values()) m.pending = [];
+    if (res.type === 'replay' || Array.isArray(res.actions)) {
+      for (const env of res.actions || []) this.onEnvelope(env);
+      for (const uri of res.missing || []) this.drop(uri);
+      this.lastResume = { replayed: true, actions: (res.actions || []).length };
+    } else {
+      const got = new Set();
+      for (const snap of res.snapshots || []) { this.install(snap); got.add(snap.resource); }
+      for (const uri of subs) if (!got.has(uri)) this.drop(uri);
+      this.lastResume = { replayed: false, snapshots: (res.snapshots || []).length };
+    }
+    for (const m of this.mirrors.values()) { m.recompute(); this.markDirty(m.uri); }
+    // Catalog notifications sent while away are not replayed: list again.
+    await this.loadSessions();
+  }
+
+  onClose(ws, ev) {
+    if (ws !== this.ws) return;
+    this.ready = false;
+    for (const [, call] of this.calls) call.reject(new Error('connection lost'));
+    this.calls.clear();
+    if (this.stopped) {
+      if (this.connState !== 'failed') this.setState('closed', ev.reason);
+      return;
+    }
+    if (ev.code === 1008 && /token/i.test(ev.reason)) {
+      this.setState('unauthorized', ev.reason);
+      return;
+    }
+    if (!this.everConnected && this.attempt >= 1 && ev.code === 1006 && this.maybeUnauthorized) {
+      this.setState('unauthorized', 'the host refused the connection');
+      return;
+    }
+    this.attempt++;
+    // Full jitter: a random wait up to a bound that doubles, at most 5 s.
+    const bound = Math.min(5000, 250 * 2 ** Math.min(this.attempt, 5));
+    const delay = Math.random() * bound;
+    this.setState('disconnected', ev.reason || 'connection lost');
+    setTimeout(() => { if (!this.stopped) this.open(); }, delay);
+  }
+
+  setState(state, detail = '') {
+    this.connState = state;
+    this.dispatchEvent(new CustomEvent('state', { detail: { state, detail } }));
+  }
+
+  // ---- JSON-RPC
+
+  request(method, params, { beforeReady = false } = {}) {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== WebSocket.OPEN || (!this.ready && !beforeReady)) {
+      return Promise.reject(new Error('not connected'));
+    }
+    const id = this.nextID++;
+    return new Promise((resolve, reject) => {
+      this.calls.set(id, { resolve, reject });
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+
+  notify(method, params) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) {
+      this.ws.send(JSON.stringify({ jsonrpc: '2.0', method, params }));
+    }
+  }
+
+  onFrame(data) {
+    let msg;
+    try { msg = JSON.parse(data); } catch { return; }
+    if (msg.id !== undefined && msg.method === undefined) {
+      const call = this.calls.get(msg.id);
+      if (!call) return;
+      this.calls.delete(msg.id);
+      if (msg.error) call.reject(new RPCError(msg.error)); else call.resolve(msg.result);
+      return;
+    }
+    if (msg.id !== undefined) {
+      // A request from the host: this page serves none of them.
+      this.ws.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `method not supported by this client: ${msg.method}` } }));
+      return;
+    }
+    const p = msg.params || {};
+    switch (msg.method) {
+      case 'action': this.onEnvelope(p); break;
+      case 'root/sessionAdded': this.sessions.set(p.summary.resource, p.summary); this.emit('sessions'); break;
+      case 'root/sessionRemoved': this.sessions.delete(p.session); this.emit('sessions'); break;
+      case 'root/sessionSummaryChanged': {
+        const cur = this.sessions.get(p.session);
+        if (!cur) break;
+        const next = { ...cur };
+        for (const [k, v] of Object.entries(p.changes || {})) {
+          if (v === null) delete next[k]; else next[k] = v;
+        }
+        this.sessions.set(p.session, next);
+        this.emit('sessions');
+        break;
+      }
+    }
+  }
+
+  emit(type, detail) {
+    this.dispatchEvent(new CustomEvent(type, { detail }));
+  }
+
+  // ---- mirrors
+
+  onEnvelope(env) {
+    if (typeof env.serverSeq === 'number' && env.serverSeq > this.lastSeq) this.lastSeq = env.serverSeq;
+    const m = this.mirrors.get(env.channel);
+    if (!m) return;
+    const own = env.origin && env.origin.clientId === this.clientId;
+    if (own) {
+      const i = m.pending.findIndex((p) => p.clientSeq === env.origin.clientSeq);
+      if (i >= 0) m.pending.splice(i, 1);
+    }
+    if (env.rejectionReason) {
+      if (own) this.emit('rejected', { channel: env.channel, action: env.action, reason: env.rejectionReason });
+    } else {
+      m.confirmed = reduce(m.kind, m.confirmed, env.action);
+    }
+    this.markDirty(m.uri);
+  }
+
+  // markDirty recomputes and notifies once per animation frame, however
+  // many envelopes arrived in between.
+  markDirty(uri) {
+    const m = this.mirrors.get(uri);
+    if (m) m.stale = true;
+    this.dirty.add(uri);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    requestAnimationFrame(() => this.flush());
+  }
+
+  flush() {
+    this.flushScheduled = false;
+    const uris = [...this.dirty];
+    this.dirty.clear();
+    for (const uri of uris) {
+      const m = this.mirrors.get(uri);
+      if (!m) continue;
+      if (m.stale) m.recompute();
+      for (const fn of m.listeners) fn(m.view);
+    }
+  }
+
+  install(snap) {
+    let m = this.mirrors.get(snap.resource);
+    if (!m) {
+      m = new Mirror(snap.resource, snap.state);
+      this.mirrors.set(snap.resource, m);
+    } else {
+      m.confirmed = snap.state;
+      m.pending = [];
+    }
+    m.recompute();
+    this.markDirty(m.uri);
+    return m;
+  }
+
+  drop(uri) {
+    const m = this.mirrors.get(uri);
+    if (!m) return;
+    this.mirrors.delete(uri);
+    for (const fn of m.listeners) fn(null);
+  }
+
+  /**
+   * state returns the current state of a subscribed channel: confirmed
+   * state and pending actions, including those not yet drawn.
+   */
+  state(uri) {
+    const m = this.mirrors.get(uri);
+    if (!m) return undefined;
+    if (m.stale) m.recompute();
+    return m.view;
+  }
+
+  /** watch calls fn with the channel's state after each change. */
+  watch(uri, fn) {
+    const m = this.mirrors.get(uri);
+    if (!m) return () => {};
+    m.listeners.add(fn);
+    return () => m.listeners.delete(fn);
+  }
+
+  async subscribe(uri, view) {
+    if (this.mirrors.has(uri)) return this.state(uri);
+    const params = { channel: uri };
+    if (view) params.view = view;
+    const res = await this.request('subscribe', params);
+    const snap = res.snapshot;
+    if (typeof snap.fromSeq === 'number' && snap.fromSeq > this.lastSeq) this.lastSeq = snap.fromSeq;
+    return this.install(snap).view;
+  }
+
+  unsubscribe(uri) {
+    if (!this.mirrors.has(uri)) return;
+    this.mirrors.delete(uri);
+    this.notify('unsubscribe', { channel: uri });
+  }
+
+  /** dispatch applies action at once and sends it to the host. */
+  dispatch(uri, action) {
+    const m = this.mirrors.get(uri);
+    const clientSeq = ++this.clientSeq;
+    if (m) {
+      m.pending.push({ clientSeq, action });
+      this.markDirty(uri);
+    }
+    this.notify('dispatchAction', { channel: uri, clientSeq, action });
+  }
+
+  async loadSessions() {
+    const all = new Map();
+    let cursor;
+    do {
+      const params = { channel: ROOT, limit: 200 };
+      if (cursor) params.cursor = cursor;
+      const res = await this.request('listSessions', params, { beforeReady: true });
+      for (const s of res.items || []) all.set(s.resource, s);
+      cursor = res.nextCursor;
+    } while (cursor);
+    this.sessions = all;
+    this.emit('sessions');
+  }
+}

@@ -1,0 +1,102 @@
+// Markdown rendering for streamed text, with markdown-it (raw HTML off,
+// so the agent's text can never inject markup or script).
+//
+// A streamed part grows by small deltas. Rendering all of it again on
+// every frame costs time proportional to the whole text, which freezes
+// the page on long replies. A StreamView instead splits the text into
+// blocks at blank lines outside code fences: finished blocks are rendered
+// once and kept, and only the block still growing is rendered again.
+
+import markdownit from '../vendor/markdown-it.mjs';
+
+const md = markdownit({ html: false, linkify: true, breaks: false });
+
+// Links open outside the page, without handing it to the opened page.
+const defaultLinkOpen = md.renderer.rules.link_open ||
+  ((tokens, idx, options, env, self) => self.renderToken(tokens, idx, options));
+md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
+  tokens[idx].attrSet('target', '_blank');
+  tokens[idx].attrSet('rel', 'noopener noreferrer');
+  return defaultLinkOpen(tokens, idx, options, env, self);
+};
+
+/** render returns the HTML of a markdown text. */
+export function render(text) {
+  return md.render(text || '');
+}
+
+// A growing block is cut anyway once it passes this many characters, at a
+// line break (or a space) outside code fences, so a reply with no blank
+// lines still renders in bounded time per frame.
+const MAX_TAIL = 4096;
+
+export class StreamView {
+  constructor(el) {
+    this.el = el;
+    this.el.classList.add('md');
+    this.done = 0; // length of the text rendered into frozen blocks
+    this.inFence = false; // whether done ends inside a code fence
+    this.text = '';
+    this.tail = document.createElement('div');
+    this.tail.className = 'md-block';
+    this.el.append(this.tail);
+  }
+
+  /** update shows text, which extends what was shown before or replaces it. */
+  update(text) {
+    text = text || '';
+    if (text === this.text) return;
+    if (!text.startsWith(this.text.slice(0, this.done))) this.reset();
+    this.text = text;
+    for (;;) {
+      const cut = this.nextCut(text);
+      if (cut <= this.done) break;
+      const block = document.createElement('div');
+      block.className = 'md-block';
+      block.innerHTML = render(text.slice(this.done, cut));
+      this.el.insertBefore(block, this.tail);
+      this.inFence = this.fenceAfter(text.slice(this.done, cut), this.inFence);
+      this.done = cut;
+    }
+    const rest = text.slice(this.done);
+    // An open fence continues into the tail: render it as code.
+    this.tail.innerHTML = render(this.inFence ? '```\n' + rest : rest);
+  }
+
+  reset() {
+    this.el.replaceChildren(this.tail);
+    this.done = 0;
+    this.inFence = false;
+    this.text = '';
+  }
+
+  // nextCut returns where the next finished block ends: after the first
+  // blank line outside a fence beyond done, or at a line break or space
+  // once the tail is long; done itself when there is none.
+  nextCut(text) {
+    let fence = this.inFence;
+    let pos = this.done;
+    let lastBreak = -1;
+    while (pos < text.length) {
+      const nl = text.indexOf('\n', pos);
+      if (nl < 0) break;
+      const line = text.slice(pos, nl);
+      if (/^\s{0,3}(```|~~~)/.test(line)) fence = !fence;
+      if (!fence) lastBreak = nl + 1;
+      if (!fence && line.trim() === '' && nl > this.done) return nl + 1;
+      pos = nl + 1;
+    }
+    if (text.length - this.done > MAX_TAIL && !fence) {
+      if (lastBreak > this.done) return lastBreak;
+      if (this.inFence) return this.done;
+      const sp = text.lastIndexOf(' ', text.length - 1);
+      if (sp > this.done) return sp + 1;
+    }
+    return this.done;
+  }
+
+  fenceAfter(chunk, fence) {
+    for (const line of chunk.split('\n')) if (/^\s{0,3}(```|~~~)/.test(line)) fence = !fence;
+    return fence;
+  }
+}

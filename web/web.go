@@ -1,0 +1,169 @@
+// Package web serves ahpd's browser client: one page and its scripts,
+// embedded in the binary, so the client works with no network beyond the
+// host itself.
+//
+// The page is served at "/" on the host's own listener. It connects back
+// to the same origin with a WebSocket, so the host's origin check (same
+// host, or an allowed origin) accepts it with no extra configuration.
+// A token, when the host requires one, travels in the URL fragment of the
+// link ahpd prints (never sent to the server as part of page requests)
+// and is handed to the WebSocket as the query parameter "token".
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"io/fs"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+)
+
+//go:embed static
+var static embed.FS
+
+// asset is one embedded file, kept ready to serve.
+type asset struct {
+	body, gzipped []byte
+	etag, ctype   string
+}
+
+// Handler serves the web client and passes WebSocket upgrade requests, on
+// any path, to ws.
+type Handler struct {
+	ws     http.Handler
+	assets map[string]*asset
+}
+
+// New returns a handler serving the embedded client in front of the
+// WebSocket endpoint ws.
+func New(ws http.Handler) *Handler {
+	h := &Handler{ws: ws, assets: map[string]*asset{}}
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		panic(err) // the embedded tree always has it
+	}
+	fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.mjs") {
+			return err
+		}
+		body, err := fs.ReadFile(sub, p)
+		if err != nil {
+			return err
+		}
+		h.assets["/"+p] = newAsset(p, body)
+		return nil
+	})
+	return h
+}
+
+func newAsset(name string, body []byte) *asset {
+	sum := sha256.Sum256(body)
+	a := &asset{body: body, etag: `"` + base64.RawURLEncoding.EncodeToString(sum[:12]) + `"`}
+	switch path.Ext(name) {
+	case ".mjs", ".js":
+		a.ctype = "text/javascript; charset=utf-8"
+	default:
+		a.ctype = mime.TypeByExtension(path.Ext(name))
+		if a.ctype == "" {
+			a.ctype = "application/octet-stream"
+		}
+	}
+	if len(body) > 1024 {
+		var b bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression)
+		zw.Write(body)
+		zw.Close()
+		if b.Len() < len(body) {
+			a.gzipped = b.Bytes()
+		}
+	}
+	return a
+}
+
+// Size returns the number of bytes the page and its scripts take, and the
+// number sent when the browser accepts gzip.
+func (h *Handler) Size() (raw, gzipped int) {
+	for _, a := range h.assets {
+		raw += len(a.body)
+		if a.gzipped != nil {
+			gzipped += len(a.gzipped)
+		} else {
+			gzipped += len(a.body)
+		}
+	}
+	return raw, gzipped
+}
+
+// contentPolicy allows the page its own scripts, styles and WebSocket and
+// nothing else: no inline script, no third-party origin, no framing.
+const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if isUpgrade(r) {
+		h.ws.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	name := r.URL.Path
+	if name == "/" {
+		name = "/index.html"
+	}
+	a, ok := h.assets[name]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", a.ctype)
+	hd.Set("ETag", a.etag)
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Content-Security-Policy", contentPolicy)
+	hd.Add("Vary", "Accept-Encoding")
+	if r.Header.Get("If-None-Match") == a.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body := a.body
+	if a.gzipped != nil && acceptsGzip(r) {
+		hd.Set("Content-Encoding", "gzip")
+		body = a.gzipped
+	}
+	w.Write(body)
+}
+
+// isUpgrade reports whether r asks to switch to the WebSocket protocol.
+func isUpgrade(r *http.Request) bool {
+	return headerHas(r.Header, "Connection", "upgrade") && headerHas(r.Header, "Upgrade", "websocket")
+}
+
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if t, _, _ := strings.Cut(strings.TrimSpace(v), ";"); strings.EqualFold(t, "gzip") {
+			return true
+		}
+	}
+	return false
+}
