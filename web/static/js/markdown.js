@@ -28,7 +28,7 @@ export function render(text) {
 // A growing block is cut anyway once it passes this many characters, at a
 // line break (or a space) outside code fences, so a reply with no blank
 // lines still renders in bounded time per frame.
-const MAX_TAIL = 4096;
+const MAX_TAIL = 2048;
 
 export class StreamView {
   constructor(el) {
