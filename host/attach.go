@@ -29,6 +29,26 @@ func (h *Host) checkAttachmentsLocked(m *protocol.Message) string {
 	return ""
 }
 
+// pinAttachmentsLocked sets endTurn on each chat attachment of an accepted
+// message that has none, to the referenced chat's latest completed turn:
+// the host pins it when accepting the message, so later turns of that chat
+// do not change the message's context (MessageChatAttachment). A chat with
+// no completed turn has nothing to pin. The message must be the host's own
+// (a decoded client action, say): its attachments are changed in place.
+func (h *Host) pinAttachmentsLocked(m *protocol.Message) {
+	for _, att := range m.Attachments {
+		a, ok := att.(*protocol.MessageChatAttachment)
+		if !ok || a.EndTurn != nil {
+			continue
+		}
+		if ch := h.channels[a.Resource]; ch != nil && ch.kind == protocol.ChannelChat {
+			if turns := ch.state.(*protocol.ChatState).Turns; len(turns) > 0 {
+				a.EndTurn = protocol.Ptr(turns[len(turns)-1].ID)
+			}
+		}
+	}
+}
+
 // transcriptsLocked resolves the chat attachments of a message, in order.
 // An attachment that no longer resolves (its chat was removed since the
 // message was queued, say) gives an empty transcript.

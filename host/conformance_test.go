@@ -520,7 +520,16 @@ func TestChatAttachments(t *testing.T) {
 	}
 	for i, w := range want {
 		seq := send(fmt.Sprintf("t%d", i), &protocol.MessageChatAttachment{Label: "source", Resource: source, EndTurn: w.endTurn})
-		c.WaitFor("accepted", accepted(seq))
+		envs := c.WaitFor("accepted", accepted(seq))
+		// Without endTurn, the host pins the latest completed turn in the
+		// accepted message.
+		for _, e := range envs {
+			if ts, ok := e.Action.(*protocol.ChatTurnStartedAction); ok && e.Origin != nil && e.Origin.ClientSeq == seq {
+				if end := ts.Message.Attachments[0].(*protocol.MessageChatAttachment).EndTurn; end == nil || *end != "s"+fmt.Sprint(len(w.turns)-1) {
+					t.Fatalf("turn %d: attachment endTurn %v", i, end)
+				}
+			}
+		}
 		ev := rec.turnStarts(t, 4+i)[3+i]
 		if len(ev.Transcripts) != 1 {
 			t.Fatalf("turn %d: %d transcripts", i, len(ev.Transcripts))

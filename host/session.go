@@ -580,6 +580,7 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 		h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
 		h.catalogLocked(s)
 		if p.InitialMessage != nil {
+			h.pinAttachmentsLocked(p.InitialMessage)
 			h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: h.opts.NewID(), StartedAt: h.now(), Message: *p.InitialMessage}, nil)
 		}
 		seq = h.seq

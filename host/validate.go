@@ -72,6 +72,12 @@ func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, m
 	if ch.kind == protocol.ChannelSession && ch.session != nil {
 		ch.session.modifiedAt = h.now()
 	}
+	switch a := p.Action.(type) {
+	case *protocol.ChatTurnStartedAction:
+		h.pinAttachmentsLocked(&a.Message)
+	case *protocol.ChatPendingMessageSetAction:
+		h.pinAttachmentsLocked(&a.Message)
+	}
 	h.commitLocked(ch, p.Action, origin)
 	if ch.owner != nil {
 		ch.owner.ActionAccepted(Client{c}, p.Action)
