@@ -60,8 +60,13 @@ type Options struct {
 // Store is the SQLite store. Create one with Open.
 type Store struct {
 	path string
-	db   *sql.DB
+	dsn  string
 	lock *os.File
+
+	dbmu sync.RWMutex // held by reads, and taken to reopen the database
+	db   *sql.DB
+
+	files fileWatch // guarded by wmu
 
 	closed atomic.Bool
 	wmu    sync.Mutex // serializes Write and Close
@@ -87,6 +92,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite store: the data directory %q must not contain '?' or '#'", dir)
 	}
+	marked := lockMarked(filepath.Join(dir, LockFile))
 	lock, err := lockDir(filepath.Join(dir, LockFile))
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
@@ -98,16 +104,33 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.NoSync {
 		syncMode = "NORMAL"
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_busy_timeout=5000&_journal_mode=WAL&_synchronous="+syncMode)
+	if err := checkEmpty(path, marked); err != nil {
+		unlockDir(lock)
+		return nil, err
+	}
+	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=" + syncMode
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		unlockDir(lock)
 		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	s := &Store{path: path, db: db, lock: lock}
-	if err := s.open(); err != nil {
+	s := &Store{path: path, dsn: dsn, db: db, lock: lock}
+	err = s.open()
+	if err == nil {
+		err = s.watchFiles()
+	}
+	if err == nil {
+		if merr := markLock(lock); merr != nil {
+			err = fmt.Errorf("sqlite store: writing the lock file: %w", merr)
+		}
+	}
+	if err != nil {
 		db.Close()
+		if s.files.wal != nil {
+			s.files.wal.Close()
+		}
 		unlockDir(lock)
 		return nil, err
 	}
@@ -173,6 +196,9 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if len(b) == 0 {
 		return nil
 	}
+	if err := s.checkFiles(ctx); err != nil {
+		return err
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap("begin", err)
@@ -208,6 +234,9 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 		return s.wrap("commit", err)
 	}
 	s.lastSeq = last
+	if s.files.wal == nil {
+		s.watchFiles() // the log exists now; watched from the next batch
+	}
 	return nil
 }
 
@@ -282,6 +311,8 @@ func (w *batchWriter) apply(op store.Op) {
 
 // Seq returns the highest serverSeq recorded.
 func (s *Store) Seq(ctx context.Context) (int64, error) {
+	s.dbmu.RLock()
+	defer s.dbmu.RUnlock()
 	if s.closed.Load() {
 		return 0, store.ErrClosed
 	}
@@ -294,6 +325,8 @@ func (s *Store) Seq(ctx context.Context) (int64, error) {
 
 // Sessions returns a page of the catalog.
 func (s *Store) Sessions(ctx context.Context, after *store.Position, limit int) ([]store.Session, error) {
+	s.dbmu.RLock()
+	defer s.dbmu.RUnlock()
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
@@ -344,6 +377,8 @@ func scanSession(r scanner) (store.Session, error) {
 // LoadSession reads a session and its channels in one read transaction,
 // so they are consistent with one another.
 func (s *Store) LoadSession(ctx context.Context, uri string, recentTurns int) (*store.SessionData, error) {
+	s.dbmu.RLock()
+	defer s.dbmu.RUnlock()
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
@@ -436,6 +471,8 @@ func queryTurns(ctx context.Context, q querier, chat string, from, to int64) ([]
 
 // Turns returns a range of a chat's turns.
 func (s *Store) Turns(ctx context.Context, chat string, from, to int64) ([]store.Turn, error) {
+	s.dbmu.RLock()
+	defer s.dbmu.RUnlock()
 	if s.closed.Load() {
 		return nil, store.ErrClosed
 	}
@@ -454,7 +491,12 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.dbmu.Lock()
 	err := s.db.Close()
+	s.dbmu.Unlock()
+	if s.files.wal != nil {
+		s.files.wal.Close()
+	}
 	unlockDir(s.lock)
 	if err != nil {
 		return s.wrap("close", err)

@@ -172,6 +172,13 @@ func TestFull(t *testing.T) {
 	}
 	st.db.Close()
 	st.db = db
+	// Closing the pool removed the write-ahead log: record the new files.
+	if err := db.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.watchFiles(); err != nil {
+		t.Fatal(err)
+	}
 	big := store.Batch{store.PutSession{Session: store.Session{URI: "ahp-session:/big", ModifiedAt: "x", Summary: []byte("{}")}}}
 	for i := range int64(400) {
 		big = append(big, store.PutTurn{Turn: store.Turn{Chat: "ahp-chat:/c", Ordinal: i, ID: "t", Data: []byte(strings.Repeat("x", 1000))}})
