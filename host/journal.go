@@ -46,6 +46,7 @@ type journal struct {
 	oldest   time.Time      // when the oldest change not yet durable was queued
 	inflight time.Time      // when the oldest change of the batch being written was queued
 	err      error          // the last write failure; nil once a write succeeds
+	stalled  bool           // the batch being written was logged as stalled
 	changed  chan struct{}  // closed and replaced when durable or err changes
 	stopping bool
 	lost     error // set when the writer gave up on stop
@@ -190,6 +191,8 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 		}
 		batch = append(batch, op)
 	}
+	stall := j.watchStall(since)
+	defer stall.Stop()
 	for attempt := 0; ; attempt++ {
 		err := j.st.Write(j.ctx, batch)
 		if err == nil {
@@ -214,10 +217,12 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 		j.leaseOK.Store(lease)
 	}
 	lag := time.Since(since)
+	stall.Stop()
 	j.mu.Lock()
-	if j.err != nil {
-		j.log.Info("saving changes works again")
+	if j.err != nil || j.stalled {
+		j.log.Info("saving changes works again", "waited", lag.Round(time.Millisecond))
 	}
+	j.stalled = false
 	j.durable, j.err, j.inflight = max(j.durable, upTo), nil, time.Time{}
 	j.stats.Batches++
 	j.stats.Ops += int64(len(batch))
@@ -227,6 +232,25 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 	j.notifyLocked()
 	j.mu.Unlock()
 	return nil
+}
+
+// watchStall logs, once, when the oldest change of the batch being
+// written has waited longer than maxAge: a store that blocks (a frozen
+// disk) fails nothing, so nothing else would say so.
+func (j *journal) watchStall(since time.Time) *time.Timer {
+	if since.IsZero() {
+		since = time.Now()
+	}
+	return time.AfterFunc(max(j.maxAge-time.Since(since), 0), func() {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.stalled || j.inflight.IsZero() {
+			return
+		}
+		j.stalled = true
+		j.log.Warn("saving changes is stalled: the store has not answered; new work is refused until it does",
+			"waited", time.Since(since).Round(time.Millisecond), "maxSaveDelay", j.maxAge)
+	})
 }
 
 func (j *journal) notifyLocked() {

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -325,7 +326,17 @@ func (h *Host) refuseLocked(method string) error {
 // savedReply waits until the change with serverSeq seq is saved, so that
 // the reply to the request that made it means "saved".
 func (h *Host) savedReply(ctx context.Context, method string, seq int64) error {
-	if err := h.jr.wait(ctx, seq); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, h.opts.MaxSaveDelay)
+	defer cancel()
+	err := h.jr.wait(wctx, seq)
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		why := "the store has not answered"
+		if f := h.jr.failing(); f != nil {
+			why = f.Error()
+		}
+		return rpcError(protocol.CodeInternalError, "%s: done, but not saved within %v: %s (the host keeps trying)", method, h.opts.MaxSaveDelay, why)
+	}
+	if err != nil {
 		return rpcError(protocol.CodeInternalError, "%s: done, but not saved: %v", method, err)
 	}
 	return nil

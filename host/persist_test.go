@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -719,4 +720,46 @@ func TestAgentMemoSurvivesRestart(t *testing.T) {
 			t.Fatal("the session was not reopened")
 		}
 	})
+}
+
+// TestStallLoggedAndSavedRepliesBounded: a store that stops answering
+// (a frozen disk) fails nothing, so the host says it in the log once a
+// change has waited MaxSaveDelay, and again when saving works again; a
+// reply that means "saved" does not wait longer than MaxSaveDelay but
+// fails saying why.
+func TestStallLoggedAndSavedRepliesBounded(t *testing.T) {
+	var logs syncBuffer
+	spy := &spyStore{Store: store.NewMemory()}
+	th := startHost(t, &host.Options{Store: spy, MaxSaveDelay: 150 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := th.dial(t, "a")
+	c.initialize()
+	c.newSession("before")
+
+	stall := make(chan struct{})
+	spy.stall.Store(&stall)
+	start := time.Now()
+	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("during")}, nil)
+	if err == nil || !strings.Contains(err.Error(), "not saved within 150ms") {
+		t.Fatalf("createSession while the store stalls: %v after %v", err, time.Since(start))
+	}
+	waitLog := func(what string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), what); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the log does not say %q:\n%s", what, logs.String())
+			}
+		}
+	}
+	waitLog("saving changes is stalled")
+	close(stall)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := th.h.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("saving changes works again")
+	if n := strings.Count(logs.String(), "is stalled"); n != 1 {
+		t.Fatalf("the stall was logged %d times:\n%s", n, logs.String())
+	}
 }
