@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -113,8 +112,6 @@ type Client struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // goroutines the client owns
 	events *eventPump
-
-	callSeq atomic.Int64 // IDs of ordered calls
 
 	// dispatchMu orders Dispatch calls so that the pending list, the
 	// clientSeq numbers and the order on the wire agree.
@@ -359,20 +356,6 @@ func (c *Client) current(ctx context.Context, needInit bool) (*link, error) {
 			return nil, ctx.Err()
 		}
 	}
-}
-
-// goFunc runs f on a goroutine owned by the client, unless it is closed.
-func (c *Client) goFunc(f func()) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		f()
-	}()
 }
 
 // Initialize performs the handshake. Nil params, or params with fields left

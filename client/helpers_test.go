@@ -154,8 +154,6 @@ func turnDone(id string) func(*protocol.ChatState) bool {
 	}
 }
 
-func idle(c *protocol.ChatState) bool { return c.ActiveTurn == nil }
-
 func encode(t testing.TB, v any) string {
 	t.Helper()
 	b, err := protocol.Marshal(v)

@@ -480,11 +480,10 @@ func TestHostRestart(t *testing.T) {
 	rh := startRestartable(t)
 	ctx := testCtx(t)
 	type follower struct {
-		c     *client.Client
-		log   *eventLog
-		root  *client.Subscription
-		chat  *client.Subscription
-		skips int
+		c    *client.Client
+		log  *eventLog
+		root *client.Subscription
+		chat *client.Subscription
 	}
 	var fs []*follower
 	for range 2 {

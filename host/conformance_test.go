@@ -269,7 +269,7 @@ func TestSteeringSetWhileIdleIsConsumed(t *testing.T) {
 	seq := c.Dispatch(chat, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindSteering, ID: "s1", Message: steer})
 	c.WaitFor("steering set", accepted(seq))
 	startTurn(c, chat, "t1", "explain")
-	envs := c.WaitFor("steering consumed", func(envs []protocol.ActionEnvelope) bool {
+	c.WaitFor("steering consumed", func(envs []protocol.ActionEnvelope) bool {
 		for _, e := range envs {
 			if r, ok := e.Action.(*protocol.ChatPendingMessageRemovedAction); ok && r.Kind == protocol.PendingMessageKindSteering && r.ID == "s1" && e.Origin == nil {
 				return true
@@ -281,7 +281,7 @@ func TestSteeringSetWhileIdleIsConsumed(t *testing.T) {
 	if ev.Steering == nil || ev.Steering.Text != "keep it short" {
 		t.Fatalf("the agent got steering %+v", ev.Steering)
 	}
-	envs = c.WaitFor("turn end", endedOn(chat))
+	envs := c.WaitFor("turn end", endedOn(chat))
 	st := mirror(t, snap, envs).(*protocol.ChatState)
 	if st.SteeringMessage != nil {
 		t.Fatalf("steering message still in state: %+v", st.SteeringMessage)

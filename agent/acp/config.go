@@ -144,7 +144,7 @@ func (c *Config) CheckCommand() error {
 func ParseFlag(v string) (Config, error) {
 	name, cmdline, ok := strings.Cut(v, "=")
 	if !ok {
-		return Config{}, fmt.Errorf("--agent %q: want NAME=COMMAND ARGS...", v)
+		return Config{}, fmt.Errorf("--agent %q: want NAME=COMMAND [ARGS]", v)
 	}
 	words, err := splitCommandLine(cmdline)
 	if err != nil {

@@ -39,7 +39,6 @@ type turn struct {
 	tools       map[string]*tool
 	perms       map[string]*permission // by tool call id
 	usage       protocol.UsageInfo
-	hasUsage    bool
 }
 
 func (t *turn) duration() float64 { return float64(time.Since(t.started).Milliseconds()) }

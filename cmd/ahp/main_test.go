@@ -89,7 +89,6 @@ type result struct {
 type invocation struct {
 	args     []string
 	stdin    io.Reader
-	tty      bool // stdin is a terminal
 	env      *env
 	out, err *buffer
 }

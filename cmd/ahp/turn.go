@@ -199,19 +199,6 @@ func replyOf(parts []protocol.ResponsePart) string {
 	return b.String()
 }
 
-// findTurn returns a chat's turn by ID: the active one, or a completed one.
-func findTurn(st *protocol.ChatState, id string) (active *protocol.ActiveTurn, done *protocol.Turn) {
-	if st.ActiveTurn != nil && st.ActiveTurn.ID == id {
-		return st.ActiveTurn, nil
-	}
-	for i := len(st.Turns) - 1; i >= 0; i-- {
-		if st.Turns[i].ID == id {
-			return nil, &st.Turns[i]
-		}
-	}
-	return nil, nil
-}
-
 // answerText parses what the user typed for one input question.
 func answerText(q protocol.ChatInputQuestion, line string) (protocol.ChatInputAnswerValue, error) {
 	line = strings.TrimSpace(line)

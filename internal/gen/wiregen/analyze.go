@@ -635,7 +635,7 @@ func (g *gen) schemaType(inlineName, schemaName, prop string, p node, file strin
 			return &goType{kind: kStruct, name: inlineName}, nil
 		}
 		ap := asNode(p["additionalProperties"])
-		if ap == nil || len(ap) == 0 || onlyOrder(ap) || ap["type"] == "object" && ap["properties"] == nil {
+		if len(ap) == 0 || onlyOrder(ap) || ap["type"] == "object" && ap["properties"] == nil {
 			return &goType{kind: kMap, elem: &goType{kind: kRaw}}, nil
 		}
 		elem, err := g.schemaType(inlineName+"Value", schemaName+"{}", "", ap, file)

@@ -318,14 +318,6 @@ func (g *gen) emitEncodeField(b *bytes.Buffer, f *field, partial bool) {
 	b.WriteString("\n")
 }
 
-func indent(s string) string {
-	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = "\t" + lines[i]
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
-
 // decodeFn returns an expression of type func(*jsontext.Decoder) (T, error).
 func decodeFn(t *goType) string {
 	switch t.kind {
