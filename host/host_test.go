@@ -240,13 +240,14 @@ func TestRejectionsAndIgnoredChannels(t *testing.T) {
 }
 
 func TestListSessionsPaging(t *testing.T) {
-	th := startHost(t, nil)
+	clock := newManualClock()
+	th := startHost(t, &host.Options{Now: clock.Now})
 	c := th.dial(t, "lister")
 	c.initialize()
 	const n = 7
 	for i := range n {
 		c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI(fmt.Sprintf("p%d", i))}, nil)
-		time.Sleep(2 * time.Millisecond)
+		clock.Advance(2 * time.Millisecond) // distinct modification times
 	}
 	var all []protocol.SessionSummary
 	var cursor *string

@@ -37,6 +37,7 @@ type journal struct {
 	st     store.Store
 	log    *slog.Logger
 	maxAge time.Duration
+	now    func() time.Time // the host's clock
 
 	mu       sync.Mutex
 	ops      []pending
@@ -75,11 +76,12 @@ type journalStats struct {
 	Retries int64
 }
 
-func newJournal(st store.Store, log *slog.Logger, maxAge time.Duration, durable int64) *journal {
+func newJournal(st store.Store, log *slog.Logger, now func() time.Time, maxAge time.Duration, durable int64) *journal {
 	j := &journal{
 		st:      st,
 		log:     log,
 		maxAge:  maxAge,
+		now:     now,
 		catalog: map[string]int{},
 		queued:  durable,
 		durable: durable,
@@ -100,7 +102,7 @@ func (j *journal) start() { go j.run() }
 func (j *journal) queue(seq int64, ops ...pending) {
 	j.mu.Lock()
 	if len(ops) > 0 && j.oldest.IsZero() {
-		j.oldest = time.Now()
+		j.oldest = j.now()
 	}
 	j.ops = append(j.ops, ops...)
 	j.queued = max(j.queued, seq)
@@ -119,7 +121,7 @@ func (j *journal) queueCatalog(uri string, seq int64, p pending) {
 		return
 	}
 	if j.oldest.IsZero() {
-		j.oldest = time.Now()
+		j.oldest = j.now()
 	}
 	j.catalog[uri] = len(j.ops)
 	j.ops = append(j.ops, p)
@@ -216,7 +218,7 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 	if lease > 0 {
 		j.leaseOK.Store(lease)
 	}
-	lag := time.Since(since)
+	lag := j.now().Sub(since)
 	stall.Stop()
 	j.mu.Lock()
 	if j.err != nil || j.stalled {
@@ -300,7 +302,7 @@ func (j *journal) failing() error {
 		oldest = j.oldest
 	}
 	if !oldest.IsZero() {
-		if age := time.Since(oldest); age > j.maxAge {
+		if age := j.now().Sub(oldest); age > j.maxAge {
 			return fmt.Errorf("the store has not saved changes for %v", age.Round(time.Millisecond))
 		}
 	}

@@ -1,6 +1,9 @@
 package host
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Crash stops the host the way a killed process would, as far as its store
 // can tell: changes not yet written are dropped and running turns are not
@@ -40,4 +43,16 @@ func RememberedVersion(h *Host, clientID string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.versions.get(clientID)
+}
+
+// WaitWrite waits for the store writer's next outcome (a batch written or
+// a write failed), or for ctx.
+func (h *Host) WaitWrite(ctx context.Context) {
+	h.jr.mu.Lock()
+	ch := h.jr.changed
+	h.jr.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
 }

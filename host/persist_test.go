@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -444,11 +445,13 @@ func TestStoreFailure(t *testing.T) {
 	}
 
 	spy.failing.Store(false)
+	// Sync reports the failure until the writer's next attempt succeeds;
+	// each call waits for the writer's next outcome.
 	for th.h.Sync(ctx) != nil {
 		if ctx.Err() != nil {
 			t.Fatal("the host did not recover with the store")
 		}
-		time.Sleep(10 * time.Millisecond)
+		th.h.WaitWrite(ctx)
 	}
 	c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("after")}, nil)
 	th.h.Close()
@@ -478,7 +481,8 @@ func wantTitlesAfterRestart(t *testing.T, st store.Store, want map[string]string
 func TestStalledStore(t *testing.T) {
 	mem := store.NewMemory()
 	spy := &spyStore{Store: mem}
-	th := startHost(t, &host.Options{Store: spy, MaxSaveDelay: 100 * time.Millisecond})
+	clock := newManualClock()
+	th := startHost(t, &host.Options{Store: spy, MaxSaveDelay: 100 * time.Millisecond, Now: clock.Now})
 	c := th.dial(t, "a")
 	c.initialize()
 	uri, _ := c.newSession("stall")
@@ -488,7 +492,7 @@ func TestStalledStore(t *testing.T) {
 	spy.stall.Store(&stall)
 	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
 	c.WaitFor("title", hasType("session/titleChanged"))
-	time.Sleep(150 * time.Millisecond)
+	clock.Advance(150 * time.Millisecond)
 	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
 		t.Fatalf("createSession while the store stalls: %v", err)
@@ -762,4 +766,24 @@ func TestStallLoggedAndSavedRepliesBounded(t *testing.T) {
 	if n := strings.Count(logs.String(), "is stalled"); n != 1 {
 		t.Fatalf("the stall was logged %d times:\n%s", n, logs.String())
 	}
+}
+
+// manualClock is a clock that moves only when told to.
+type manualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newManualClock() *manualClock { return &manualClock{now: time.Now()} }
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ahp-go/ahp/jsonrpc"
@@ -73,16 +74,18 @@ func TestPipe(t *testing.T) {
 }
 
 func TestPipeCloseUnblocksRead(t *testing.T) {
-	a, b := jsonrpc.Pipe()
-	errc := make(chan error, 2)
-	go func() { _, err := a.Read(context.Background()); errc <- err }()
-	go func() { _, err := b.Read(context.Background()); errc <- err }()
-	time.Sleep(10 * time.Millisecond)
-	a.Close()
-	got := []error{receive(t, errc), receive(t, errc)}
-	for _, err := range got {
-		if err != io.EOF && err != io.ErrClosedPipe {
-			t.Errorf("blocked Read returned %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		a, b := jsonrpc.Pipe()
+		errc := make(chan error, 2)
+		go func() { _, err := a.Read(context.Background()); errc <- err }()
+		go func() { _, err := b.Read(context.Background()); errc <- err }()
+		synctest.Wait() // both readers are blocked
+		a.Close()
+		got := []error{<-errc, <-errc}
+		for _, err := range got {
+			if err != io.EOF && err != io.ErrClosedPipe {
+				t.Errorf("blocked Read returned %v", err)
+			}
 		}
-	}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
@@ -162,21 +163,27 @@ func TestEchoInput(t *testing.T) {
 }
 
 func TestEchoCancel(t *testing.T) {
-	h, s := start(t, "/slow 1000")
-	h.wait(t, "streaming", func(c *protocol.ChatState) bool { return c.ActiveTurn != nil && len(c.ActiveTurn.ResponseParts) > 0 })
-	h.apply(s, &protocol.ChatTurnCancelledAction{TurnID: "t1"})
-	c := h.wait(t, "cancelled", idle)
-	h.mu.Lock()
-	n := len(h.actions)
-	h.mu.Unlock()
-	time.Sleep(20 * time.Millisecond)
-	h.mu.Lock()
-	after := len(h.actions)
-	h.mu.Unlock()
-	if after != n {
-		t.Fatalf("agent kept dispatching after the cancel: %d then %d actions", n, after)
-	}
-	if c.Turns[0].State != protocol.TurnStateCancelled {
-		t.Fatalf("turn state %s", c.Turns[0].State)
-	}
+	// In a bubble, the pause below is fake time: the agent, were it still
+	// streaming (a word a millisecond), would have dispatched 20 more.
+	synctest.Test(t, func(t *testing.T) {
+		h, s := start(t, "/slow 1000")
+		h.wait(t, "streaming", func(c *protocol.ChatState) bool { return c.ActiveTurn != nil && len(c.ActiveTurn.ResponseParts) > 0 })
+		h.apply(s, &protocol.ChatTurnCancelledAction{TurnID: "t1"})
+		c := h.wait(t, "cancelled", idle)
+		synctest.Wait()
+		h.mu.Lock()
+		n := len(h.actions)
+		h.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		synctest.Wait()
+		h.mu.Lock()
+		after := len(h.actions)
+		h.mu.Unlock()
+		if after != n {
+			t.Fatalf("agent kept dispatching after the cancel: %d then %d actions", n, after)
+		}
+		if c.Turns[0].State != protocol.TurnStateCancelled {
+			t.Fatalf("turn state %s", c.Turns[0].State)
+		}
+	})
 }
