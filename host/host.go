@@ -298,6 +298,38 @@ func New(opts *Options) (*Host, error) {
 // returns an error when changes could not be saved.
 func (h *Host) Close() error { return h.shutdown(true) }
 
+// Shutdown is Close bounded by ctx. When ctx ends first, the connections
+// still closing are dropped at once, without a closing handshake, and
+// Shutdown returns an error wrapping ctx.Err() without waiting further:
+// agents still stopping are left to the process's exit, and changes not
+// saved by then may be lost (the error says so). ahpd calls it with
+// --shutdown-grace.
+func (h *Host) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	conns := make([]*conn, 0, len(h.conns))
+	for c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	done := make(chan error, 1)
+	go func() { done <- h.shutdown(true) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	for _, c := range conns {
+		c.rpc.CloseNow()
+	}
+	select {
+	case err := <-done:
+		return err
+	default:
+	}
+	h.log.Error("shutdown did not finish within its grace; changes not yet saved may be lost")
+	return fmt.Errorf("host: shutdown did not finish in time (changes not yet saved may be lost): %w", ctx.Err())
+}
+
 // shutdown stops the host. A graceful one ends running turns and saves
 // everything queued; the other is a crash as far as the store can tell:
 // whatever is queued is dropped (tests use it).

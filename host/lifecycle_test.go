@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -118,5 +121,43 @@ func TestVersionGating(t *testing.T) {
 	envs := older.WaitFor("title", hasType("session/titleChanged"))
 	if hasType("session/workingDirectorySet")(envs) {
 		t.Fatal("the 0.6.0 client was sent an action introduced in 0.7.0")
+	}
+}
+
+// stuckBackend is an agent provider whose Close never returns.
+type stuckBackend struct {
+	agent.Backend
+	release chan struct{}
+}
+
+func (b *stuckBackend) Close() error {
+	<-b.release
+	return nil
+}
+
+// TestShutdownIsBounded checks that Host.Shutdown returns once its context
+// ends, even with a client that stopped reading and an agent provider that
+// never finishes closing, and says that it did not finish.
+func TestShutdownIsBounded(t *testing.T) {
+	stuck := &stuckBackend{Backend: echo.New(nil), release: make(chan struct{})}
+	defer close(stuck.release)
+	h, err := host.New(&host.Options{Agents: []agent.Backend{stuck}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h.WebSocketHandler(nil))
+	defer srv.Close()
+	rawDial(t, "ws"+strings.TrimPrefix(srv.URL, "http")) // never reads: a closing handshake would wait for it
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- h.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Shutdown = %v, want an error wrapping the deadline", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown did not return after its context ended")
 	}
 }

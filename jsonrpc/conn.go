@@ -434,6 +434,13 @@ func (c *Conn) Close() error {
 	return nil
 }
 
+// CloseNow ends the connection as Close does, but without telling the
+// peer: a WebSocket is dropped with no closing handshake, which a peer
+// that stopped reading would hold up.
+func (c *Conn) CloseNow() {
+	c.end(ErrClosed, false, false)
+}
+
 // CloseWith ends the connection for cause, telling the peer why when the
 // transport can (see [ErrPolicyViolation]). Unlike Close, it first stops
 // accepting messages and lets those already queued (an error response,

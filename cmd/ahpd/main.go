@@ -370,7 +370,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	srv.Shutdown(shutdownCtx)
-	return h.Close()
+	// The same grace bounds the WebSocket connections, which the HTTP
+	// server no longer tracks once upgraded, and the host's own shutdown.
+	return h.Shutdown(shutdownCtx)
 }
 
 // webURL is the link that opens the web client. The token, if any, goes
