@@ -214,5 +214,21 @@ func (t *wsTransport) closeFor(cause error) error {
 	if len(reason) > maxReason {
 		reason = strings.ToValidUTF8(reason[:maxReason], "")
 	}
-	return t.ws.Close(code, reason)
+	// The library waits up to 5 s for the peer's half of the closing
+	// handshake; a peer that stopped reading never sends it, so it gets
+	// closeHandshakeTimeout and is then dropped.
+	done := make(chan error, 1)
+	go func() { done <- t.ws.Close(code, reason) }()
+	timer := time.NewTimer(closeHandshakeTimeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		t.ws.CloseNow()
+		return <-done
+	}
 }
+
+// closeHandshakeTimeout bounds the WebSocket closing handshake.
+const closeHandshakeTimeout = time.Second
