@@ -215,8 +215,10 @@ func (t *wsTransport) closeFor(cause error) error {
 		reason = strings.ToValidUTF8(reason[:maxReason], "")
 	}
 	// The library waits up to 5 s for the peer's half of the closing
-	// handshake; a peer that stopped reading never sends it, so it gets
-	// closeHandshakeTimeout and is then dropped.
+	// handshake, and CloseNow waits for that too. A peer that stopped
+	// reading never answers, so the handshake gets closeHandshakeTimeout;
+	// then the Conn stops reading, which drops the connection and lets the
+	// handshake goroutine return at once.
 	done := make(chan error, 1)
 	go func() { done <- t.ws.Close(code, reason) }()
 	timer := time.NewTimer(closeHandshakeTimeout)
@@ -225,8 +227,7 @@ func (t *wsTransport) closeFor(cause error) error {
 	case err := <-done:
 		return err
 	case <-timer.C:
-		t.ws.CloseNow()
-		return <-done
+		return errors.New("jsonrpc: the peer did not answer the closing handshake")
 	}
 }
 
