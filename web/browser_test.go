@@ -23,6 +23,7 @@ import (
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/web"
+	"github.com/ahp-go/ahp/workspace"
 )
 
 // chromium returns the path of a Chromium or Chrome binary: $AHP_CHROMIUM,
@@ -230,7 +231,10 @@ func testHost(t *testing.T) (*host.Host, string) {
 }
 
 func testHostWith(t *testing.T, ws *host.WebSocketOptions) (*host.Host, string) {
-	h, err := host.New(&host.Options{Agents: []agent.Backend{echo.New(&echo.Options{WordDelay: -1})}})
+	h, err := host.New(&host.Options{
+		Agents:    []agent.Backend{echo.New(&echo.Options{WordDelay: -1})},
+		Workspace: workspace.New(nil),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,4 +573,42 @@ func longReply(b *browser, o *other, n int) (time.Duration, int, float64) {
 		longest = max(longest, d)
 	}
 	return elapsed, len(long), longest
+}
+
+// TestBrowserFiles browses, reads and edits the files of a session's
+// working directory through the resource* commands.
+func TestBrowserFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello, files\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "sub", "inner.txt"), []byte("inside"), 0o644)
+	_, url := testHost(t)
+	b := newBrowser(t, 1100, 800)
+	b.run("opening the page", chromedp.Navigate(url+"/"))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	b.run("creating a session in the folder", chromedp.Click(chromedp.ID("#new-session")))
+	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
+	b.run("creating", chromedp.SendKeys(chromedp.ID("#c-dir"), dir), chromedp.Click(chromedp.ID("#create-submit")))
+	b.wait("the session", `!!window.ahpApp.client.state(window.ahpApp.chatURI)`)
+	b.run("opening the files", chromedp.Click(chromedp.ID("#files-tab")))
+	b.wait("the listing", `[...document.querySelectorAll('#entries button')].map((e) => e.textContent).join(',') === 'sub,hello.txt'`)
+	b.shot("files")
+	b.run("opening the file", chromedp.Click(chromedp.CSS(`#entries button.file`)))
+	b.wait("its text", `document.querySelector('#file-text').textContent === 'hello, files\n'`)
+	b.run("editing", chromedp.Click(chromedp.ID("#file-edit")))
+	eval[bool](b, `document.querySelector('#file-editor').value = 'changed in the browser\n'; true`)
+	b.run("saving", chromedp.Click(chromedp.ID("#file-save")))
+	b.wait("the saved text", `document.querySelector('#file-text').textContent === 'changed in the browser\n' && !document.querySelector('#file-text').hidden`)
+	b.shot("file-saved")
+	if got, _ := os.ReadFile(filepath.Join(dir, "hello.txt")); string(got) != "changed in the browser\n" {
+		t.Errorf("hello.txt holds %q after saving", got)
+	}
+	b.run("entering the folder", chromedp.Click(chromedp.CSS(`#entries button.dir`)))
+	b.wait("its listing", `[...document.querySelectorAll('#entries button')].map((e) => e.textContent).join(',') === 'inner.txt'`)
+	b.run("going up", chromedp.Click(chromedp.CSS(`#crumbs button`)))
+	b.wait("the top listing", `document.querySelectorAll('#entries button').length === 2`)
+	b.run("back to the chat", chromedp.Click(chromedp.ID("#files-close")))
+	b.wait("the chat", `getComputedStyle(document.querySelector('#log')).display !== 'none' && document.querySelector('#files').hidden`)
 }

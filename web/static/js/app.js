@@ -144,6 +144,10 @@ class App {
     $('#remove').addEventListener('click', () => this.remove());
     $('#new-chat').addEventListener('click', () => this.newChat());
     $('#older').addEventListener('click', () => this.fetchOlder());
+    $('#files-tab').addEventListener('click', () => this.openFiles());
+    $('#files-close').addEventListener('click', () => this.closeFiles());
+    $('#file-edit').addEventListener('click', () => this.editFile());
+    $('#file-save').addEventListener('click', () => this.saveFile());
     this.olderObserver = new IntersectionObserver((entries) => {
       if (entries.some((e) => e.isIntersecting)) this.fetchOlder();
     });
@@ -304,6 +308,7 @@ class App {
   }
 
   closeSession() {
+    this.closeFiles();
     for (const f of this.unwatch) f();
     this.unwatch = [];
     this.closeChat();
@@ -369,6 +374,7 @@ class App {
   // ---- chat
 
   async openChat(uri) {
+    this.closeFiles();
     if (uri === this.chatURI) return;
     this.closeChat();
     this.chatURI = uri;
@@ -585,7 +591,7 @@ class App {
       case 'inputRequest': return this.renderInput(p, t, live);
       case 'error': return h('div', { class: 'part error' }, (p.error && p.error.message) || 'error');
       case 'systemNotification': return h('div', { class: 'part note' }, plain(p.content || p.message));
-      case 'contentRef': return h('div', { class: 'part note' }, `📎 ${p.title || p.uri || ''}`);
+      case 'contentRef': return h('div', { class: 'part note' }, `attachment: ${p.title || p.uri || ''}`);
       default: return h('div', { class: 'part note' }, `(${p.kind})`);
     }
   }
@@ -721,6 +727,100 @@ class App {
     if (st.steeringMessage) rows.push(row('steering', st.steeringMessage));
     for (const m of st.queuedMessages || []) rows.push(row('queued', m));
     box.replaceChildren(...rows);
+  }
+
+  // ---- files (the resource* commands, where the host serves them)
+
+  openFiles() {
+    const st = this.client.state(this.sessionURI);
+    const root = st && st.workingDirectories && st.workingDirectories[0];
+    if (!root) { this.toast('This session has no working directory to browse.'); return; }
+    document.body.classList.add('files-open');
+    $('#files').hidden = false;
+    $('#files-tab').classList.add('selected');
+    this.filesRoot = root.replace(/\/+$/, '');
+    this.listDir(this.filesRoot);
+  }
+
+  closeFiles() {
+    document.body.classList.remove('files-open');
+    $('#files').hidden = true;
+    $('#files-tab').classList.remove('selected');
+  }
+
+  async listDir(uri) {
+    let res;
+    try {
+      res = await this.client.request('resourceList', { channel: ROOT, uri });
+    } catch (e) {
+      this.toast(e.code === -32601 ? 'This host does not serve files.' : `Cannot list ${uri}: ${e.message}`);
+      return;
+    }
+    this.dirURI = uri;
+    $('#file-view').hidden = true;
+    // Breadcrumbs from the session's directory down to this one.
+    const rel = uri.slice(this.filesRoot.length).split('/').filter(Boolean);
+    const crumbs = [h('button', { type: 'button', class: 'link', onclick: () => this.listDir(this.filesRoot) },
+      decodeURIComponent(this.filesRoot.split('/').pop() || '/'))];
+    rel.forEach((part, i) => {
+      const target = this.filesRoot + '/' + rel.slice(0, i + 1).join('/');
+      crumbs.push(' / ', h('button', { type: 'button', class: 'link', onclick: () => this.listDir(target) }, decodeURIComponent(part)));
+    });
+    $('#crumbs').replaceChildren(...crumbs);
+    const entries = (res.entries || []).slice().sort((a, b) =>
+      (a.type === 'directory' ? 0 : 1) - (b.type === 'directory' ? 0 : 1) || a.name.localeCompare(b.name));
+    $('#entries').replaceChildren(...entries.map((e) => {
+      const target = `${uri}/${encodeURIComponent(e.name)}`;
+      const dir = e.type === 'directory';
+      return h('li', {}, h('button', { type: 'button', class: dir ? 'dir' : 'file',
+        onclick: () => (dir ? this.listDir(target) : this.readFile(target, e.name)) }, e.name));
+    }));
+    if (!entries.length) $('#entries').append(h('li', { class: 'muted' }, '(empty)'));
+  }
+
+  async readFile(uri, name) {
+    let res;
+    try {
+      res = await this.client.request('resourceRead', { channel: ROOT, uri, encoding: 'utf-8' });
+    } catch (e) {
+      this.toast(`Cannot read ${name}: ${e.message}`);
+      return;
+    }
+    this.fileURI = uri;
+    $('#file-view').hidden = false;
+    $('#file-name').textContent = name;
+    const text = res.encoding === 'utf-8';
+    $('#file-info').textContent = text ? '' : `binary, ${Math.floor(res.data.length * 3 / 4).toLocaleString()} bytes`;
+    $('#file-text').textContent = text ? res.data : '';
+    $('#file-text').hidden = false;
+    $('#file-editor').hidden = true;
+    $('#file-edit').hidden = !text;
+    $('#file-save').hidden = true;
+  }
+
+  editFile() {
+    $('#file-editor').value = $('#file-text').textContent;
+    $('#file-editor').hidden = false;
+    $('#file-text').hidden = true;
+    $('#file-edit').hidden = true;
+    $('#file-save').hidden = false;
+    $('#file-editor').focus();
+  }
+
+  async saveFile() {
+    const data = $('#file-editor').value;
+    try {
+      await this.client.request('resourceWrite', { channel: ROOT, uri: this.fileURI, data, encoding: 'utf-8' });
+    } catch (e) {
+      this.toast(`Cannot save: ${e.message}`);
+      return;
+    }
+    $('#file-text').textContent = data;
+    $('#file-text').hidden = false;
+    $('#file-editor').hidden = true;
+    $('#file-edit').hidden = false;
+    $('#file-save').hidden = true;
+    this.toast('Saved.');
   }
 
   // ---- composer
