@@ -69,6 +69,9 @@ func annotationsUpdated(s *protocol.AnnotationsState, a *protocol.AnnotationsUpd
 		return s
 	}
 	an := s.Annotations[i]
+	if a.Origin != nil {
+		an.Origin = a.Origin
+	}
 	if a.TurnID != nil {
 		an.TurnID = a.TurnID
 	}

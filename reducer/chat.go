@@ -40,7 +40,9 @@ func (r Reducer) Chat(s *protocol.ChatState, a protocol.StateAction) *protocol.C
 	case *protocol.ChatTurnCancelledAction:
 		return r.chatEndTurn(s, a.TurnID, a.Duration, protocol.TurnStateCancelled, nil)
 	case *protocol.ChatErrorAction:
-		return r.chatEndTurn(s, a.TurnID, a.Duration, protocol.TurnStateError, a.Error)
+		return r.chatEndTurn(s, a.TurnID, a.Duration, protocol.TurnStateError, chatErrorPart(a))
+	case *protocol.ChatTurnResumeAction:
+		return chatTurnResume(s, a)
 	case *protocol.ChatTruncatedAction:
 		return r.chatTruncated(s, a)
 	case *protocol.ChatTurnsLoadedAction:
@@ -95,8 +97,43 @@ func (r Reducer) Chat(s *protocol.ChatState, a protocol.StateAction) *protocol.C
 		return chatWorkingDirectorySet(s, a)
 	case *protocol.ChatWorkingDirectoryRemovedAction:
 		return chatWorkingDirectoryRemoved(s, a)
+
+	// Flags and lists of the 1.x era (chat_flags.go).
+	case *protocol.ChatIsReadChangedAction:
+		ns := *s
+		ns.Status = chatWithFlag(s.Status, protocol.SessionStatusIsRead, a.IsRead)
+		return &ns
+	case *protocol.ChatIsArchivedChangedAction:
+		ns := *s
+		ns.Status = chatWithFlag(s.Status, protocol.SessionStatusIsArchived, a.IsArchived)
+		return &ns
+	case *protocol.ChatMovableChangedAction:
+		ns := *s
+		ns.Movable = protocol.Ptr(a.Movable)
+		return &ns
+	case *protocol.ChatChangesetsChangedAction:
+		ns := *s
+		ns.Changesets = a.Changesets
+		return &ns
+	case *protocol.ChatCanvasesChangedAction:
+		ns := *s
+		ns.Canvases = a.Canvases
+		return &ns
+	case *protocol.ChatBackgroundWorkSetAction:
+		return chatBackgroundWorkSet(s, a)
+	case *protocol.ChatBackgroundWorkRemovedAction:
+		return chatBackgroundWorkRemoved(s, a)
 	}
 	return s
+}
+
+// chatErrorPart is the error part a chat/error appends: its part, or one
+// built from the error member of an older version's action.
+func chatErrorPart(a *protocol.ChatErrorAction) *protocol.ErrorResponsePart {
+	if a.Part != nil {
+		return a.Part
+	}
+	return &protocol.ErrorResponsePart{Error: a.Info()}
 }
 
 // chatWorkingDirectorySet adds a directory to the chat's subset. An absent

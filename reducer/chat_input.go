@@ -32,7 +32,6 @@ func (r Reducer) chatInputRequested(s *protocol.ChatState, a *protocol.ChatInput
 	}
 	ns := chatWithActiveTurn(s, nt)
 	ns.Status = chatWithActivity(s.Status, chatActivity(ns)) &^ protocol.SessionStatusIsRead
-	ns.ModifiedAt = r.now()
 	return ns
 }
 
@@ -59,7 +58,6 @@ func (r Reducer) chatInputAnswerChanged(s *protocol.ChatState, a *protocol.ChatI
 	part := *open
 	part.Request.Answers = chatNonEmpty(answers)
 	ns := chatWithActiveTurn(s, chatTurnWithPart(t, i, &part))
-	ns.ModifiedAt = r.now()
 	return ns
 }
 
@@ -89,7 +87,6 @@ func (r Reducer) chatInputCompleted(s *protocol.ChatState, a *protocol.ChatInput
 	part.Response = protocol.Ptr(a.Response)
 	ns := chatWithActiveTurn(s, chatTurnWithPart(t, i, &part))
 	ns.Status = chatWithActivity(s.Status, chatActivity(ns))
-	ns.ModifiedAt = r.now()
 	return ns
 }
 

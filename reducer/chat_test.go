@@ -83,7 +83,7 @@ func TestChatRules(t *testing.T) {
 			name:    "input request clears read flag",
 			initial: chatActive(8|32|64, ""),
 			actions: []string{`{"type":"chat/inputRequested","request":{"id":"in1","message":"Which?"}}`},
-			want:    `{"status":88,"modifiedAt":"` + chatStamp + `"}`,
+			want:    `{"status":88,"modifiedAt":"1970-01-01T00:00:01.000Z"}`,
 		},
 		{
 			name:    "error keeps flags",
@@ -160,11 +160,20 @@ func TestChatRules(t *testing.T) {
 				"responseParts":[` + chatOpenInput + `],"state":"cancelled"}]}`,
 		},
 		{
+			// 1.x: the error is a durable response part appended to the
+			// turn (ChatErrorAction.part), not a member of the turn.
 			name:    "failed turn keeps an unanswered request",
+			initial: chatActive(24, chatOpenInput),
+			actions: []string{`{"type":"chat/error","turnId":"t1","duration":5,"part":{"kind":"error","error":{"errorType":"x","message":"boom"}}}`},
+			want: `{"status":2,"turns":[{"id":"t1","startedAt":"1970-01-01T00:00:01.000Z","duration":5,"message":{"text":"Hi","origin":{"kind":"user"}},
+				"responseParts":[` + chatOpenInput + `,{"kind":"error","error":{"errorType":"x","message":"boom"}}],"state":"error"}]}`,
+		},
+		{
+			name:    "an older version's error becomes the error part",
 			initial: chatActive(24, chatOpenInput),
 			actions: []string{`{"type":"chat/error","turnId":"t1","duration":5,"error":{"errorType":"x","message":"boom"}}`},
 			want: `{"status":2,"turns":[{"id":"t1","startedAt":"1970-01-01T00:00:01.000Z","duration":5,"message":{"text":"Hi","origin":{"kind":"user"}},
-				"responseParts":[` + chatOpenInput + `],"state":"error","error":{"errorType":"x","message":"boom"}}]}`,
+				"responseParts":[` + chatOpenInput + `,{"kind":"error","error":{"errorType":"x","message":"boom"}}],"state":"error"}]}`,
 		},
 		// elicitation.md, "Durable Record": an answered request is the
 		// record of the exchange; a new request with the same id opens a
@@ -339,34 +348,37 @@ func TestChatNoOps(t *testing.T) {
 	}
 }
 
-// TestChatModifiedAt checks which actions stamp modifiedAt: the ones that
-// start or end a turn, truncate, or touch an input request, and no others
-// (not even streaming into the turn).
+// TestChatModifiedAt checks where modifiedAt comes from since 0.9.0: the
+// actions' own data, never a clock (spec-1.1 CHANGELOG, 0.9.0: "Chat
+// reducers now derive modifiedAt from turn action data instead of local
+// wall clocks"). A turn's start sets it to startedAt, a turn's end to its
+// start plus duration; nothing else changes it.
 func TestChatModifiedAt(t *testing.T) {
 	initial := chatActive(24, chatMarkdown+","+chatReasoning+","+chatPendingTool+","+chatOpenInput)
+	const unchanged = "1970-01-01T00:00:01.000Z"
 	tests := []struct {
 		action string
-		stamps bool
+		want   string
 	}{
-		{`{"type":"chat/turnStarted","turnId":"t2","startedAt":"1970-01-01T00:00:02.000Z","message":{"text":"Hi","origin":{"kind":"user"}}}`, true},
-		{`{"type":"chat/turnComplete","turnId":"t1","duration":1}`, true},
-		{`{"type":"chat/turnCancelled","turnId":"t1","duration":1}`, true},
-		{`{"type":"chat/error","turnId":"t1","duration":1,"error":{"errorType":"x","message":"y"}}`, true},
-		{`{"type":"chat/truncated"}`, true},
-		{`{"type":"chat/inputRequested","request":{"id":"in2"}}`, true},
-		{`{"type":"chat/inputAnswerChanged","requestId":"in1","questionId":"q","answer":{"state":"skipped"}}`, true},
-		{`{"type":"chat/inputCompleted","requestId":"in1","response":"accept"}`, true},
-		{`{"type":"chat/delta","turnId":"t1","partId":"md","content":"x"}`, false},
-		{`{"type":"chat/reasoning","turnId":"t1","partId":"r","content":"x"}`, false},
-		{`{"type":"chat/responsePart","turnId":"t1","part":{"kind":"markdown","id":"md2","content":""}}`, false},
-		{`{"type":"chat/usage","turnId":"t1","usage":{"inputTokens":1}}`, false},
-		{`{"type":"chat/toolCallStart","turnId":"t1","toolCallId":"tc2","toolName":"x","displayName":"X"}`, false},
-		{`{"type":"chat/toolCallConfirmed","turnId":"t1","toolCallId":"tc1","approved":true,"confirmed":"user-action"}`, false},
-		{`{"type":"chat/activityChanged","activity":"Thinking"}`, false},
-		{`{"type":"chat/draftChanged","draft":{"text":"D","origin":{"kind":"user"}}}`, false},
-		{`{"type":"chat/pendingMessageSet","kind":"queued","id":"q1","message":{"text":"Q","origin":{"kind":"user"}}}`, false},
-		{`{"type":"chat/turnsLoaded","turns":[]}`, false},
-		{`{"type":"chat/workingDirectorySet","directory":"file:///a"}`, false},
+		{`{"type":"chat/turnStarted","turnId":"t2","startedAt":"1970-01-01T00:00:02.000Z","message":{"text":"Hi","origin":{"kind":"user"}}}`, "1970-01-01T00:00:02.000Z"},
+		{`{"type":"chat/turnComplete","turnId":"t1","duration":1500}`, "1970-01-01T00:00:02.500Z"},
+		{`{"type":"chat/turnCancelled","turnId":"t1","duration":1}`, "1970-01-01T00:00:01.001Z"},
+		{`{"type":"chat/error","turnId":"t1","duration":2000,"part":{"kind":"error","error":{"errorType":"x","message":"y"}}}`, "1970-01-01T00:00:03.000Z"},
+		{`{"type":"chat/truncated"}`, unchanged},
+		{`{"type":"chat/inputRequested","request":{"id":"in2"}}`, unchanged},
+		{`{"type":"chat/inputAnswerChanged","requestId":"in1","questionId":"q","answer":{"state":"skipped"}}`, unchanged},
+		{`{"type":"chat/inputCompleted","requestId":"in1","response":"accept"}`, unchanged},
+		{`{"type":"chat/delta","turnId":"t1","partId":"md","content":"x"}`, unchanged},
+		{`{"type":"chat/reasoning","turnId":"t1","partId":"r","content":"x"}`, unchanged},
+		{`{"type":"chat/responsePart","turnId":"t1","part":{"kind":"markdown","id":"md2","content":""}}`, unchanged},
+		{`{"type":"chat/usage","turnId":"t1","usage":{"inputTokens":1}}`, unchanged},
+		{`{"type":"chat/toolCallStart","turnId":"t1","toolCallId":"tc2","toolName":"x","displayName":"X"}`, unchanged},
+		{`{"type":"chat/toolCallConfirmed","turnId":"t1","toolCallId":"tc1","approved":true,"confirmed":"user-action"}`, unchanged},
+		{`{"type":"chat/activityChanged","activity":"Thinking"}`, unchanged},
+		{`{"type":"chat/draftChanged","draft":{"text":"D","origin":{"kind":"user"}}}`, unchanged},
+		{`{"type":"chat/pendingMessageSet","kind":"queued","id":"q1","message":{"text":"Q","origin":{"kind":"user"}}}`, unchanged},
+		{`{"type":"chat/turnsLoaded","turns":[]}`, unchanged},
+		{`{"type":"chat/workingDirectorySet","directory":"file:///a"}`, unchanged},
 	}
 	for _, tt := range tests {
 		a := chatAction(t, tt.action)
@@ -376,8 +388,8 @@ func TestChatModifiedAt(t *testing.T) {
 			if got == s {
 				t.Fatal("the action did not apply")
 			}
-			if stamped := got.ModifiedAt == chatStamp; stamped != tt.stamps {
-				t.Errorf("modifiedAt = %s, stamped %v, want %v", got.ModifiedAt, stamped, tt.stamps)
+			if got.ModifiedAt != tt.want {
+				t.Errorf("modifiedAt = %s, want %s", got.ModifiedAt, tt.want)
 			}
 		})
 	}

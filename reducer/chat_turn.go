@@ -2,6 +2,7 @@ package reducer
 
 import (
 	"slices"
+	"time"
 
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -23,7 +24,9 @@ func (r Reducer) chatTurnStarted(s *protocol.ChatState, a *protocol.ChatTurnStar
 		ResponseParts: []protocol.ResponsePart{},
 	}
 	ns.Status = chatWithActivity(s.Status, chatActivity(&ns)) &^ protocol.SessionStatusIsRead
-	ns.ModifiedAt = r.now()
+	if a.StartedAt != "" {
+		ns.ModifiedAt = a.StartedAt
+	}
 	if id := a.QueuedMessageID; id != nil {
 		if ns.SteeringMessage != nil && ns.SteeringMessage.ID == *id {
 			ns.SteeringMessage = nil
@@ -119,8 +122,11 @@ func chatUsage(s *protocol.ChatState, a *protocol.ChatUsageAction) *protocol.Cha
 // chatEndTurn moves the active turn into the history with the given final
 // state, when turnID names it. Tool calls still in progress are cancelled
 // as skipped. The chat becomes idle, or takes the Error activity when the
-// turn failed (errInfo set).
-func (r Reducer) chatEndTurn(s *protocol.ChatState, turnID string, duration float64, state protocol.TurnState, errInfo *protocol.ErrorInfo) *protocol.ChatState {
+// turn failed (errPart set), after errPart is appended to the turn's
+// response parts: at 1.x an error is a durable response part, not a member
+// of the turn (ErrorResponsePart: "the detailed source of truth for the
+// error").
+func (r Reducer) chatEndTurn(s *protocol.ChatState, turnID string, duration float64, state protocol.TurnState, errPart *protocol.ErrorResponsePart) *protocol.ChatState {
 	t := chatActiveTurn(s, turnID)
 	if t == nil {
 		return s
@@ -138,18 +144,34 @@ func (r Reducer) chatEndTurn(s *protocol.ChatState, turnID string, duration floa
 		ResponseParts: chatSkipUnfinishedToolCalls(t.ResponseParts),
 		Usage:         t.Usage,
 		State:         state,
-		Error:         errInfo,
+	}
+	if errPart != nil {
+		turn.ResponseParts = chatAppend(turn.ResponseParts, protocol.ResponsePart(errPart))
 	}
 	ns := *s
 	ns.Turns = chatAppend(s.Turns, turn)
 	ns.ActiveTurn = nil
-	ns.ModifiedAt = r.now()
+	ns.ModifiedAt = chatEndedAt(s.ModifiedAt, t.StartedAt, duration)
 	activity := chatActivity(&ns)
-	if errInfo != nil {
+	if errPart != nil {
 		activity = protocol.SessionStatusError
 	}
 	ns.Status = chatWithActivity(s.Status, activity)
 	return &ns
+}
+
+// chatEndedAt is the modification time a turn's end gives a chat: its
+// start plus the producer's duration. Since 0.9.0 the chat reducer takes
+// modifiedAt from the actions' own data, never from a local clock, so every
+// replica computes the same state (changelog 0.9.0, "Chat reducers now
+// derive modifiedAt from turn action data instead of local wall clocks").
+// A start that does not parse leaves modifiedAt as it was.
+func chatEndedAt(modifiedAt, startedAt string, durationMs float64) string {
+	start, err := protocol.ParseTime(startedAt)
+	if err != nil {
+		return modifiedAt
+	}
+	return protocol.FormatTime(start.Add(time.Duration(durationMs * float64(time.Millisecond))))
 }
 
 // chatSkipUnfinishedToolCalls returns parts with every tool call that
@@ -195,7 +217,6 @@ func (r Reducer) chatTruncated(s *protocol.ChatState, a *protocol.ChatTruncatedA
 		ns.Turns = s.Turns[: i+1 : i+1]
 	}
 	ns.ActiveTurn = nil
-	ns.ModifiedAt = r.now()
 	ns.Status = chatWithActivity(s.Status, chatActivity(&ns))
 	return &ns
 }
@@ -218,4 +239,44 @@ func chatTurnsLoaded(s *protocol.ChatState, a *protocol.ChatTurnsLoadedAction) *
 	ns.Turns = append(turns, s.Turns...)
 	ns.TurnsNextCursor = a.TurnsNextCursor
 	return &ns
+}
+
+// chatTurnResume reopens the latest turn when it stopped at a resumable
+// error (ChatTurnResumeAction: the turn must be the latest, in state error,
+// its final part a resumable error). The turn becomes active again with its
+// message, parts and usage; the error part stays in the transcript. An
+// action that does not meet those conditions changes nothing.
+func chatTurnResume(s *protocol.ChatState, a *protocol.ChatTurnResumeAction) *protocol.ChatState {
+	n := len(s.Turns)
+	if n == 0 || s.ActiveTurn != nil {
+		return s
+	}
+	t := s.Turns[n-1]
+	if t.ID != a.TurnID || t.State != protocol.TurnStateError || !chatResumable(t.ResponseParts) {
+		return s
+	}
+	active := &protocol.ActiveTurn{
+		ID:            t.ID,
+		Message:       t.Message,
+		ResponseParts: t.ResponseParts[:len(t.ResponseParts):len(t.ResponseParts)],
+		Usage:         t.Usage,
+	}
+	if t.StartedAt != nil {
+		active.StartedAt = *t.StartedAt
+	}
+	ns := *s
+	ns.Turns = s.Turns[: n-1 : n-1]
+	ns.ActiveTurn = active
+	ns.Status = chatWithActivity(s.Status, protocol.SessionStatusInProgress)
+	return &ns
+}
+
+// chatResumable reports whether the last of parts is an error the host can
+// resume from.
+func chatResumable(parts []protocol.ResponsePart) bool {
+	if len(parts) == 0 {
+		return false
+	}
+	e, ok := parts[len(parts)-1].(*protocol.ErrorResponsePart)
+	return ok && e.Resumable != nil && *e.Resumable
 }

@@ -59,6 +59,12 @@ func (r Reducer) Apply(state protocol.SnapshotState, action protocol.StateAction
 		return r.Annotations(s, action)
 	case *protocol.ResourceWatchState:
 		return r.ResourceWatch(s, action)
+	case *protocol.CanvasState:
+		return r.Canvas(s, action)
+	case *protocol.AutomationState:
+		return r.Automation(s, action)
+	case *protocol.AutomationRunState:
+		return r.AutomationRun(s, action)
 	}
 	return state
 }

@@ -35,6 +35,8 @@ func (r Reducer) Session(s *protocol.SessionState, a protocol.StateAction) *prot
 		return sessionChatUpdated(s, a)
 	case *protocol.SessionDefaultChatChangedAction:
 		return sessionDefaultChatChanged(s, a)
+	case *protocol.SessionChatsReorderedAction:
+		return sessionChatsReordered(s, a)
 
 	// Metadata.
 	case *protocol.SessionTitleChangedAction:
@@ -65,6 +67,8 @@ func (r Reducer) Session(s *protocol.SessionState, a protocol.StateAction) *prot
 		return sessionWorkingDirectorySet(s, a)
 	case *protocol.SessionWorkingDirectoryRemovedAction:
 		return sessionWorkingDirectoryRemoved(s, a)
+	case *protocol.SessionWorkingDirectoryReplacedAction:
+		return sessionWorkingDirectoryReplaced(s, a)
 
 	// Aggregated input requests (session_input.go).
 	case *protocol.SessionInputNeededSetAction:
@@ -87,6 +91,8 @@ func (r Reducer) Session(s *protocol.SessionState, a protocol.StateAction) *prot
 		return sessionMcpServerStartRequested(s, a)
 	case *protocol.SessionMCPServerStopRequestedAction:
 		return sessionMcpServerStopRequested(s, a)
+	case *protocol.SessionMCPServerBackgroundRequestedAction:
+		return sessionMcpServerBackgroundRequested(s, a)
 	}
 	return s
 }
@@ -100,11 +106,11 @@ func sessionReady(s *protocol.SessionState) *protocol.SessionState {
 	return &next
 }
 
-// sessionCreationFailed moves the session to the creationFailed phase and
-// records why.
+// sessionCreationFailed moves the session to the failed phase (1.x
+// renamed creationFailed to failed) and records why.
 func sessionCreationFailed(s *protocol.SessionState, a *protocol.SessionCreationFailedAction) *protocol.SessionState {
 	next := *s
-	next.Lifecycle = protocol.SessionLifecycleCreationFailed
+	next.Lifecycle = protocol.SessionLifecycleFailed
 	err := a.Error
 	next.CreationError = &err
 	return &next
@@ -355,4 +361,57 @@ func sessionUpsert[T any](list []T, v T, same func(T) bool) []T {
 		return sessionReplace(list, i, v)
 	}
 	return sessionAppend(list, v)
+}
+
+// sessionChatsReordered replaces the catalog order with the action's, which
+// must name every chat of the session exactly once
+// (SessionChatsReorderedAction: "invalid or incomplete orders are
+// ignored"). Each summary is kept as it is.
+func sessionChatsReordered(s *protocol.SessionState, a *protocol.SessionChatsReorderedAction) *protocol.SessionState {
+	if len(a.Chats) != len(s.Chats) {
+		return s
+	}
+	byURI := make(map[string]int, len(s.Chats))
+	for i, c := range s.Chats {
+		byURI[c.Resource] = i
+	}
+	chats := make([]protocol.ChatSummary, 0, len(s.Chats))
+	seen := make(map[string]bool, len(a.Chats))
+	for _, uri := range a.Chats {
+		i, ok := byURI[uri]
+		if !ok || seen[uri] {
+			return s
+		}
+		seen[uri] = true
+		chats = append(chats, s.Chats[i])
+	}
+	next := *s
+	next.Chats = chats
+	return &next
+}
+
+// sessionWorkingDirectoryReplaced replaces one working directory in place
+// and removes the duplicate that may make (SessionWorkingDirectoryReplacedAction):
+// a no-op when the directory is not there; a replacement found after the
+// target moves to the target's place, one found before it stays and the
+// target goes.
+func sessionWorkingDirectoryReplaced(s *protocol.SessionState, a *protocol.SessionWorkingDirectoryReplacedAction) *protocol.SessionState {
+	i := slices.Index(s.WorkingDirectories, a.Directory)
+	if i < 0 {
+		return s
+	}
+	j := slices.Index(s.WorkingDirectories, a.Replacement)
+	var dirs []protocol.URI
+	switch {
+	case j < 0 || j == i:
+		dirs = slices.Clone(s.WorkingDirectories)
+		dirs[i] = a.Replacement
+	case j > i:
+		dirs = slices.Concat(s.WorkingDirectories[:i], []protocol.URI{a.Replacement}, s.WorkingDirectories[i+1:j], s.WorkingDirectories[j+1:])
+	default:
+		dirs = slices.Concat(s.WorkingDirectories[:i], s.WorkingDirectories[i+1:])
+	}
+	next := *s
+	next.WorkingDirectories = dirs
+	return &next
 }

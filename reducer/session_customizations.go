@@ -56,7 +56,7 @@ func sessionCustomizationRemoved(s *protocol.SessionState, a *protocol.SessionCu
 // changed and is left as it is.
 func sessionCustomizationToggled(s *protocol.SessionState, a *protocol.SessionCustomizationToggledAction) *protocol.SessionState {
 	if i := sessionTopIndex(s.Customizations, a.ID); i >= 0 {
-		c, ok := sessionSetEnabled(s.Customizations[i], toggledEnabled(a))
+		c, ok := sessionSetEnabled(s.Customizations[i], a)
 		if !ok {
 			return s
 		}
@@ -69,7 +69,7 @@ func sessionCustomizationToggled(s *protocol.SessionState, a *protocol.SessionCu
 		return s
 	}
 	children := sessionChildren(s.Customizations[i])
-	child, ok := sessionSetChildEnabled(children[j], toggledEnabled(a))
+	child, ok := sessionSetChildEnabled(children[j], a)
 	if !ok {
 		return s
 	}
@@ -100,6 +100,37 @@ func sessionMcpServerStartRequested(s *protocol.SessionState, a *protocol.Sessio
 // stopped and drops its channel.
 func sessionMcpServerStopRequested(s *protocol.SessionState, a *protocol.SessionMCPServerStopRequestedAction) *protocol.SessionState {
 	return sessionUpdateMcpServer(s, a.ID, &protocol.MCPServerStoppedState{}, nil)
+}
+
+// sessionMcpServerBackgroundRequested stops a starting MCP server from
+// blocking messages (SessionMcpServerBackgroundRequestedAction): blocking
+// becomes false when the server is starting with blocking true; anything
+// else is a no-op.
+func sessionMcpServerBackgroundRequested(s *protocol.SessionState, a *protocol.SessionMCPServerBackgroundRequestedAction) *protocol.SessionState {
+	m := sessionFindMcpServer(s.Customizations, a.ID)
+	if m == nil {
+		return s
+	}
+	st, ok := m.State.(*protocol.MCPServerStartingState)
+	if !ok || st.Blocking == nil || !*st.Blocking {
+		return s
+	}
+	return sessionUpdateMcpServer(s, a.ID, &protocol.MCPServerStartingState{Blocking: protocol.Ptr(false)}, m.Channel)
+}
+
+// sessionFindMcpServer returns the MCP server with the given id, at the top
+// level or inside a container, or nil.
+func sessionFindMcpServer(list []protocol.Customization, id string) *protocol.MCPServerCustomization {
+	if i := sessionTopIndex(list, id); i >= 0 {
+		m, _ := list[i].(*protocol.MCPServerCustomization)
+		return m
+	}
+	i, j := sessionChildIndex(list, id)
+	if i < 0 {
+		return nil
+	}
+	m, _ := sessionChildren(list[i])[j].(*protocol.MCPServerCustomization)
+	return m
 }
 
 // sessionUpdateMcpServer sets the state and channel of the MCP server with
@@ -219,18 +250,54 @@ func sessionWithChildren(c protocol.Customization, children []protocol.ChildCust
 	return c
 }
 
-// toggledEnabled is the enabled flag a toggle sets.
+// toggledEnabled is the enabled flag a toggle sets on entries that keep a
+// flag rather than decisions: the decisive (first) decision, enabled when
+// there is none; or an older version's enabled member.
 func toggledEnabled(a *protocol.SessionCustomizationToggledAction) bool {
-	return a.Enabled != nil && *a.Enabled
+	if a.Enablement == nil && a.Enabled != nil {
+		return *a.Enabled
+	}
+	return effectiveEnablement(a.Enablement)
+}
+
+// effectiveEnablement is the enabled value of enablement decisions: the
+// first (most specific) one, enabled when there is none.
+func effectiveEnablement(list []protocol.CustomizationEnablement) bool {
+	if len(list) == 0 {
+		return true
+	}
+	switch d := list[0].(type) {
+	case *protocol.CustomizationEnablementSession:
+		return d.Enabled
+	case *protocol.CustomizationEnablementWorkspace:
+		return d.Enabled
+	case *protocol.CustomizationEnablementGlobal:
+		return d.Enabled
+	}
+	return true
+}
+
+// toggledEnablement is the decision list a toggle gives plugins and MCP
+// servers, which keep decisions (the list replaces the previous one
+// entirely); an older version's flag is one decision for the session.
+func toggledEnablement(a *protocol.SessionCustomizationToggledAction) []protocol.CustomizationEnablement {
+	if a.Enablement == nil && a.Enabled != nil {
+		return []protocol.CustomizationEnablement{&protocol.CustomizationEnablementSession{Enabled: *a.Enabled}}
+	}
+	if a.Enablement == nil {
+		return []protocol.CustomizationEnablement{}
+	}
+	return a.Enablement
 }
 
 // sessionSetEnabled returns a copy of a top-level customization with its
 // enabled flag set; ok is false for a kind this package does not know.
-func sessionSetEnabled(c protocol.Customization, enabled bool) (_ protocol.Customization, ok bool) {
+func sessionSetEnabled(c protocol.Customization, a *protocol.SessionCustomizationToggledAction) (_ protocol.Customization, ok bool) {
+	enabled := toggledEnabled(a)
 	switch c := c.(type) {
 	case *protocol.PluginCustomization:
 		n := *c
-		n.Enabled = &enabled
+		n.Enablement, n.Enabled = toggledEnablement(a), nil
 		return &n, true
 	case *protocol.DirectoryCustomization:
 		n := *c
@@ -238,7 +305,7 @@ func sessionSetEnabled(c protocol.Customization, enabled bool) (_ protocol.Custo
 		return &n, true
 	case *protocol.MCPServerCustomization:
 		n := *c
-		n.Enabled = &enabled
+		n.Enablement, n.Enabled = toggledEnablement(a), nil
 		return &n, true
 	}
 	return c, false
@@ -248,7 +315,8 @@ func sessionSetEnabled(c protocol.Customization, enabled bool) (_ protocol.Custo
 // enabled flag set; ok is false for a kind this package does not know.
 // Leaf children store the flag as optional (absent means enabled); once
 // toggled it is always written.
-func sessionSetChildEnabled(c protocol.ChildCustomization, enabled bool) (_ protocol.ChildCustomization, ok bool) {
+func sessionSetChildEnabled(c protocol.ChildCustomization, a *protocol.SessionCustomizationToggledAction) (_ protocol.ChildCustomization, ok bool) {
+	enabled := toggledEnabled(a)
 	switch c := c.(type) {
 	case *protocol.AgentCustomization:
 		n := *c
@@ -272,7 +340,7 @@ func sessionSetChildEnabled(c protocol.ChildCustomization, enabled bool) (_ prot
 		return &n, true
 	case *protocol.MCPServerCustomization:
 		n := *c
-		n.Enabled = &enabled
+		n.Enablement, n.Enabled = toggledEnablement(a), nil
 		return &n, true
 	}
 	return c, false

@@ -258,10 +258,26 @@ const (
 // Updates"; MCP servers: guide/mcp.md.
 func TestSessionCustomizations(t *testing.T) {
 	runChannelCases(t, "SessionState", []channelCase{{
-		name:    "a top-level MCP server is toggled like a container",
+		// 1.x (SessionCustomizationToggledAction): plugins and MCP servers
+		// keep the decisions, which replace the previous ones entirely.
+		name:    "a top-level MCP server keeps the toggle's decisions",
+		initial: sessionJSON(`"customizations":[` + sessionTopMcp + `]`),
+		actions: []string{`{"type":"session/customizationToggled","id":"mcp-top","enablement":[{"kind":"session","enabled":false},{"kind":"global","enabled":true}]}`},
+		want: sessionJSON(`"customizations":[` + strings.Replace(sessionTopMcp, `"enabled":true`,
+			`"enablement":[{"kind":"session","enabled":false},{"kind":"global","enabled":true}]`, 1) + `]`),
+	}, {
+		// An older version's flag is one decision for the session.
+		name:    "an older version's toggle is a session decision",
 		initial: sessionJSON(`"customizations":[` + sessionTopMcp + `]`),
 		actions: []string{`{"type":"session/customizationToggled","id":"mcp-top","enabled":false}`},
-		want:    sessionJSON(`"customizations":[` + strings.Replace(sessionTopMcp, `"enabled":true`, `"enabled":false`, 1) + `]`),
+		want:    sessionJSON(`"customizations":[` + strings.Replace(sessionTopMcp, `"enabled":true`, `"enablement":[{"kind":"session","enabled":false}]`, 1) + `]`),
+	}, {
+		// Entries other than plugins and MCP servers take the decisive
+		// (first) decision as their flag.
+		name:    "a child skill takes the first decision as its flag",
+		initial: sessionJSON(`"customizations":[` + sessionPlugin + `]`),
+		actions: []string{`{"type":"session/customizationToggled","id":"skill-1","enablement":[{"kind":"workspace","uri":"file:///w","enabled":true},{"kind":"global","enabled":false}]}`},
+		want:    sessionJSON(`"customizations":[` + strings.Replace(sessionPlugin, `"name":"lint"`, `"name":"lint","enabled":true`, 1) + `]`),
 	}, {
 		// A child's effective state is container.enabled && child.enabled:
 		// toggling the child records its own flag and leaves the disabled
@@ -273,8 +289,8 @@ func TestSessionCustomizations(t *testing.T) {
 	}, {
 		name:    "an MCP server child is toggled",
 		initial: sessionJSON(`"customizations":[` + sessionPlugin + `]`),
-		actions: []string{`{"type":"session/customizationToggled","id":"mcp-child","enabled":false}`},
-		want:    sessionJSON(`"customizations":[` + strings.Replace(sessionPlugin, `"name":"Child","enabled":true`, `"name":"Child","enabled":false`, 1) + `]`),
+		actions: []string{`{"type":"session/customizationToggled","id":"mcp-child","enablement":[{"kind":"session","enabled":false}]}`},
+		want:    sessionJSON(`"customizations":[` + strings.Replace(sessionPlugin, `"name":"Child","enabled":true`, `"name":"Child","enablement":[{"kind":"session","enabled":false}]`, 1) + `]`),
 	}, {
 		name:    "customizationUpdated replaces a container with its children",
 		initial: sessionJSON(`"customizations":[` + sessionTopMcp + `,` + sessionPlugin + `]`),
@@ -351,10 +367,11 @@ func TestSessionMisc(t *testing.T) {
 		actions: []string{`{"type":"session/metaChanged"}`},
 		want:    sessionJSON(""),
 	}, {
+		// 1.x renamed the lifecycle creationFailed to failed.
 		name:    "creationFailed after ready records the error",
 		initial: sessionJSON(""),
 		actions: []string{`{"type":"session/creationFailed","error":{"errorType":"init","message":"boom"}}`},
-		want:    `{"provider":"copilot","title":"S","status":1,"lifecycle":"creationFailed","creationError":{"errorType":"init","message":"boom"},"activeClients":[],"chats":[]}`,
+		want:    `{"provider":"copilot","title":"S","status":1,"lifecycle":"failed","creationError":{"errorType":"init","message":"boom"},"activeClients":[],"chats":[]}`,
 	}})
 }
 

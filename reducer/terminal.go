@@ -43,9 +43,11 @@ func (r Reducer) Terminal(s *protocol.TerminalState, a protocol.StateAction) *pr
 		next.Cwd = protocol.Ptr(a.Cwd)
 		return &next
 	case *protocol.TerminalExitedAction:
-		// An absent exit code (the process was killed) clears a previous one.
+		// 1.x: the lifecycle becomes exited, with the exit code when there
+		// is one (TerminalLifecycleState preserves exits without a code).
 		next := *s
-		next.ExitCode = a.ExitCode
+		next.Lifecycle = &protocol.TerminalExitedLifecycleState{ExitCode: a.ExitCode}
+		next.ExitCode = nil
 		return &next
 	case *protocol.TerminalClearedAction:
 		next := *s

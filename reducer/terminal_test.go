@@ -89,16 +89,17 @@ func TestTerminal(t *testing.T) {
 			"claim":{"kind":"client","clientId":"c1"},"supportsCommandDetection":true}`,
 	}, {
 		// TerminalExitedAction: exitCode is undefined when the process
-		// was killed without one.
-		name:    "exited without an exit code leaves exitCode unset",
-		initial: `{"title":"sh","content":[],"claim":{"kind":"client","clientId":"c1"}}`,
+		// was killed without one; 1.x's lifecycle keeps such an exit
+		// (TerminalLifecycleState).
+		name:    "exited without an exit code is exited",
+		initial: `{"title":"sh","content":[],"lifecycle":{"status":"running"},"claim":{"kind":"client","clientId":"c1"}}`,
 		actions: []string{`{"type":"terminal/exited"}`},
-		want:    `{"title":"sh","content":[],"claim":{"kind":"client","clientId":"c1"}}`,
+		want:    `{"title":"sh","content":[],"lifecycle":{"status":"exited"},"claim":{"kind":"client","clientId":"c1"}}`,
 	}, {
 		name:    "exit code 0 is kept",
-		initial: `{"title":"sh","content":[],"claim":{"kind":"client","clientId":"c1"}}`,
+		initial: `{"title":"sh","content":[],"lifecycle":{"status":"running"},"claim":{"kind":"client","clientId":"c1"}}`,
 		actions: []string{`{"type":"terminal/exited","exitCode":0}`},
-		want:    `{"title":"sh","content":[],"claim":{"kind":"client","clientId":"c1"},"exitCode":0}`,
+		want:    `{"title":"sh","content":[],"lifecycle":{"status":"exited","exitCode":0},"claim":{"kind":"client","clientId":"c1"}}`,
 	}, {
 		// Terminals guide, "Claims and Ownership": the claim is replaced
 		// as a whole, here from a backgrounded session claim back to one
