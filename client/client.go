@@ -15,6 +15,7 @@ import (
 
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 	"github.com/ahp-go/ahp/reducer"
 )
 
@@ -126,7 +127,9 @@ type Client struct {
 	linkUp      chan struct{} // closed when link is set
 	initialized bool
 	version     string
-	lastSeq     int64 // highest serverSeq seen
+	view        *view.View                // the negotiated version's shapes
+	initParams  protocol.InitializeParams // what Initialize sent, for initializing again
+	lastSeq     int64                     // highest serverSeq seen
 	channels    map[string]*feed
 	closed      bool
 	err         error // why the client stopped, nil after Close
@@ -222,6 +225,7 @@ func newClient(dial Dialer, opts *Options) *Client {
 	}
 	c := &Client{
 		opts:     o,
+		view:     view.Current,
 		dial:     dial,
 		red:      reducer.Reducer{Now: o.Now},
 		log:      o.Logger,
@@ -397,13 +401,17 @@ func (c *Client) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.initialized = true
+		c.initParams = q
+		c.initParams.InitialSubscriptions = nil
 		c.version = res.ProtocolVersion
+		c.view = view.For(res.ProtocolVersion)
 		c.lastSeq = max(c.lastSeq, res.ServerSeq)
 		for i := range res.Snapshots {
 			snap := &res.Snapshots[i]
 			if snap.State == nil {
 				continue
 			}
+			c.upLocked(snap)
 			c.lastSeq = max(c.lastSeq, snap.FromSeq)
 			c.channels[snap.Resource] = &feed{uri: snap.Resource, m: newMirror(c.id, c.red, snap)}
 		}
@@ -447,6 +455,9 @@ func (c *Client) Subscribe(ctx context.Context, p *protocol.SubscribeParams) (*S
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if res.Snapshot != nil && res.Snapshot.State != nil {
+			c.upLocked(res.Snapshot)
+		}
 		ch := c.channels[uri]
 		switch {
 		case ch == nil:
@@ -576,9 +587,10 @@ func (c *Client) Dispatch(ctx context.Context, channel string, action protocol.S
 	c.dispatchMu.Lock()
 	defer c.dispatchMu.Unlock()
 	var (
-		l  *link
-		r  *Receipt
-		ch *feed
+		l      *link
+		r      *Receipt
+		ch     *feed
+		shaped protocol.StateAction // action as the negotiated version sends it
 	)
 	for {
 		var err error
@@ -592,6 +604,7 @@ func (c *Client) Dispatch(ctx context.Context, channel string, action protocol.S
 			continue // the connection changed meanwhile
 		}
 		c.clientSeq++
+		shaped = c.view.Action(action)
 		r = newReceipt(channel, c.clientSeq, action)
 		if ch = c.channels[channel]; ch != nil && ch.m != nil {
 			ch.m.dispatch(pendingAction{clientSeq: r.ClientSeq, action: action, receipt: r})
@@ -602,7 +615,7 @@ func (c *Client) Dispatch(ctx context.Context, channel string, action protocol.S
 		c.mu.Unlock()
 		break
 	}
-	err := l.rpc.Notify(ctx, "dispatchAction", &protocol.DispatchActionParams{Channel: channel, ClientSeq: r.ClientSeq, Action: action})
+	err := l.rpc.Notify(ctx, "dispatchAction", &protocol.DispatchActionParams{Channel: channel, ClientSeq: r.ClientSeq, Action: shaped})
 	if err != nil {
 		c.mu.Lock()
 		if ch != nil && ch.m.withdraw(r.ClientSeq) {
@@ -665,6 +678,12 @@ func (c *Client) handleNotification(method string, raw jsontext.Value) {
 	}
 }
 
+// upLocked brings a snapshot the host sent in the negotiated version's
+// shapes up to 1.x, which mirrors hold.
+func (c *Client) upLocked(snap *protocol.Snapshot) {
+	snap.State = c.view.UpState(snap.Resource, snap.State)
+}
+
 // channelOf returns the Channel field of a params struct.
 func channelOf(params any) string {
 	v := reflect.ValueOf(params)
@@ -683,6 +702,9 @@ func channelOf(params any) string {
 
 // receiveLocked reconciles one envelope from the host.
 func (c *Client) receiveLocked(env *protocol.ActionEnvelope, replayed bool) {
+	// Mirrors hold 1.x shapes whatever the version: an older host's
+	// actions come up first.
+	env = c.view.UpEnvelope(env)
 	c.lastSeq = max(c.lastSeq, env.ServerSeq)
 	if rm, ok := env.Action.(*protocol.SessionChatRemovedAction); ok && env.RejectionReason == nil {
 		// The host removed a chat (chat-channel.md, Disposal): its

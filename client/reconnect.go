@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 )
 
 // ConnectionState names a step of losing and regaining the connection.
@@ -188,6 +190,13 @@ func (c *Client) attempt() (*link, *Resume, error) {
 	err = l.orderedCall(ctx, "reconnect", p, func(raw jsontext.Value) error {
 		return c.resume(l, uris, raw, r)
 	})
+	if errors.Is(err, ErrInvalidRequest) {
+		// A host that does not know this client (it restarted, say)
+		// cannot tell which version it spoke: initialize again, on the same
+		// connection, and resynchronize from the snapshots.
+		c.log.Info("the host does not know this client; initializing again", "err", err)
+		err = c.reinitialize(ctx, l, uris, r)
+	}
 	if err != nil {
 		c.mu.Lock()
 		l.abandoned = true
@@ -212,6 +221,28 @@ func (c *Client) attempt() (*link, *Resume, error) {
 	return l, r, nil
 }
 
+// reinitialize sends initialize on a new connection in place of reconnect,
+// offering what the first Initialize offered and subscribing to the
+// channels the client follows, and resumes from the snapshots like a
+// reconnect that answered with snapshots.
+func (c *Client) reinitialize(ctx context.Context, l *link, uris []string, r *Resume) error {
+	c.mu.Lock()
+	p := c.initParams
+	c.mu.Unlock()
+	p.InitialSubscriptions = uris
+	return l.orderedCall(ctx, "initialize", &p, func(raw jsontext.Value) error {
+		var res protocol.InitializeResult
+		if err := protocol.Unmarshal(raw, &res); err != nil {
+			return fmt.Errorf("ahp: initialize: decoding the result: %w", err)
+		}
+		c.mu.Lock()
+		c.version = res.ProtocolVersion
+		c.view = view.For(res.ProtocolVersion)
+		c.mu.Unlock()
+		return c.apply(l, uris, &protocol.ReconnectSnapshotResult{Snapshots: res.Snapshots}, r)
+	})
+}
+
 // resume applies the answer to reconnect, on the reader goroutine, and
 // makes the new connection the current one.
 func (c *Client) resume(l *link, sent []string, raw jsontext.Value, r *Resume) error {
@@ -219,6 +250,12 @@ func (c *Client) resume(l *link, sent []string, raw jsontext.Value, r *Resume) e
 	if err != nil {
 		return fmt.Errorf("ahp: reconnect: decoding the result: %w", err)
 	}
+	return c.apply(l, sent, res, r)
+}
+
+// apply applies a reconnect result and makes the new connection the
+// current one.
+func (c *Client) apply(l *link, sent []string, res protocol.ReconnectResult, r *Resume) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || l.abandoned {
@@ -252,6 +289,7 @@ func (c *Client) resume(l *link, sent []string, raw jsontext.Value, r *Resume) e
 			if snap.State == nil {
 				continue
 			}
+			c.upLocked(snap)
 			if ch.m == nil {
 				ch.m = newMirror(c.id, c.red, snap)
 			} else {

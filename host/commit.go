@@ -3,6 +3,7 @@ package host
 import (
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 )
 
 // commitLocked is the one path every change takes: reduce, sequence, record
@@ -24,11 +25,35 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 		h.log.Error("encoding an action failed", "channel", ch.uri, "type", a.Type(), "err", err)
 	} else {
 		typ := a.Type()
-		h.replay.add(replayEntry{seq: h.seq, channel: ch.uri, actionType: typ, envelope: body})
+		h.replay.add(replayEntry{seq: h.seq, channel: ch.uri, actionType: typ, envelope: body, env: env})
+		// Connections that see other shapes get the action converted and
+		// encoded once per set of shapes, and the same bytes when it does
+		// not change.
+		var other map[view.Shape][]byte
 		for c := range ch.subs {
-			if c.knowsLocked(typ) {
-				c.sendLocked(msg)
+			if !c.knowsLocked(typ) {
+				continue
 			}
+			if c.view.Shape() == view.ShapeCurrent {
+				c.sendLocked(msg)
+				continue
+			}
+			shaped, ok := other[c.view.Shape()]
+			if !ok {
+				shaped = msg
+				if e := c.view.Envelope(&env); e != &env {
+					if m, _, err := encodeAction(e); err == nil {
+						shaped = m
+					} else {
+						h.log.Error("encoding an action failed", "channel", ch.uri, "type", typ, "err", err)
+					}
+				}
+				if other == nil {
+					other = map[view.Shape][]byte{}
+				}
+				other[c.view.Shape()] = shaped
+			}
+			c.sendLocked(shaped)
 		}
 	}
 	ch.state = next
@@ -98,10 +123,33 @@ func (h *Host) broadcastLocked(channel, method string, params any, extra ...map[
 		h.log.Error("encoding a notification failed", "method", method, "err", err)
 		return
 	}
+	// Connections that see other shapes get the notification converted
+	// and encoded once per set of shapes.
+	var other map[view.Shape][]byte
 	send := func(c *conn) {
-		if protocol.NotificationKnownToVersion(method, c.version) {
-			c.sendLocked(msg)
+		if !protocol.NotificationKnownToVersion(method, c.version) {
+			return
 		}
+		if c.view.Shape() == view.ShapeCurrent {
+			c.sendLocked(msg)
+			return
+		}
+		shaped, ok := other[c.view.Shape()]
+		if !ok {
+			shaped = msg
+			if p := c.view.Notification(method, params); p != params {
+				if m, err := encodeNotification(method, p); err == nil {
+					shaped = m
+				} else {
+					h.log.Error("encoding a notification failed", "method", method, "err", err)
+				}
+			}
+			if other == nil {
+				other = map[view.Shape][]byte{}
+			}
+			other[c.view.Shape()] = shaped
+		}
+		c.sendLocked(shaped)
 	}
 	if ok {
 		for c := range ch.subs {

@@ -675,7 +675,7 @@ func TestSessionLifecycle(t *testing.T) {
 			envs := c.WaitFor(tc.want, hasType(tc.want))
 			st := mirror(t, snap, envs).(*protocol.SessionState)
 			if tc.name == "ready" && st.Lifecycle != protocol.SessionLifecycleReady ||
-				tc.name == "failed" && (st.Lifecycle != protocol.SessionLifecycleCreationFailed || st.CreationError == nil) {
+				tc.name == "failed" && (st.Lifecycle != protocol.SessionLifecycleFailed || st.CreationError == nil) { // the 1.x reducer's name
 				t.Fatalf("lifecycle %q, error %+v", st.Lifecycle, st.CreationError)
 			}
 			risingSeqs(t, snap.FromSeq, envs)

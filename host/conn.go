@@ -8,6 +8,7 @@ import (
 
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 )
 
 // conn is one client connection.
@@ -18,6 +19,7 @@ type conn struct {
 	// Guarded by h.mu.
 	initialized bool
 	version     string
+	view        *view.View // the negotiated version's shapes
 	clientID    string
 	subs        map[string]*subscription
 	known       map[string]bool // action type -> known to version
@@ -38,7 +40,7 @@ type conn struct {
 // overflow is dropped with a reason and can reconnect. A client that has
 // not initialized within Options.InitializeTimeout is dropped too.
 func (h *Host) ServeTransport(ctx context.Context, t jsonrpc.Transport) error {
-	c := &conn{h: h, subs: map[string]*subscription{}, known: map[string]bool{}, ended: make(chan struct{})}
+	c := &conn{h: h, view: view.Current, subs: map[string]*subscription{}, known: map[string]bool{}, ended: make(chan struct{})}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 )
 
 // Messages are encoded once and the same bytes are queued to every
@@ -45,10 +46,12 @@ func encodeNotification(method string, params any) ([]byte, error) {
 // own, which only that connection sees: Snapshot.fromSeq promises that
 // what follows a snapshot carries a higher serverSeq, so a client may drop
 // anything at or below what it has seen. The envelope is not replayed.
-func (h *Host) privateEnvelope(channel string, action protocol.StateAction, origin *protocol.ActionOrigin, rejection string) []byte {
+//
+// The action is shown as v, the recipient's version, sees it.
+func (h *Host) privateEnvelope(v *view.View, channel string, action protocol.StateAction, origin *protocol.ActionOrigin, rejection string) []byte {
 	seq := h.nextSeqLocked()
 	h.jr.queue(seq)
-	env := protocol.ActionEnvelope{Channel: channel, Action: action, ServerSeq: seq, Origin: origin}
+	env := protocol.ActionEnvelope{Channel: channel, Action: v.Action(action), ServerSeq: seq, Origin: origin}
 	if rejection != "" {
 		env.RejectionReason = &rejection
 	}
@@ -58,6 +61,25 @@ func (h *Host) privateEnvelope(channel string, action protocol.StateAction, orig
 		return nil
 	}
 	return msg
+}
+
+// replayedLocked returns a replay log entry as c's version sees it: the
+// bytes kept when its shapes are the current ones or the action did not
+// change, a fresh encoding otherwise.
+func (c *conn) replayedLocked(e replayEntry) rawEnvelope {
+	if !c.view.Legacy() {
+		return rawEnvelope(e.envelope)
+	}
+	env := c.view.Envelope(&e.env)
+	if env == &e.env {
+		return rawEnvelope(e.envelope)
+	}
+	body, err := protocol.Marshal(env)
+	if err != nil {
+		c.h.log.Error("encoding an action failed", "channel", e.channel, "err", err)
+		return rawEnvelope(e.envelope)
+	}
+	return rawEnvelope(body)
 }
 
 // rawEnvelope is an already encoded ActionEnvelope.

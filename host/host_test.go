@@ -2,7 +2,9 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,22 +27,42 @@ func TestNegotiation(t *testing.T) {
 		want    string
 		code    protocol.ErrorCode
 	}{
+		// spec-1.1 versioning.md, "Negotiation": the highest offered
+		// version in the caret ranges of 1.0.0 and 0.9.0, whatever the
+		// order; exactly 0.10.0 (VS Code); and 0.5.1 to 0.8.0 as before.
+		{[]string{"1.0.0", "0.10.0", "0.9.0"}, "1.0.0", 0},
+		{[]string{"0.9.0"}, "0.9.0", 0},
+		{[]string{"1.1.0", "1.0.0"}, "1.1.0", 0},
 		{[]string{"0.8.0"}, "0.8.0", 0},
-		// versioning.md: hosts pick the highest offered version they implement.
 		{[]string{"0.5.1", "0.7.0"}, "0.7.0", 0},
 		{[]string{"9.0.0", "0.6.0"}, "0.6.0", 0},
-		// versioning.md: no acceptable version is -32005 and the connection closes.
-		{[]string{"0.4.0", "1.0.0"}, "", protocol.CodeUnsupportedProtocolVersion},
-		{[]string{"not-a-version"}, "", protocol.CodeUnsupportedProtocolVersion},
+		// "Malformed versions produce an explicit error", beside a valid one too.
+		{[]string{"1.0.0", "nonsense"}, "", protocol.CodeInvalidParams},
+		// No acceptable version is -32005 with data.supportedVersions, and
+		// the connection closes.
+		{[]string{"2.0.0"}, "", protocol.CodeUnsupportedProtocolVersion},
+		{[]string{"0.4.0", "2.1.0"}, "", protocol.CodeUnsupportedProtocolVersion},
 	}
 	for _, tc := range cases {
 		t.Run(strings.Join(tc.offered, ","), func(t *testing.T) {
 			c := th.dial(t, "neg")
 			var res protocol.InitializeResult
 			err := c.Call("initialize", &protocol.InitializeParams{ProtocolVersions: tc.offered, ClientID: "neg"}, &res)
+			if tc.code == protocol.CodeInvalidParams {
+				if rpcCode(err) != tc.code {
+					t.Fatalf("got %v, want code %d", err, tc.code)
+				}
+				return
+			}
 			if tc.code != 0 {
 				if rpcCode(err) != tc.code {
 					t.Fatalf("got %v, want code %d", err, tc.code)
+				}
+				var e *protocol.Error
+				var data protocol.UnsupportedProtocolVersionErrorData
+				if !errors.As(err, &e) || protocol.Unmarshal(e.Data, &data) != nil ||
+					!slices.Equal(data.SupportedVersions, protocol.AcceptedVersions()) {
+					t.Fatalf("error data %s, want supportedVersions %v", e.Data, protocol.AcceptedVersions())
 				}
 				select {
 				case <-c.RPC.Done():

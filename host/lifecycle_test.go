@@ -54,8 +54,8 @@ func TestShutdownEndsRunningTurns(t *testing.T) {
 	th.h.Close()
 	envs := c.WaitFor("turn failed", hasType("chat/error"))
 	for _, e := range envs {
-		if a, ok := e.Action.(*protocol.ChatErrorAction); ok && a.Error.ErrorType != "hostShutdown" {
-			t.Fatalf("error %+v", a.Error)
+		if a, ok := e.Action.(*protocol.ChatErrorAction); ok && a.Info().ErrorType != "hostShutdown" {
+			t.Fatalf("error %+v", a.Info())
 		}
 	}
 	select {

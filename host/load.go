@@ -131,7 +131,7 @@ func (h *Host) readTurns(ctx context.Context, rd *storeReads, r turnRange) error
 			return fmt.Errorf("reading the turns of %s: turn %d does not decode: %w", r.chat, t.Ordinal, err)
 		}
 	}
-	rd.turns[r] = out
+	rd.turns[r] = storedShapes.UpTurns(out)
 	return nil
 }
 
@@ -286,7 +286,7 @@ func (h *Host) installSessionLocked(s *session, channels []*channel) {
 	h.goFunc(func() { s.mb.run(h.ctx) })
 	st := sch.state.(*protocol.SessionState)
 	switch {
-	case st.Lifecycle == protocol.SessionLifecycleCreationFailed:
+	case st.Lifecycle == protocol.SessionLifecycleFailed:
 		s.mb.stop()
 	case s.backend == nil:
 		s.mb.stop()
@@ -315,7 +315,7 @@ func (h *Host) installSessionLocked(s *session, channels []*channel) {
 			h.commitLocked(ch, &protocol.ChatErrorAction{
 				TurnID:   t.ID,
 				Duration: turnDuration(t.StartedAt, h.opts.Now()),
-				Error:    &protocol.ErrorInfo{ErrorType: "hostRestart", Message: "the host stopped while this turn was running"},
+				Part:     &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: "hostRestart", Message: "the host stopped while this turn was running"}},
 			}, nil)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 )
 
 // none is the result of a handler whose answer is null, and of
@@ -109,6 +110,12 @@ func buildRoutes() map[string]route {
 // came as the request or the notification it must be, and the type its
 // params decode into.
 func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, err error) {
+	defer func() {
+		// Errors travel with the codes of the connection's version.
+		if e, ok := err.(*protocol.Error); ok {
+			err = c.view.Error(e)
+		}
+	}()
 	defer func() {
 		// A bug must not take the host down with it: answer and log.
 		if p := recover(); p != nil {
@@ -241,6 +248,7 @@ func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParam
 	if h.opts.DefaultDirectory != "" {
 		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
 	}
+	res.Meta = initializeMeta
 	var subs []pendingSub
 	for _, uri := range p.InitialSubscriptions {
 		ps, ok, err := h.prepareSubLocked(uri, nil)
@@ -260,14 +268,24 @@ func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParam
 	for _, ps := range subs {
 		c.addSubLocked(ps)
 	}
-	return res, nil
+	res.Snapshots = c.view.Snapshots(res.Snapshots)
+	return c.view.InitializeResult(res), nil
 }
+
+// initializeMeta is the host's InitializeResult._meta: under its own
+// namespaced key, the older protocol versions it still serves beside the
+// 1.x ones. Clients ignore keys they do not understand.
+var initializeMeta = func() map[string]jsontext.Value {
+	legacy, _ := protocol.Marshal(map[string]any{"legacyProtocolVersions": protocol.LegacyVersions()})
+	return map[string]jsontext.Value{"ahp-go/host": legacy}
+}()
 
 func (c *conn) setIdentityLocked(clientID, version string) {
 	c.initialized = true
 	c.initTimer.Stop()
 	c.clientID = clientID
 	c.version = version
+	c.view = view.For(version)
 	clear(c.known)
 	c.h.versions.put(clientID, version)
 }
@@ -282,14 +300,14 @@ type pendingSub struct {
 // prepareSubLocked returns the snapshot of a channel for a new
 // subscription, without subscribing. Unknown channels give false; a
 // channel whose data is still in the store gives a *storeMiss.
-func (h *Host) prepareSubLocked(uri string, view *protocol.SubscribeView) (pendingSub, bool, error) {
+func (h *Host) prepareSubLocked(uri string, window *protocol.SubscribeView) (pendingSub, bool, error) {
 	ch, err := h.channelLocked(uri)
 	if err != nil || ch == nil {
 		return pendingSub{}, false, err
 	}
 	turns := -1
-	if view != nil && view.Turns != nil {
-		turns = int(max(*view.Turns, 0))
+	if window != nil && window.Turns != nil {
+		turns = int(max(*window.Turns, 0))
 	}
 	state, err := h.snapshotStateLocked(ch, turns)
 	if err != nil {
@@ -316,7 +334,9 @@ func (c *conn) subscribeLocked(ctx context.Context, p *protocol.SubscribeParams)
 		return nil, rpcError(protocol.CodeNotFound, "subscribe: no channel %s", p.Channel)
 	}
 	c.addSubLocked(ps)
-	return &protocol.SubscribeResult{Snapshot: &ps.snap}, nil
+	snap := ps.snap
+	snap.State = c.view.State(snap.State)
+	return &protocol.SubscribeResult{Snapshot: &snap}, nil
 }
 
 func (c *conn) unsubscribe(ctx context.Context, p *protocol.UnsubscribeParams) (*none, error) {
@@ -362,7 +382,10 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 		// newest version.
 		version = h.versions.get(p.ClientID)
 		if version == "" {
-			version = protocol.ProtocolVersion
+			// Which version the client spoke is not known (the host
+			// restarted, or never saw it): assuming one could send it
+			// shapes it does not read. It initializes again instead.
+			return nil, rpcError(protocol.CodeInvalidRequest, "reconnect: this host does not know client %q (it may have restarted); send initialize", clip(p.ClientID, maxLoggedValue))
 		}
 	}
 	wanted := map[string]bool{}
@@ -385,10 +408,11 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 		if entries, ok := h.replay.since(p.LastSeenServerSeq, wanted); ok {
 			reply.replay = &replayResult{Actions: make([]rawEnvelope, 0, len(entries)), Missing: missing}
 			c.version = version // knowsLocked answers for the new version
+			c.view = view.For(version)
 			clear(c.known)
 			for _, e := range entries {
 				if c.knowsLocked(e.actionType) {
-					reply.replay.Actions = append(reply.replay.Actions, rawEnvelope(e.envelope))
+					reply.replay.Actions = append(reply.replay.Actions, c.replayedLocked(e))
 				}
 			}
 		}
@@ -400,7 +424,7 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 			if err != nil {
 				return nil, err
 			}
-			reply.snapshot.Snapshots = append(reply.snapshot.Snapshots, protocol.Snapshot{Resource: ch.uri, State: state, FromSeq: h.seq})
+			reply.snapshot.Snapshots = append(reply.snapshot.Snapshots, protocol.Snapshot{Resource: ch.uri, State: view.For(version).State(state), FromSeq: h.seq})
 		}
 	}
 	c.setIdentityLocked(p.ClientID, version)
@@ -424,7 +448,12 @@ func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionPar
 }
 
 func (c *conn) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*protocol.ListSessionsResult, error) {
-	return c.h.listSessions(ctx, p)
+	res, err := c.h.listSessions(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	res.Items = c.view.Summaries(res.Items)
+	return res, nil
 }
 
 func (c *conn) disposeSession(ctx context.Context, p *protocol.DisposeSessionParams) (*none, error) {
@@ -467,6 +496,6 @@ func (c *conn) fetchTurnsLocked(ctx context.Context, p *protocol.FetchTurnsParam
 	// The schema asks for the page before the reply. It goes to this
 	// client alone: other clients and the host's own state may already
 	// hold these turns, and each client's window is its own.
-	c.sendLocked(h.privateEnvelope(ch.uri, action, nil, ""))
+	c.sendLocked(h.privateEnvelope(c.view, ch.uri, action, nil, ""))
 	return &protocol.FetchTurnsResult{}, nil
 }

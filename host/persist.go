@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/store"
 )
@@ -159,6 +160,9 @@ func rebuildChannel(s *session, c store.Channel) (*channel, error) {
 	default:
 		return nil, fmt.Errorf("a %s channel cannot be stored", parsed.Kind)
 	}
+	// A store written before 1.x holds the older shapes; they come up to
+	// 1.x here (the conversion leaves 1.x shapes alone).
+	ch.state = storedShapes.UpState(ch.uri, ch.state)
 	// Replay with the clock each action was first applied with, so the
 	// times the reducers stamp come out the same.
 	var at time.Time
@@ -169,10 +173,14 @@ func rebuildChannel(s *session, c store.Channel) (*channel, error) {
 			return nil, fmt.Errorf("action %d does not decode: %w", a.Seq, err)
 		}
 		at = time.UnixMilli(a.At)
-		ch.state = r.Apply(ch.state, env.Action)
+		ch.state = r.Apply(ch.state, storedShapes.UpAction(ch.uri, env.Action))
 	}
 	return ch, nil
 }
+
+// storedShapes brings what an older ahpd stored (the shapes of 0.8.0) up
+// to 1.x; values already in 1.x shapes pass unchanged.
+var storedShapes = view.For("0.8.0")
 
 // leaseLocked asks the store for a new serverSeq limit when half of the
 // current one is used, and waits in the rare case the store has not
@@ -215,6 +223,12 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 		pc, nc := prev.(*protocol.ChatState), ch.state.(*protocol.ChatState)
 		switch {
 		case nc == pc:
+		case pc.ActiveTurn == nil && nc.ActiveTurn != nil && len(nc.Turns) == len(pc.Turns)-1:
+			// chat/turnResume reopened the latest turn: its row goes until
+			// the turn ends again.
+			ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
+			ops = append(ops, pending{op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
+			snap = true
 		case pc.ActiveTurn != nil && nc.ActiveTurn == nil && len(nc.Turns) == len(pc.Turns)+1:
 			// A turn ended: store it under the next ordinal.
 			t := &nc.Turns[len(nc.Turns)-1]

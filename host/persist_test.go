@@ -246,14 +246,18 @@ func TestReconnectAcrossRestart(t *testing.T) {
 		th2 := startHost(t, &host.Options{Store: st})
 		a2 := th2.dial(t, "rc")
 		var raw jsonValue
-		a2.Must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat}}, &raw)
-		res, err := protocol.UnmarshalReconnectResult(raw)
-		if err != nil {
-			t.Fatal(err)
+		// The restarted host does not know which version the client spoke,
+		// so it refuses the reconnect and the client initializes again
+		// (issue 10 item 6): with snapshots, never a replay.
+		err := a2.Call("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat}}, &raw)
+		if rpcCode(err) != protocol.CodeInvalidRequest {
+			t.Fatalf("reconnect of a client the host does not know: %v, want -32600", err)
 		}
-		snaps, ok := res.(*protocol.ReconnectSnapshotResult)
-		if !ok || len(snaps.Snapshots) != 2 {
-			t.Fatalf("want two snapshots after a restart, got %T %+v", res, res)
+		var init protocol.InitializeResult
+		a2.Must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "rc", InitialSubscriptions: []string{uri, chat}}, &init)
+		snaps := &protocol.ReconnectSnapshotResult{Snapshots: init.Snapshots}
+		if len(snaps.Snapshots) != 2 {
+			t.Fatalf("want two snapshots after a restart, got %+v", init)
 		}
 		for _, s := range snaps.Snapshots {
 			if s.FromSeq <= last {
@@ -272,7 +276,7 @@ func TestReconnectAcrossRestart(t *testing.T) {
 		b.WaitFor("turn", endedOn(chat))
 		b2 := th2.dial(t, "fresh")
 		b2.Must("reconnect", &protocol.ReconnectParams{ClientID: "fresh", LastSeenServerSeq: seen, Subscriptions: []string{chat}}, &raw)
-		res, err = protocol.UnmarshalReconnectResult(raw)
+		res, err := protocol.UnmarshalReconnectResult(raw)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,18 @@
 package host
 
-import "github.com/go-json-experiment/json/jsontext"
+import (
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/ahp-go/ahp/protocol"
+)
 
 // replayEntry is one sequenced action kept for reconnecting clients.
 type replayEntry struct {
 	seq        int64
 	channel    string
 	actionType string
-	envelope   jsontext.Value // the encoded ActionEnvelope
+	envelope   jsontext.Value          // the encoded ActionEnvelope
+	env        protocol.ActionEnvelope // the same, for versions that see other shapes
 }
 
 // replayLog keeps the most recent action envelopes, bounded by count and by

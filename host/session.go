@@ -214,7 +214,7 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 			h.commitLocked(ch, &protocol.ChatErrorAction{
 				TurnID:   cs.ActiveTurn.ID,
 				Duration: turnDuration(cs.ActiveTurn.StartedAt, h.opts.Now()),
-				Error:    &protocol.ErrorInfo{ErrorType: "storageError", Message: "the host cannot save changes: " + err.Error()},
+				Part:     &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: "storageError", Message: "the host cannot save changes: " + err.Error()}},
 			}, nil)
 		}
 		return fmt.Errorf("host: %w", err)
@@ -638,7 +638,7 @@ func (h *Host) endRunningTurnsLocked(message string) {
 			h.commitLocked(ch, &protocol.ChatErrorAction{
 				TurnID:   chat.ActiveTurn.ID,
 				Duration: turnDuration(chat.ActiveTurn.StartedAt, h.opts.Now()),
-				Error:    &protocol.ErrorInfo{ErrorType: "hostShutdown", Message: message},
+				Part:     &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: "hostShutdown", Message: message}},
 			}, nil)
 		}
 	}

@@ -24,7 +24,7 @@ func (h *Host) dispatchClient(ctx context.Context, c *conn, p *protocol.Dispatch
 		h.mu.Lock()
 		origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
 		if !c.gone {
-			c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, "the host could not read this channel: "+err.Error()))
+			c.sendLocked(h.privateEnvelope(c.view, p.Channel, p.Action, origin, "the host could not read this channel: "+err.Error()))
 		}
 		h.mu.Unlock()
 	}
@@ -44,8 +44,16 @@ func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, m
 		return nil
 	}
 	if p.Action == nil {
-		c.sendLocked(h.privateEnvelope(p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
+		c.sendLocked(h.privateEnvelope(c.view, p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
 		return nil
+	}
+	// An older version's action is validated and applied in its 1.x
+	// shape; what coming up supplied is not missing.
+	p.Action = c.view.UpAction(p.Channel, p.Action)
+	if err := c.view.UpMissing(missing, p.Action); err != nil {
+		missing = err.(*protocol.MissingError)
+	} else {
+		missing = nil
 	}
 	reason := missingReason(c.version, p.Action, missing)
 	if reason == "" {
@@ -66,7 +74,7 @@ func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, m
 	}
 	if reason != "" {
 		h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(p.Action.Type(), maxLoggedValue), "reason", clip(reason, maxLoggedValue))
-		c.sendLocked(h.privateEnvelope(p.Channel, p.Action, origin, reason))
+		c.sendLocked(h.privateEnvelope(c.view, p.Channel, p.Action, origin, reason))
 		return nil
 	}
 	if ch.kind == protocol.ChannelSession && ch.session != nil {
@@ -289,7 +297,7 @@ func validateChatAction(caps protocol.AgentCapabilities, sess *protocol.SessionS
 		if reason := clientMessage(&a.Message); reason != "" {
 			return reason
 		}
-		if sess.Lifecycle == protocol.SessionLifecycleCreationFailed {
+		if sess.Lifecycle == protocol.SessionLifecycleFailed {
 			return "the session failed to start; create a new one"
 		}
 		if c.ActiveTurn != nil {
@@ -311,6 +319,23 @@ func validateChatAction(caps protocol.AgentCapabilities, sess *protocol.SessionS
 			if reason := clientMessage(a.Draft); reason != "" {
 				return reason
 			}
+		}
+	case *protocol.ChatTurnResumeAction:
+		// ChatTurnResumeAction: the latest turn, in state error, its final
+		// part a resumable error.
+		if c.ActiveTurn != nil {
+			return fmt.Sprintf("turn %s is running", c.ActiveTurn.ID)
+		}
+		n := len(c.Turns)
+		if n == 0 || c.Turns[n-1].ID != a.TurnID {
+			return fmt.Sprintf("turn %s is not the latest turn", a.TurnID)
+		}
+		last := c.Turns[n-1]
+		if last.State != protocol.TurnStateError {
+			return fmt.Sprintf("turn %s did not stop at an error", a.TurnID)
+		}
+		if e, ok := lastPart(last.ResponseParts).(*protocol.ErrorResponsePart); !ok || e.Resumable == nil || !*e.Resumable {
+			return fmt.Sprintf("turn %s stopped at an error that cannot be resumed", a.TurnID)
 		}
 	case *protocol.ChatTurnCancelledAction:
 		if c.ActiveTurn == nil {
@@ -353,6 +378,14 @@ func validateChatAction(caps protocol.AgentCapabilities, sess *protocol.SessionS
 		}
 	}
 	return ""
+}
+
+// lastPart returns the last of parts, or nil.
+func lastPart(parts []protocol.ResponsePart) protocol.ResponsePart {
+	if len(parts) == 0 {
+		return nil
+	}
+	return parts[len(parts)-1]
 }
 
 // clientMessage checks a message a client sends: ChatTurnStartedAction,

@@ -23,3 +23,15 @@ func (a *ChatErrorAction) Info() ErrorInfo {
 	}
 	return ErrorInfo{}
 }
+
+// ErrorInfo returns why a turn failed: the error of its last response part
+// (1.x), or the error member of older versions; nil when it did not fail
+// with an error.
+func (t *Turn) ErrorInfo() *ErrorInfo {
+	if n := len(t.ResponseParts); n > 0 {
+		if e, ok := t.ResponseParts[n-1].(*ErrorResponsePart); ok {
+			return &e.Error
+		}
+	}
+	return t.Error
+}

@@ -117,23 +117,76 @@ func CompareVersions(a, b string) (int, error) {
 }
 
 // SupportedVersions returns the protocol versions this package implements,
-// most preferred (newest) first; the first is ProtocolVersion. A client
-// offers them in initialize, and a host lists them when it refuses a
-// client. The caller owns the returned slice.
+// most preferred (newest) first: ProtocolVersion, the 1.x-era baselines
+// (1.0.0, 0.9.0) and the older versions of the 0.8.0 pack (0.8.0 down to
+// 0.5.1). A client offers them in initialize. The caller owns the returned
+// slice.
 func SupportedVersions() []string {
-	return slices.Clone(supportedVersions[:])
+	return slices.Clone(supportedVersions)
 }
 
-// supportedVersions are the versions negotiated today: those of the 0.8.0
-// pack.
-var supportedVersions = legacyVersions
+// LegacyVersions returns the versions before 0.9.0 this package still
+// implements, newest first. Peers on them see the shapes of the 0.8.0 pack.
+func LegacyVersions() []string {
+	return slices.Clone(legacyVersions[:])
+}
 
-// supported is supportedVersions parsed, in the same order.
-var supported = mustParseVersions(supportedVersions[:])
+// AcceptedVersions returns what a host built on this package accepts, as
+// SemVer versions and ranges, newest first: the data.supportedVersions of
+// its UnsupportedProtocolVersion error. The caller owns the returned slice.
+func AcceptedVersions() []string {
+	out := make([]string, 0, len(accepted)+1)
+	for _, r := range accepted {
+		if r.exact {
+			out = append(out, r.base.String())
+		} else {
+			out = append(out, "^"+r.base.String())
+		}
+	}
+	return out
+}
 
-// Legacy reports whether v predates 0.9.0, the first version of the 1.x
-// era: such a peer knows only what the 0.8.0 pack describes.
-func (v Version) Legacy() bool { return v.Major == 0 && v.Minor < 9 }
+var supportedVersions = func() []string {
+	out := []string{ProtocolVersion}
+	for _, v := range append(baselineVersions[:], legacyVersions[:]...) {
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}()
+
+// versionRange is one entry of what a host accepts: the caret range of
+// base, or base exactly.
+type versionRange struct {
+	base  Version
+	exact bool
+}
+
+// accepted lists what a host accepts, newest first (versioning.md,
+// "Negotiation"): the caret ranges of the 1.x baselines (>=1.0.0 <2.0.0 and
+// >=0.9.0 <0.10.0); exactly 0.10.0, which VS Code offers and treats as the
+// 1.0.0 wire contract although it was never released; and the caret range
+// of each version of the 0.8.0 pack (0.8.x, 0.7.x, 0.6.x, and 0.5.x from
+// 0.5.1 on), which ahpd served before 1.x and still does.
+var accepted = func() []versionRange {
+	var out []versionRange
+	base := mustParseVersions(baselineVersions[:])
+	out = append(out, versionRange{base: base[0]})
+	for _, b := range base[1:] {
+		out = append(out, versionRange{base: b})
+	}
+	out = slices.Insert(out, 1, versionRange{base: Version{0, 10, 0}, exact: true})
+	for _, v := range mustParseVersions(legacyVersions[:]) {
+		// 0.5.2 adds nothing to ^0.5.1.
+		if last := out[len(out)-1]; !last.exact && v.CompatibleWith(last.base) {
+			out[len(out)-1].base = v
+			continue
+		}
+		out = append(out, versionRange{base: v})
+	}
+	return out
+}()
 
 func mustParseVersions(list []string) []Version {
 	out := make([]Version, len(list))
@@ -147,15 +200,19 @@ func mustParseVersions(list []string) []Version {
 	return out
 }
 
+// Legacy reports whether v predates 0.9.0, the first version of the 1.x
+// era: such a peer knows only what the 0.8.0 pack describes.
+func (v Version) Legacy() bool { return v.Major == 0 && v.Minor < 9 }
+
 // VersionAcceptable reports whether a host built on this package can speak
-// version v: v must be in the caret range of one of the supported versions.
-// So every supported version is acceptable, and so are later patch
-// releases of a supported 0.X line (a newer client's additions are ignored),
-// but a version older than the oldest supported one is not, even within
-// its minor line, and neither is any unknown minor or major line.
+// version v: v is in the caret range of a 1.x baseline or of an older
+// version it serves, or is exactly 0.10.0. So later patch releases of a
+// supported 0.X line and later 1.x versions are acceptable (a newer
+// client's additions are ignored), but a version older than the oldest
+// supported one is not, even within its minor line, and neither is 2.0.0.
 func VersionAcceptable(v Version) bool {
-	for _, s := range supported {
-		if v.SatisfiesCaret(s) {
+	for _, r := range accepted {
+		if r.exact && v == r.base || !r.exact && v.SatisfiesCaret(r.base) {
 			return true
 		}
 	}
@@ -163,22 +220,23 @@ func VersionAcceptable(v Version) bool {
 }
 
 // Negotiate picks the protocol version for a connection from the versions a
-// client offered in initialize. It returns the newest offered version that
-// VersionAcceptable allows, exactly as the client spelled it (the result
-// must be one of the offered entries). Offered entries that are not valid
-// versions are skipped. When none is acceptable the error is an
-// *UnsupportedVersionError, which the host turns into an
+// client offered in initialize: the highest offered version that
+// VersionAcceptable allows, whatever the order of the offer, returned
+// exactly as the client spelled it. A malformed entry anywhere in the offer
+// is an error wrapping ErrInvalidVersion, even beside a valid one
+// (versioning.md: "Malformed versions produce an explicit error"); a host
+// answers it with InvalidParams (-32602). When no entry is acceptable the
+// error is an *UnsupportedVersionError, which the host turns into an
 // UnsupportedProtocolVersion (-32005) reply before closing the connection.
-//
-// Negotiate prefers the newest acceptable version over the client's own
-// order, since a client lists older versions only as fallbacks for older
-// hosts.
 func Negotiate(offered []string) (string, error) {
 	best, found := "", false
 	var bestV Version
 	for _, s := range offered {
 		v, err := ParseVersion(s)
-		if err != nil || !VersionAcceptable(v) {
+		if err != nil {
+			return "", fmt.Errorf("protocolVersions: %w", err)
+		}
+		if !VersionAcceptable(v) {
 			continue
 		}
 		if !found || v.Compare(bestV) > 0 {
@@ -188,7 +246,7 @@ func Negotiate(offered []string) (string, error) {
 	if !found {
 		return "", &UnsupportedVersionError{
 			Offered:   slices.Clone(offered),
-			Supported: SupportedVersions(),
+			Supported: AcceptedVersions(),
 		}
 	}
 	return best, nil
@@ -200,7 +258,7 @@ func Negotiate(offered []string) (string, error) {
 // supportedVersions.
 type UnsupportedVersionError struct {
 	Offered   []string // the client's list, as received
-	Supported []string // the versions the host speaks, newest first
+	Supported []string // what the host accepts, versions and ranges, newest first
 }
 
 func (e *UnsupportedVersionError) Error() string {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,12 +115,12 @@ func TestSatisfiesCaret(t *testing.T) {
 
 func TestSupportedVersions(t *testing.T) {
 	got := protocol.SupportedVersions()
-	want := []string{"0.8.0", "0.7.0", "0.6.0", "0.5.2", "0.5.1"}
+	want := []string{"1.1.0", "1.0.0", "0.9.0", "0.8.0", "0.7.0", "0.6.0", "0.5.2", "0.5.1"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("SupportedVersions() = %v, want %v", got, want)
 	}
-	if protocol.ProtocolVersion != "1.1.0" {
-		t.Errorf("ProtocolVersion = %q, want 1.1.0", protocol.ProtocolVersion)
+	if protocol.ProtocolVersion != "1.1.0" || got[0] != protocol.ProtocolVersion {
+		t.Errorf("ProtocolVersion = %q, want 1.1.0 at the head of the list", protocol.ProtocolVersion)
 	}
 	for i := 1; i < len(got); i++ {
 		if mustVersion(t, got[i-1]).Compare(mustVersion(t, got[i])) <= 0 {
@@ -127,19 +128,28 @@ func TestSupportedVersions(t *testing.T) {
 		}
 	}
 	got[0] = "changed"
-	if protocol.SupportedVersions()[0] != want[0] {
+	if protocol.SupportedVersions()[0] != protocol.ProtocolVersion {
 		t.Error("SupportedVersions() returned the package's own slice")
+	}
+	if l := protocol.LegacyVersions(); !slices.Equal(l, want[3:]) {
+		t.Errorf("LegacyVersions() = %v", l)
+	}
+	if a := protocol.AcceptedVersions(); !slices.Equal(a, []string{"^1.0.0", "0.10.0", "^0.9.0", "^0.8.0", "^0.7.0", "^0.6.0", "^0.5.1"}) {
+		t.Errorf("AcceptedVersions() = %v", a)
 	}
 }
 
-// The host accepts clients offering 0.5.1 to 0.8.0, and later patches of
+// spec-1.1 versioning.md, "Negotiation": the caret ranges of the baselines
+// 1.0.0 and 0.9.0; exactly 0.10.0 (VS Code's 1.0.0 wire contract); and the
+// versions ahpd served before 1.x, 0.5.1 to 0.8.0, with later patches of
 // those minor lines.
 func TestVersionAcceptable(t *testing.T) {
 	for in, want := range map[string]bool{
+		"1.0.0": true, "1.1.0": true, "1.8.3": true, "0.9.0": true, "0.9.4": true, "0.10.0": true,
 		"0.8.0": true, "0.7.0": true, "0.6.0": true, "0.5.2": true, "0.5.1": true,
 		"0.8.3": true, "0.7.1": true, "0.6.9": true, "0.5.3": true,
-		"0.5.0": false, "0.4.0": false, "0.3.0": false, "0.1.0": false,
-		"0.9.0": false, "0.10.0": false, "1.0.0": false, "1.8.0": false, "0.0.0": false,
+		"2.0.0": false, "0.10.1": false, "0.11.0": false,
+		"0.5.0": false, "0.4.0": false, "0.3.0": false, "0.1.0": false, "0.0.0": false,
 	} {
 		if got := protocol.VersionAcceptable(mustVersion(t, in)); got != want {
 			t.Errorf("VersionAcceptable(%s) = %v, want %v", in, got, want)
@@ -147,35 +157,53 @@ func TestVersionAcceptable(t *testing.T) {
 	}
 }
 
-// specification/versioning.md, "Negotiation", "Client and Host Update
-// Cadence", "Forward Compatibility" and "Backward Compatibility";
-// specification/lifecycle.md for the ["0.3.0"] offer.
+// spec-1.1 specification/versioning.md, "Negotiation", "Client and Host
+// Update Cadence", "Forward Compatibility"; lifecycle.md for ["0.3.0"].
 func TestNegotiate(t *testing.T) {
+	const invalid = "invalid"
 	tests := []struct {
 		name    string
 		offered []string
-		want    string // "" means UnsupportedVersionError
+		want    string // "" means UnsupportedVersionError; invalid an ErrInvalidVersion
 	}{
-		{"current client", []string{"0.8.0"}, "0.8.0"},
-		{"client offering the whole supported list", []string{"0.8.0", "0.7.0", "0.6.0", "0.5.2", "0.5.1"}, "0.8.0"},
-		{"newer client with fallbacks", []string{"0.10.0", "0.9.0", "0.8.0", "0.7.0"}, "0.8.0"},
-		{"newer client without a shared version", []string{"0.10.0", "0.9.0"}, ""},
+		{"VS Code's offer", []string{"1.0.0", "0.10.0", "0.9.0"}, "1.0.0"},
+		{"upstream SDK's offer", []string{"1.0.0", "0.9.0"}, "1.0.0"},
+		{"0.9.0 alone", []string{"0.9.0"}, "0.9.0"},
+		{"development version first", []string{"1.1.0", "1.0.0"}, "1.1.0"},
+		{"0.10.0 alone", []string{"0.10.0"}, "0.10.0"},
+		{"0.8.0 client", []string{"0.8.0"}, "0.8.0"},
+		{"client offering the whole supported list", protocol.SupportedVersions(), "1.1.0"},
+		{"later 1.x", []string{"1.7.2", "1.0.0"}, "1.7.2"},
 		{"older client, newest it knows", []string{"0.6.0", "0.5.2", "0.5.1"}, "0.6.0"},
 		{"oldest supported", []string{"0.5.1"}, "0.5.1"},
 		{"lifecycle.md example offer", []string{"0.3.0"}, ""},
 		{"too old", []string{"0.5.0", "0.4.0"}, ""},
-		{"highest acceptable wins over client order", []string{"0.5.1", "0.8.0", "0.6.0"}, "0.8.0"},
+		{"highest acceptable wins over client order", []string{"0.5.1", "0.9.0", "0.8.0", "1.0.0", "0.6.0"}, "1.0.0"},
 		{"later patch of a supported line", []string{"0.8.2"}, "0.8.2"},
-		{"malformed entries are skipped", []string{"v0.8.0", "0.8", "", "0.7.0-rc.1", "0.7.0"}, "0.7.0"},
-		{"only malformed entries", []string{"0.8", "latest"}, ""},
+		{"next major", []string{"2.0.0"}, ""},
+		{"0.10.x beyond 0.10.0", []string{"0.10.1"}, ""},
 		{"duplicates", []string{"0.6.0", "0.6.0"}, "0.6.0"},
 		{"empty offer", []string{}, ""},
 		{"nil offer", nil, ""},
-		{"next major", []string{"1.0.0"}, ""},
+		// "Malformed versions produce an explicit error", even beside a
+		// valid one.
+		{"malformed beside a valid one", []string{"1.0.0", "nonsense"}, invalid},
+		{"prefixed", []string{"v1.0.0"}, invalid},
+		{"short", []string{"0.8"}, invalid},
+		{"prerelease", []string{"0.7.0-rc.1", "0.7.0"}, invalid},
+		{"leading zero", []string{"01.0.0"}, invalid},
+		{"empty string", []string{""}, invalid},
 	}
 	for _, tt := range tests {
 		got, err := protocol.Negotiate(tt.offered)
-		if tt.want != "" {
+		switch tt.want {
+		case invalid:
+			if !errors.Is(err, protocol.ErrInvalidVersion) || got != "" {
+				t.Errorf("%s: Negotiate(%q) = %q, %v; want ErrInvalidVersion", tt.name, tt.offered, got, err)
+			}
+			continue
+		case "":
+		default:
 			if err != nil || got != tt.want {
 				t.Errorf("%s: Negotiate(%q) = %q, %v; want %q", tt.name, tt.offered, got, err, tt.want)
 			}
@@ -186,7 +214,7 @@ func TestNegotiate(t *testing.T) {
 			t.Errorf("%s: Negotiate(%q) = %q, %v; want UnsupportedVersionError", tt.name, tt.offered, got, err)
 			continue
 		}
-		if !slices.Equal(uerr.Supported, protocol.SupportedVersions()) || !slices.Equal(uerr.Offered, tt.offered) {
+		if !slices.Equal(uerr.Supported, protocol.AcceptedVersions()) || !slices.Equal(uerr.Offered, tt.offered) {
 			t.Errorf("%s: error carries %+v", tt.name, uerr)
 		}
 	}
@@ -195,15 +223,19 @@ func TestNegotiate(t *testing.T) {
 func TestUnsupportedVersionErrorMessage(t *testing.T) {
 	offered := make([]string, 1000)
 	for i := range offered {
-		offered[i] = strings.Repeat("x", 500)
+		offered[i] = "0.4." + strconv.Itoa(i)
 	}
 	_, err := protocol.Negotiate(offered)
 	if err == nil {
-		t.Fatal("Negotiate accepted garbage")
+		t.Fatal("Negotiate accepted versions it does not speak")
 	}
 	msg := err.Error()
-	if len(msg) > 1000 || !strings.Contains(msg, "0.8.0, 0.7.0, 0.6.0, 0.5.2, 0.5.1") {
+	if len(msg) > 1000 || !strings.Contains(msg, "^1.0.0, 0.10.0, ^0.9.0, ^0.8.0") {
 		t.Errorf("error message (%d bytes) = %.300s...", len(msg), msg)
+	}
+	_, err = protocol.Negotiate([]string{strings.Repeat("x", 100000)})
+	if !errors.Is(err, protocol.ErrInvalidVersion) || len(err.Error()) > 200 {
+		t.Errorf("a huge malformed version: %.300v", err)
 	}
 }
 
@@ -247,7 +279,7 @@ func TestCompareVersionsSamples(t *testing.T) {
 func ExampleNegotiate() {
 	// A client newer than this package offers its own version first and
 	// older ones as fallbacks.
-	v, err := protocol.Negotiate([]string{"0.9.0", "0.8.0", "0.7.0"})
+	v, err := protocol.Negotiate([]string{"1.2.0", "1.0.0", "0.9.0", "0.8.0"})
 	fmt.Println(v, err)
 
 	// A client that only speaks an old version is refused.
@@ -257,6 +289,6 @@ func ExampleNegotiate() {
 		fmt.Println("refused; supported:", unsupported.Supported)
 	}
 	// Output:
-	// 0.8.0 <nil>
-	// refused; supported: [0.8.0 0.7.0 0.6.0 0.5.2 0.5.1]
+	// 1.2.0 <nil>
+	// refused; supported: [^1.0.0 0.10.0 ^0.9.0 ^0.8.0 ^0.7.0 ^0.6.0 ^0.5.1]
 }

@@ -56,7 +56,7 @@ func BenchmarkStreamReply(b *testing.B) {
 				case *protocol.ChatTurnCompleteAction:
 					ended <- struct{}{}
 				case *protocol.ChatErrorAction:
-					b.Errorf("turn failed: %s", a.Error.Message)
+					b.Errorf("turn failed: %s", a.Info().Message)
 					ended <- struct{}{}
 				}
 			})

@@ -455,9 +455,9 @@ func TestCrashMidTurn(t *testing.T) {
 	if !ok {
 		t.Fatalf("turn ended with %s", end.Action.Type())
 	}
-	if e.Error.ErrorType != "agentCrashed" || !strings.Contains(e.Error.Message, "exit status 3") ||
-		!strings.Contains(e.Error.Message, "crashing on purpose") || !strings.Contains(e.Error.Message, "restarted") {
-		t.Errorf("error %+v", e.Error)
+	if e.Info().ErrorType != "agentCrashed" || !strings.Contains(e.Info().Message, "exit status 3") ||
+		!strings.Contains(e.Info().Message, "crashing on purpose") || !strings.Contains(e.Info().Message, "restarted") {
+		t.Errorf("error %+v", e.Info())
 	}
 	st := th.chatState(t, chat)
 	if tr := finishedTurn(t, st, turn); markdown(tr.ResponseParts) != "about to crash" {
@@ -482,7 +482,7 @@ func TestCrashMidTurn(t *testing.T) {
 	}
 	last := a.startTurn(chat, "t4", "say again")
 	end = a.waitTurnEnd(last)
-	if e, ok := end.Action.(*protocol.ChatErrorAction); !ok || !strings.Contains(e.Error.Message, "not restarted again") {
+	if e, ok := end.Action.(*protocol.ChatErrorAction); !ok || !strings.Contains(e.Info().Message, "not restarted again") {
 		t.Fatalf("turn after the restart limit: %+v", end.Action)
 	}
 }

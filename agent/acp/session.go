@@ -333,7 +333,7 @@ func (s *session) processExited(p *process) {
 			continue
 		}
 		s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
-			Error: &protocol.ErrorInfo{ErrorType: "agentCrashed", Message: msg}})
+			Part: &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: "agentCrashed", Message: msg}}})
 		t.end(s)
 	}
 }

@@ -163,7 +163,7 @@ func (s *session) failTurn(t *turn, kind, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
-		Error: &protocol.ErrorInfo{ErrorType: kind, Message: msg}})
+		Part: &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: kind, Message: msg}}})
 	t.end(s)
 }
 
@@ -193,7 +193,7 @@ func (s *session) finishTurn(t *turn, res acpsdk.PromptResponse, err error) {
 			msg = "The turn was interrupted."
 		}
 		s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
-			Error: &protocol.ErrorInfo{ErrorType: "agentError", Message: msg}})
+			Part: &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: "agentError", Message: msg}}})
 		t.end(s)
 		return
 	}
@@ -234,7 +234,7 @@ func (s *session) finishTurn(t *turn, res acpsdk.PromptResponse, err error) {
 
 func (s *session) stopError(t *turn, reason acpsdk.StopReason, msg string) {
 	s.emit(t, &protocol.ChatErrorAction{TurnID: t.id, Duration: t.duration(),
-		Error: &protocol.ErrorInfo{ErrorType: string(reason), Message: msg}})
+		Part: &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: string(reason), Message: msg}}})
 }
 
 // cancelTurn handles a turn a client cancelled (or dropped by truncating;

@@ -6,6 +6,8 @@
 //	/tool     a tool call that waits for confirmation, then runs
 //	/input    asks the user a question and echoes the answer
 //	/error    the turn fails
+//	/flaky    the turn fails with a resumable error; chat/turnResume
+//	          finishes it
 //	/think    a reasoning block before the reply
 //	/slow N   a reply of N words, about 50 ms apart
 //
@@ -62,7 +64,7 @@ func (b *Backend) Info() protocol.AgentInfo {
 	return protocol.AgentInfo{
 		Provider:    Provider,
 		DisplayName: "Echo",
-		Description: "Built-in agent that streams your prompt back. Try /tool, /input, /error, /think or /slow N.",
+		Description: "Built-in agent that streams your prompt back. Try /tool, /input, /error, /flaky, /think or /slow N.",
 		Models:      []protocol.SessionModelInfo{{ID: "echo-1", Provider: Provider, Name: "Echo"}},
 	}
 }
@@ -70,7 +72,7 @@ func (b *Backend) Info() protocol.AgentInfo {
 // Open starts an echo session.
 func (b *Backend) Open(_ context.Context, _ agent.OpenRequest, host agent.Host) (agent.Session, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &session{opts: b.opts, host: host, ctx: ctx, cancel: cancel, turns: map[string]*turn{}}, nil
+	return &session{opts: b.opts, host: host, ctx: ctx, cancel: cancel, turns: map[string]*turn{}, resumable: map[string]resumable{}}, nil
 }
 
 // Close does nothing: sessions hold everything.
@@ -83,8 +85,16 @@ type session struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	turns map[string]*turn // by chat URI
+	mu        sync.Mutex
+	turns     map[string]*turn     // by chat URI
+	resumable map[string]resumable // by chat URI: the turn /flaky stopped
+}
+
+// resumable is a turn stopped at a resumable error, and what to say when
+// it resumes.
+type resumable struct {
+	turnID string
+	text   string
 }
 
 // turn is one running turn and the answers it may wait for.
@@ -99,7 +109,15 @@ type turn struct {
 func (s *session) Handle(ev agent.Event) {
 	switch a := ev.Action.(type) {
 	case *protocol.ChatTurnStartedAction:
-		s.start(ev.Channel, a)
+		s.start(ev.Channel, a.TurnID, a.Message.Text)
+	case *protocol.ChatTurnResumeAction:
+		s.mu.Lock()
+		r, ok := s.resumable[ev.Channel]
+		delete(s.resumable, ev.Channel)
+		s.mu.Unlock()
+		if ok && r.turnID == a.TurnID {
+			s.start(ev.Channel, a.TurnID, resumeCommand+r.text)
+		}
 	case *protocol.ChatTurnCancelledAction:
 		if t := s.turn(ev.Channel, a.TurnID); t != nil {
 			t.cancel()
@@ -131,9 +149,13 @@ func (s *session) turn(chat, id string) *turn {
 	return t
 }
 
-func (s *session) start(chat string, a *protocol.ChatTurnStartedAction) {
+// resumeCommand marks the text of a resumed /flaky turn; it is never typed
+// by a user (play only sees it from Handle).
+const resumeCommand = "\x00resume "
+
+func (s *session) start(chat, turnID, text string) {
 	ctx, cancel := context.WithCancel(s.ctx)
-	t := &turn{id: a.TurnID, chat: chat, cancel: cancel,
+	t := &turn{id: turnID, chat: chat, cancel: cancel,
 		confirm: make(chan *protocol.ChatToolCallConfirmedAction, 1),
 		input:   make(chan *protocol.ChatInputCompletedAction, 1)}
 	s.mu.Lock()
@@ -141,13 +163,14 @@ func (s *session) start(chat string, a *protocol.ChatTurnStartedAction) {
 		old.cancel()
 	}
 	s.turns[chat] = t
+	delete(s.resumable, chat)
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		r := &run{s: s, t: t, ctx: ctx, started: time.Now()}
-		r.play(a.Message.Text)
+		r := &run{s: s, t: t, ctx: ctx, started: time.Now(), resumed: strings.HasPrefix(text, resumeCommand)}
+		r.play(text)
 		s.mu.Lock()
 		if s.turns[chat] == t {
 			delete(s.turns, chat)
@@ -171,6 +194,7 @@ type run struct {
 	started time.Time
 	err     error
 	parts   int
+	resumed bool // part ids of a resumed turn must not clash with the first run's
 }
 
 func (r *run) emit(a protocol.StateAction) bool {
@@ -195,6 +219,9 @@ func (r *run) sleep(d time.Duration) bool {
 
 func (r *run) partID(prefix string) string {
 	r.parts++
+	if r.resumed {
+		prefix = "resumed-" + prefix
+	}
 	return fmt.Sprintf("%s-%d", prefix, r.parts)
 }
 
@@ -202,11 +229,28 @@ func (r *run) duration() float64 { return float64(time.Since(r.started).Millisec
 
 // play runs the turn for the prompt text.
 func (r *run) play(text string) {
+	if rest, ok := strings.CutPrefix(text, resumeCommand); ok {
+		r.reply("Resumed: "+rest, r.s.opts.WordDelay)
+		r.finish(rest)
+		return
+	}
 	cmd, rest := splitCommand(text)
 	switch cmd {
+	case "/flaky":
+		r.reply("Working on: "+rest, r.s.opts.WordDelay)
+		if r.ctx.Err() != nil || r.err != nil {
+			return
+		}
+		r.s.mu.Lock()
+		r.s.resumable[r.t.chat] = resumable{turnID: r.t.id, text: rest}
+		r.s.mu.Unlock()
+		r.emit(&protocol.ChatErrorAction{TurnID: r.t.id, Duration: r.duration(),
+			Part: &protocol.ErrorResponsePart{Resumable: protocol.Ptr(true), Error: protocol.ErrorInfo{
+				ErrorType: "echoInterrupted", Message: "the echo agent stopped on purpose (/flaky); resume the turn to finish it"}}})
+		return
 	case "/error":
 		r.emit(&protocol.ChatErrorAction{TurnID: r.t.id, Duration: r.duration(),
-			Error: &protocol.ErrorInfo{ErrorType: "echoError", Message: "the echo agent failed this turn on purpose (/error)"}})
+			Part: &protocol.ErrorResponsePart{Error: protocol.ErrorInfo{ErrorType: "echoError", Message: "the echo agent failed this turn on purpose (/error)"}}})
 		return
 	case "/think":
 		r.think(rest)
@@ -228,6 +272,11 @@ func (r *run) play(text string) {
 	default:
 		r.reply("You said: "+text, r.s.opts.WordDelay)
 	}
+	r.finish(text)
+}
+
+// finish reports usage and completes the turn, unless it already ended.
+func (r *run) finish(text string) {
 	if r.ctx.Err() != nil || r.err != nil {
 		return
 	}
@@ -245,7 +294,7 @@ func splitCommand(text string) (string, string) {
 	}
 	cmd, rest, _ := strings.Cut(text, " ")
 	switch cmd {
-	case "/tool", "/input", "/error", "/think", "/slow":
+	case "/tool", "/input", "/error", "/flaky", "/think", "/slow":
 		return cmd, strings.TrimSpace(rest)
 	}
 	return "", text

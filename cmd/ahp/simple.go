@@ -197,7 +197,7 @@ func waitReady(ctx context.Context, sub *client.Subscription) (*protocol.Session
 		switch st.Lifecycle {
 		case protocol.SessionLifecycleReady:
 			return st, nil
-		case protocol.SessionLifecycleCreationFailed:
+		case protocol.SessionLifecycleFailed, protocol.SessionLifecycleCreationFailed:
 			msg := "unknown error"
 			if st.CreationError != nil {
 				msg = st.CreationError.Message

@@ -166,8 +166,8 @@ func (v *turnView) finish(t *protocol.Turn) error {
 	switch t.State {
 	case protocol.TurnStateError:
 		msg := "the turn failed"
-		if t.Error != nil {
-			msg = t.Error.Message
+		if e := t.ErrorInfo(); e != nil {
+			msg = e.Message
 		}
 		err = &turnError{msg}
 	case protocol.TurnStateCancelled:
@@ -175,8 +175,8 @@ func (v *turnView) finish(t *protocol.Turn) error {
 	}
 	if v.a.g.json {
 		fields := map[string]any{"state": t.State, "text": replyOf(t.ResponseParts)}
-		if t.Error != nil {
-			fields["error"] = t.Error
+		if e := t.ErrorInfo(); e != nil {
+			fields["error"] = e
 		}
 		if t.Usage != nil {
 			fields["usage"] = t.Usage

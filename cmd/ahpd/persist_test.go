@@ -306,7 +306,7 @@ func TestCrashAndRestart(t *testing.T) {
 		t.Fatalf("the slow chat after the crash: active %v, %d turns", cs.ActiveTurn, len(cs.Turns))
 	}
 	ended := cs.Turns[2]
-	if ended.ID != "slow" || ended.State != protocol.TurnStateError || ended.Error == nil || ended.Error.ErrorType != "hostRestart" {
+	if ended.ID != "slow" || ended.State != protocol.TurnStateError || ended.ErrorInfo() == nil || ended.ErrorInfo().ErrorType != "hostRestart" {
 		t.Fatalf("the interrupted turn: %+v", ended)
 	}
 	text := ended.ResponseParts[0].(*protocol.MarkdownResponsePart).Content.String()

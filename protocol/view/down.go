@@ -200,7 +200,7 @@ func downTurn(t protocol.Turn) (protocol.Turn, bool) {
 		if p, ok := t.ResponseParts[n-1].(*protocol.ErrorResponsePart); ok {
 			info := p.Error
 			t.Error = &info
-			t.ResponseParts = t.ResponseParts[:n-1:n-1]
+			t.ResponseParts = t.ResponseParts[: n-1 : n-1]
 			changed = true
 		}
 	}

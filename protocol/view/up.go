@@ -105,6 +105,9 @@ func (v *View) UpState(channel string, s protocol.SnapshotState) protocol.Snapsh
 		}
 		return &out
 	case *protocol.TerminalState:
+		if s.Lifecycle != nil {
+			return s
+		}
 		out := *s
 		out.Lifecycle, out.ExitCode = lifecycleOf(s.ExitCode), nil
 		return &out

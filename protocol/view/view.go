@@ -63,6 +63,28 @@ func For(version string) *View {
 	return &View{version: version, legacy: true}
 }
 
+// Shape names the set of shapes a view shows. Views of different versions
+// with the same Shape convert every value alike (they differ only in which
+// actions and notifications they know), so a sender can encode a value once
+// per Shape.
+type Shape uint8
+
+const (
+	// ShapeCurrent is the 1.x era's shapes: nothing is converted.
+	ShapeCurrent Shape = iota
+	// Shape08 is the shapes of 0.5.1 to 0.8.0, which the 0.8.0 pack
+	// describes.
+	Shape08
+)
+
+// Shape returns the set of shapes the view shows.
+func (v *View) Shape() Shape {
+	if v.legacy {
+		return Shape08
+	}
+	return ShapeCurrent
+}
+
 // Version returns the negotiated version the view is for.
 func (v *View) Version() string { return v.version }
 
@@ -163,7 +185,8 @@ func (v *View) Summary(s protocol.SessionSummary) protocol.SessionSummary {
 }
 
 // InitializeResult returns the result of initialize as the version sees
-// it.
+// it, without the members older versions do not know. Its snapshots are
+// left as they are: they go through State when they are taken.
 func (v *View) InitializeResult(r *protocol.InitializeResult) *protocol.InitializeResult {
 	if !v.legacy {
 		return r
@@ -172,7 +195,6 @@ func (v *View) InitializeResult(r *protocol.InitializeResult) *protocol.Initiali
 	out.Meta = nil
 	out.Automations = nil
 	out.TCPConnections = nil
-	out.Snapshots = v.Snapshots(r.Snapshots)
 	return &out
 }
 

@@ -1,0 +1,271 @@
+package view_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
+)
+
+// The versions of each group: the older ones see the shapes of the 0.8.0
+// pack, the 1.x era sees the values unchanged.
+var (
+	olderVersions = []string{"0.5.1", "0.5.2", "0.6.0", "0.7.0", "0.8.0", "0.8.3"}
+	newerVersions = []string{"0.9.0", "0.10.0", "1.0.0", "1.1.0", "1.4.0"}
+)
+
+const (
+	chatURI    = "ahp-chat:/c"
+	annotURI   = "ahp-session:/s/annotations"
+	sessionURI = "ahp-session:/s"
+)
+
+// shapeCase is one changed shape: a 1.x value and how versions before 0.9.0
+// see it. up, when set, is what coming back up gives (when the older shape
+// loses something); otherwise the value itself.
+type shapeCase struct {
+	name    string
+	kind    string // "action", a state type name, or a notification method
+	channel string
+	current string // 1.x JSON
+	older   string // the 0.8.0 shape
+	up      string
+}
+
+var shapes = []shapeCase{{
+	// ChatErrorAction.part (1.x) versus error (0.8.0).
+	name: "chat/error", kind: "action", channel: chatURI,
+	current: `{"type":"chat/error","turnId":"t","duration":5,"part":{"kind":"error","error":{"errorType":"x","message":"boom"}}}`,
+	older:   `{"type":"chat/error","turnId":"t","duration":5,"error":{"errorType":"x","message":"boom"}}`,
+}, {
+	// Turn.error: the last error part of a failed turn.
+	name: "Turn.error", kind: "ChatState", channel: chatURI,
+	current: `{"resource":"ahp-chat:/c","title":"T","status":2,"modifiedAt":"m","turns":[{"id":"t","message":{"text":"hi","origin":{"kind":"user"}},` +
+		`"responseParts":[{"kind":"markdown","id":"p","content":"so far"},{"kind":"error","error":{"errorType":"x","message":"boom"}}],"state":"error"}]}`,
+	older: `{"resource":"ahp-chat:/c","title":"T","status":2,"modifiedAt":"m","turns":[{"id":"t","message":{"text":"hi","origin":{"kind":"user"}},` +
+		`"responseParts":[{"kind":"markdown","id":"p","content":"so far"}],"state":"error","error":{"errorType":"x","message":"boom"}}]}`,
+}, {
+	name: "chat/turnsLoaded turns", kind: "action", channel: chatURI,
+	current: `{"type":"chat/turnsLoaded","turns":[{"id":"t","message":{"text":"hi","origin":{"kind":"user"}},"responseParts":[{"kind":"error","error":{"errorType":"x","message":"boom"}}],"state":"error"}]}`,
+	older:   `{"type":"chat/turnsLoaded","turns":[{"id":"t","message":{"text":"hi","origin":{"kind":"user"}},"responseParts":[],"state":"error","error":{"errorType":"x","message":"boom"}}]}`,
+}, {
+	// MessageKind automation does not exist before 0.9.0.
+	name: "automation message", kind: "action", channel: chatURI,
+	current: `{"type":"chat/turnStarted","turnId":"t","startedAt":"s","message":{"text":"run","origin":{"kind":"automation"}}}`,
+	older:   `{"type":"chat/turnStarted","turnId":"t","startedAt":"s","message":{"text":"run","origin":{"kind":"user"}}}`,
+	up:      `{"type":"chat/turnStarted","turnId":"t","startedAt":"s","message":{"text":"run","origin":{"kind":"user"}}}`,
+}, {
+	// SessionLifecycle failed versus creationFailed; session origin and
+	// chat movable are 1.x members.
+	name: "session lifecycle", kind: "SessionState", channel: sessionURI,
+	current: `{"provider":"p","title":"S","status":2,"origin":{"kind":"automation","automation":"ahp-automation:/a","run":"ahp-automation-run:/r"},"lifecycle":"failed",` +
+		`"activeClients":[],"chats":[{"resource":"ahp-chat:/c","title":"C","status":1,"modifiedAt":"m","movable":true}]}`,
+	older: `{"provider":"p","title":"S","status":2,"lifecycle":"creationFailed","activeClients":[],"chats":[{"resource":"ahp-chat:/c","title":"C","status":1,"modifiedAt":"m"}]}`,
+	up:    `{"provider":"p","title":"S","status":2,"lifecycle":"failed","activeClients":[],"chats":[{"resource":"ahp-chat:/c","title":"C","status":1,"modifiedAt":"m"}]}`,
+}, {
+	// Terminal lifecycle versus exitCode, and the claim's chat.
+	name: "terminal exited", kind: "TerminalState",
+	current: `{"title":"sh","content":[],"lifecycle":{"status":"exited","exitCode":3},"claim":{"kind":"session","session":"ahp-session:/s","chat":"ahp-chat:/c"}}`,
+	older:   `{"title":"sh","content":[],"exitCode":3,"claim":{"kind":"session","session":"ahp-session:/s"}}`,
+	up:      `{"title":"sh","content":[],"lifecycle":{"status":"exited","exitCode":3},"claim":{"kind":"session","session":"ahp-session:/s"}}`,
+}, {
+	name: "terminal running", kind: "TerminalState",
+	current: `{"title":"sh","content":[],"lifecycle":{"status":"running"},"claim":{"kind":"client","clientId":"c"}}`,
+	older:   `{"title":"sh","content":[],"claim":{"kind":"client","clientId":"c"}}`,
+}, {
+	name: "terminal claimed", kind: "action",
+	current: `{"type":"terminal/claimed","claim":{"kind":"session","session":"ahp-session:/s","chat":"ahp-chat:/c","turnId":"t"}}`,
+	older:   `{"type":"terminal/claimed","claim":{"kind":"session","session":"ahp-session:/s","turnId":"t"}}`,
+	up:      `{"type":"terminal/claimed","claim":{"kind":"session","session":"ahp-session:/s","turnId":"t"}}`,
+}, {
+	name: "root terminals", kind: "action",
+	current: `{"type":"root/terminalsChanged","terminals":[{"resource":"ahp-terminal:/t","title":"sh","claim":{"kind":"client","clientId":"c"},"lifecycle":{"status":"exited","exitCode":0}}]}`,
+	older:   `{"type":"root/terminalsChanged","terminals":[{"resource":"ahp-terminal:/t","title":"sh","claim":{"kind":"client","clientId":"c"},"exitCode":0}]}`,
+}, {
+	// Customizations: enablement decisions versus enabled.
+	name: "customization toggle", kind: "action", channel: sessionURI,
+	current: `{"type":"session/customizationToggled","id":"p","enablement":[{"kind":"session","enabled":false}]}`,
+	older:   `{"type":"session/customizationToggled","id":"p","enabled":false}`,
+}, {
+	name: "customizations", kind: "SessionState", channel: sessionURI,
+	current: `{"provider":"p","title":"S","status":1,"lifecycle":"ready","activeClients":[{"clientId":"c","tools":[],"customizations":[{"type":"plugin","id":"cp","uri":"u","name":"n","enablement":[{"kind":"global","enabled":true}]}]}],"chats":[],` +
+		`"customizations":[{"type":"plugin","id":"p","uri":"u","name":"P","enablement":[{"kind":"session","enabled":false}]},{"type":"mcpServer","id":"m","uri":"u","name":"M","state":{"kind":"ready"}}]}`,
+	older: `{"provider":"p","title":"S","status":1,"lifecycle":"ready","activeClients":[{"clientId":"c","tools":[],"customizations":[{"type":"plugin","id":"cp","uri":"u","name":"n","enabled":true}]}],"chats":[],` +
+		`"customizations":[{"type":"plugin","id":"p","uri":"u","name":"P","enabled":false},{"type":"mcpServer","id":"m","uri":"u","name":"M","enabled":true,"state":{"kind":"ready"}}]}`,
+}, {
+	// Annotation.origin versus turnId.
+	name: "annotations", kind: "AnnotationsState", channel: annotURI,
+	current: `{"annotations":[{"id":"a","origin":{"session":"ahp-session:/s","turnId":"t"},"resource":"file:///f","resolved":false,"entries":[]}]}`,
+	older:   `{"annotations":[{"id":"a","turnId":"t","resource":"file:///f","resolved":false,"entries":[]}]}`,
+}, {
+	name: "annotation updated", kind: "action", channel: annotURI,
+	current: `{"type":"annotations/updated","annotationId":"a","origin":{"session":"ahp-session:/s","turnId":"t2"}}`,
+	older:   `{"type":"annotations/updated","annotationId":"a","turnId":"t2"}`,
+}, {
+	// SessionSummary.chats, defaultChat and origin are 1.x members.
+	name: "session added", kind: "root/sessionAdded",
+	current: `{"channel":"ahp-root://","summary":{"provider":"p","title":"S","status":1,"resource":"ahp-session:/s","createdAt":"c","modifiedAt":"m",` +
+		`"chats":[{"resource":"ahp-chat:/c","title":"C"}],"defaultChat":"ahp-chat:/c"}}`,
+	older: `{"channel":"ahp-root://","summary":{"provider":"p","title":"S","status":1,"resource":"ahp-session:/s","createdAt":"c","modifiedAt":"m"}}`,
+}, {
+	// AuthRequiredParams.resource: metadata versus its identifier.
+	name: "auth required", kind: "auth/required",
+	current: `{"channel":"ahp-session:/s","resource":{"resource":"https://api.example","scopes_supported":["read"]},"reason":"required"}`,
+	older:   `{"channel":"ahp-session:/s","resource":"https://api.example","reason":"required"}`,
+}}
+
+func decodeKind(t *testing.T, kind, data string) any {
+	t.Helper()
+	switch kind {
+	case "action":
+		a, err := protocol.UnmarshalStateAction([]byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	case "root/sessionAdded":
+		var p protocol.SessionAddedParams
+		if err := protocol.Unmarshal([]byte(data), &p); err != nil {
+			t.Fatal(err)
+		}
+		return &p
+	case "auth/required":
+		var p protocol.AuthRequiredParams
+		if err := protocol.Unmarshal([]byte(data), &p); err != nil {
+			t.Fatal(err)
+		}
+		return &p
+	}
+	v, err := protocol.Decode(kind, []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func down(v *view.View, kind string, x any) any {
+	switch kind {
+	case "action":
+		return v.Action(x.(protocol.StateAction))
+	case "root/sessionAdded", "auth/required":
+		return v.Notification(kind, x)
+	}
+	return v.State(x.(protocol.SnapshotState))
+}
+
+func up(v *view.View, kind, channel string, x any) any {
+	if kind == "action" {
+		return v.UpAction(channel, x.(protocol.StateAction))
+	}
+	return v.UpState(channel, x.(protocol.SnapshotState))
+}
+
+func sameJSON(t *testing.T, what, want string, got any) {
+	t.Helper()
+	b, err := protocol.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w, g any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(w, g); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", what, diff)
+	}
+}
+
+// TestShapes checks every changed shape for every version: the older
+// versions see the 0.8.0 shape and bring it back up, the newer see the 1.x
+// value itself.
+func TestShapes(t *testing.T) {
+	for _, sc := range shapes {
+		t.Run(sc.name, func(t *testing.T) {
+			for _, version := range olderVersions {
+				v := view.For(version)
+				x := decodeKind(t, sc.kind, sc.current)
+				before, _ := protocol.Marshal(x)
+				sameJSON(t, version+" down", sc.older, down(v, sc.kind, x))
+				if after, _ := protocol.Marshal(x); string(after) != string(before) {
+					t.Errorf("%s: the conversion modified its input", version)
+				}
+				if sc.kind == "root/sessionAdded" || sc.kind == "auth/required" {
+					continue // the host sends these; nothing comes back up
+				}
+				want := sc.up
+				if want == "" {
+					want = sc.current
+				}
+				sameJSON(t, version+" up", want, up(v, sc.kind, sc.channel, decodeKind(t, sc.kind, sc.older)))
+				// Coming up leaves 1.x shapes as they are.
+				sameJSON(t, version+" up of 1.x", sc.current, up(v, sc.kind, sc.channel, decodeKind(t, sc.kind, sc.current)))
+			}
+			for _, version := range newerVersions {
+				v := view.For(version)
+				x := decodeKind(t, sc.kind, sc.current)
+				if got := down(v, sc.kind, x); got != x {
+					t.Errorf("%s changed the value: %v", version, got)
+				}
+			}
+		})
+	}
+}
+
+func TestErrorCodes(t *testing.T) {
+	older, newer := view.For("0.8.0"), view.For("1.0.0")
+	conflict := &protocol.Error{Code: protocol.CodeConflict, Message: "etag"}
+	if got := older.Error(conflict); got.Code != protocol.CodeInvalidParams || got.Message != "etag" || conflict.Code != protocol.CodeConflict {
+		t.Errorf("0.8.0 sees %+v", got)
+	}
+	if got := newer.Error(conflict); got != conflict {
+		t.Errorf("1.0.0 sees %+v", got)
+	}
+	gone := &protocol.Error{Code: protocol.CodeContentNotFound}
+	if got := older.UpError(gone); got.Code != protocol.CodeNotFound {
+		t.Errorf("-32006 from 0.8.0 comes up as %d", got.Code)
+	}
+	if got := newer.UpError(gone); got != gone {
+		t.Errorf("1.0.0 changed %+v", got)
+	}
+}
+
+func TestInitializeResult(t *testing.T) {
+	r := &protocol.InitializeResult{ProtocolVersion: "0.8.0", Meta: map[string]jsontext.Value{"x": jsontext.Value(`1`)}}
+	if got := view.For("0.8.0").InitializeResult(r); got.Meta != nil || r.Meta == nil {
+		t.Errorf("0.8.0 gets _meta %v", got.Meta)
+	}
+	if got := view.For("1.0.0").InitializeResult(r); got != r {
+		t.Error("1.0.0 got a changed result")
+	}
+}
+
+// TestUpMissing checks that members 1.x requires and the older shape has
+// no place for are missing only when coming up did not supply them.
+func TestUpMissing(t *testing.T) {
+	older := view.For("0.8.0")
+	decode := func(data string) (protocol.StateAction, error) {
+		var p protocol.DispatchActionParams
+		err := protocol.UnmarshalStrict([]byte(data), &p)
+		return older.UpAction(chatURI, p.Action), err
+	}
+	up, err := decode(`{"channel":"ahp-chat:/c","clientSeq":1,"action":{"type":"session/customizationToggled","id":"p","enabled":true}}`)
+	m, _ := err.(*protocol.MissingError)
+	if m == nil || !m.Has("action.enablement") || older.UpMissing(m, up) != nil {
+		t.Errorf("toggle: missing %v, after coming up %v", err, older.UpMissing(m, up))
+	}
+	up, err = decode(`{"channel":"ahp-chat:/c","clientSeq":1,"action":{"type":"session/customizationToggled","id":"p"}}`)
+	m, _ = err.(*protocol.MissingError)
+	if rest := older.UpMissing(m, up); rest == nil {
+		t.Error("a toggle with neither enabled nor enablement is complete")
+	}
+	if rest := view.For("1.0.0").UpMissing(m, up); rest == nil {
+		t.Error("1.0.0 drops missing members")
+	}
+}
