@@ -155,3 +155,22 @@ func TestEmptyDatabase(t *testing.T) {
 		st.Close()
 	}
 }
+
+// TestExtraLinksAllowed: a hard link made to the database or its log (a
+// backup made with ln) loses nothing, so writes go on.
+func TestExtraLinksAllowed(t *testing.T) {
+	dir := t.TempDir()
+	st := mustOpen(t, dir)
+	if err := st.Write(ctx, putSession("ahp-session:/a")); err != nil {
+		t.Fatal(err)
+	}
+	backup := t.TempDir()
+	for _, name := range []string{DBFile, DBFile + "-wal"} {
+		if err := os.Link(filepath.Join(dir, name), filepath.Join(backup, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Write(ctx, putSession("ahp-session:/b")); err != nil {
+		t.Fatalf("write with extra links: %v", err)
+	}
+}
