@@ -98,6 +98,9 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 		if origin != nil {
 			s.deliver(agent.Event{Channel: ch.uri, Action: a, Origin: origin})
 		}
+		if rm, ok := a.(*protocol.SessionActiveClientRemovedAction); ok {
+			h.failClientToolsLocked(s, rm.ClientID)
+		}
 	}
 	h.syncCatalogLocked(s, h.syncSessionSummaryLocked(s))
 }

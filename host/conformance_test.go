@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,8 +51,22 @@ func (s *recSession) Handle(ev agent.Event) {
 	case s.r.wake <- struct{}{}:
 	default:
 	}
-	if ts, ok := ev.Action.(*protocol.ChatTurnStartedAction); ok {
-		go s.h.Dispatch(ev.Channel, &protocol.ChatTurnCompleteAction{TurnID: ts.TurnID})
+	switch a := ev.Action.(type) {
+	case *protocol.ChatTurnStartedAction:
+		if owner, ok := strings.CutPrefix(a.Message.Text, "client-tool:"); ok {
+			// A tool the named client runs; the turn ends once the tool
+			// completes.
+			go func() {
+				s.h.Dispatch(ev.Channel, &protocol.ChatToolCallStartAction{TurnID: a.TurnID, ToolCallID: "tc", ToolName: "lint", DisplayName: "Lint",
+					Contributor: &protocol.ToolCallClientContributor{ClientID: owner}})
+				s.h.Dispatch(ev.Channel, &protocol.ChatToolCallReadyAction{TurnID: a.TurnID, ToolCallID: "tc", InvocationMessage: protocol.PlainText("linting"),
+					Confirmed: protocol.Ptr(protocol.ToolCallConfirmationReasonNotNeeded)})
+			}()
+			return
+		}
+		go s.h.Dispatch(ev.Channel, &protocol.ChatTurnCompleteAction{TurnID: a.TurnID})
+	case *protocol.ChatToolCallCompleteAction:
+		go s.h.Dispatch(ev.Channel, &protocol.ChatTurnCompleteAction{TurnID: a.TurnID})
 	}
 }
 func (s *recSession) Close() error { return nil }
@@ -686,5 +701,39 @@ func TestSessionLifecycle(t *testing.T) {
 				t.Fatalf("second subscriber sees %q", got)
 			}
 		})
+	}
+}
+
+// TestLeavingClientsToolCallsFail: when an active client is removed, "the
+// host SHOULD also cancel that client's in-flight tool calls ... by
+// dispatching chat/toolCallComplete with result.success = false"
+// (SessionActiveClientRemovedAction).
+func TestLeavingClientsToolCallsFail(t *testing.T) {
+	th, rec := startRecorded(t)
+	c := th.dial(t, "c")
+	c.initialize()
+	uri, chat := c.newSession("tools")
+	c.Subscribe(chat)
+	tools := th.dial(t, "tools")
+	tools.initialize()
+	seq := tools.Dispatch(uri, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{ClientID: "tools", Tools: []protocol.ToolDefinition{}}})
+	c.WaitFor("active client", accepted(seq))
+	startTurn(c, chat, "t1", "client-tool:tools")
+	c.WaitFor("tool running", hasType("chat/toolCallReady"))
+	tools.RPC.Close()
+	envs := c.WaitFor("turn end", endedOn(chat))
+	var done *protocol.ChatToolCallCompleteAction
+	for _, e := range envs {
+		if a, ok := e.Action.(*protocol.ChatToolCallCompleteAction); ok && e.Origin == nil {
+			done = a
+		}
+	}
+	if done == nil || done.Result.Success || done.ToolCallID != "tc" {
+		t.Fatalf("tool completion %+v", done)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !slices.ContainsFunc(rec.events, func(ev agent.Event) bool { _, ok := ev.Action.(*protocol.ChatToolCallCompleteAction); return ok }) {
+		t.Fatal("the agent was not told the tool call ended")
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
 )
@@ -182,6 +183,46 @@ func (h *Host) consumeSteeringLocked(ch *channel, a protocol.StateAction) *proto
 	m := chat.SteeringMessage
 	h.commitLocked(ch, &protocol.ChatPendingMessageRemovedAction{Kind: protocol.PendingMessageKindSteering, ID: m.ID}, nil)
 	return m
+}
+
+// failClientToolsLocked ends the tool calls a client was running for the
+// session's chats once it is no longer one of the session's active
+// clients. SessionActiveClientRemovedAction: the host SHOULD cancel that
+// client's in-flight tool calls with chat/toolCallComplete and
+// result.success false. The agent is told, as it would be of the client's
+// own completion.
+func (h *Host) failClientToolsLocked(s *session, clientID string) {
+	for _, uri := range s.chatURIs {
+		ch := s.chats[uri]
+		if ch == nil {
+			continue
+		}
+		t := ch.state.(*protocol.ChatState).ActiveTurn
+		if t == nil {
+			continue
+		}
+		for _, part := range t.ResponseParts {
+			p, ok := part.(*protocol.ToolCallResponsePart)
+			if !ok {
+				continue
+			}
+			run, ok := p.ToolCall.(*protocol.ToolCallRunningState)
+			if !ok {
+				continue
+			}
+			if cc, ok := run.Contributor.(*protocol.ToolCallClientContributor); !ok || cc.ClientID != clientID {
+				continue
+			}
+			msg := "The client running this tool left the session."
+			a := &protocol.ChatToolCallCompleteAction{TurnID: t.ID, ToolCallID: run.ToolCallID, Result: protocol.ToolCallResult{
+				Success:          false,
+				PastTenseMessage: protocol.PlainText(msg),
+				Error:            &protocol.ToolCallResultError{Message: msg},
+			}}
+			h.commitLocked(ch, a, nil)
+			s.deliver(agent.Event{Channel: ch.uri, Action: a, Chat: ch.state.(*protocol.ChatState)})
+		}
+	}
 }
 
 // summaryLocked computes the session's catalog entry from its state and
