@@ -81,6 +81,9 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 		chat := ch.state.(*protocol.ChatState)
 		h.syncChatSummaryLocked(s, chat)
 		h.syncInputNeededLocked(s, chat)
+		if t, ok := a.(*protocol.ChatTurnStartedAction); ok {
+			h.titleFromPromptLocked(s, t.Message.Text)
+		}
 		if origin != nil || isHostTurnStart(a) {
 			ev := agent.Event{Channel: ch.uri, Action: a, Origin: origin, Chat: chat}
 			if ts, ok := a.(*protocol.ChatTurnStartedAction); ok {

@@ -282,7 +282,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	}
 	state := &protocol.SessionState{
 		Provider:           provider,
-		Title:              "New Session",
+		Title:              defaultSessionTitle,
 		Status:             protocol.SessionStatusIdle,
 		WorkingDirectories: dirs,
 		Lifecycle:          protocol.SessionLifecycleCreating,
