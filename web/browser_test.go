@@ -444,22 +444,18 @@ func TestBrowser(t *testing.T) {
 	b.wait("its reply", lastTurn+`.includes('You said: in the second chat')`)
 	b.shot("second-chat")
 
-	// 20,000 deltas render without freezing the page: the longest task on
-	// the main thread stays under 100 ms. The other client sends the
-	// prompt, so the page does nothing but render. A machine busy with
-	// other work can stretch one run, so a failing run is measured again
-	// once, on a fresh reply; both must fail for the test to fail.
+	// 20,000 deltas render without freezing the page: the longest task of
+	// the page's main thread stays under 100 ms. The other client sends the
+	// prompt, so the page does nothing but render. Tasks are measured by
+	// their thread time, from Chrome's trace: on a machine busy with other
+	// work, wall-clock durations (the page's long tasks, logged too) also
+	// count the time the thread waited for a CPU.
 	o.follow(eval[string](b, `window.ahpApp.chatURI`))
-	for attempt := 1; ; attempt++ {
-		elapsed, tasks, longest := longReply(b, o, 20000)
-		t.Logf("20,000-delta reply rendered in %v; %d long tasks, the longest %.0f ms", elapsed.Round(time.Millisecond), tasks, longest)
-		if longest < 100 {
-			break
-		}
-		if attempt == 2 {
-			t.Errorf("the longest main-thread task took %.0f ms, want under 100 ms", longest)
-			break
-		}
+	m := longReply(b, o, 20000)
+	t.Logf("20,000-delta reply rendered in %v over %d main-thread tasks; the longest ran %.1f ms on the CPU (%.1f ms wall clock); the page saw %d long tasks (50 ms or more), the longest %.0f ms",
+		m.elapsed.Round(time.Millisecond), m.tasks, m.cpu, m.wall, m.longTasks, m.longest)
+	if m.cpu >= 100 {
+		t.Errorf("the longest main-thread task ran %.1f ms, want under 100 ms", m.cpu)
 	}
 	b.shot("long-reply")
 
@@ -544,11 +540,19 @@ func TestBrowserToken(t *testing.T) {
 	b2.shot("token-entered")
 }
 
+// replyCost is what rendering a long reply cost the page.
+type replyCost struct {
+	elapsed   time.Duration // until the last word showed
+	tasks     int           // main-thread tasks in the trace
+	cpu, wall float64       // the longest task's thread time and wall time, ms
+	longTasks int           // long tasks the page observed (50 ms or more)
+	longest   float64       // the longest of those, ms
+}
+
 // longReply has the other client send a prompt of n words, which the echo
 // agent streams back as n+2 deltas, and measures the page while it renders
-// them: how long until the last word shows, how many main-thread tasks
-// took 50 ms or more (the browser's long tasks), and the longest.
-func longReply(b *browser, o *other, n int) (time.Duration, int, float64) {
+// them.
+func longReply(b *browser, o *other, n int) replyCost {
 	b.t.Helper()
 	eval[bool](b, `window.__long = []; window.__obs?.disconnect();
 		window.__obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); });
@@ -559,6 +563,7 @@ func longReply(b *browser, o *other, n int) (time.Duration, int, float64) {
 	}
 	last := words[n-1]
 	turns := eval[int](b, `document.querySelectorAll('#turns article').length`)
+	tr := startTrace(b)
 	start := time.Now()
 	o.say(strings.Join(words, " "))
 	// The check reads no layout (textContent of the block still growing,
@@ -566,49 +571,12 @@ func longReply(b *browser, o *other, n int) (time.Duration, int, float64) {
 	// it measures.
 	b.waitEvery("the long reply", 200*time.Millisecond, fmt.Sprintf(`document.querySelectorAll('#turns article').length === %d &&
 		(document.querySelector('#turns article:last-child .stream > .md-block:last-child')?.textContent || '').trimEnd().endsWith('%s')`, turns+1, last))
-	elapsed := time.Since(start)
-	long := eval[[]float64](b, `window.__long`)
-	longest := 0.0
-	for _, d := range long {
-		longest = max(longest, d)
+	var c replyCost
+	c.elapsed = time.Since(start)
+	c.cpu, c.wall, c.tasks = tr.stop()
+	for _, d := range eval[[]float64](b, `window.__long`) {
+		c.longTasks++
+		c.longest = max(c.longest, d)
 	}
-	return elapsed, len(long), longest
-}
-
-// TestBrowserFiles browses, reads and edits the files of a session's
-// working directory through the resource* commands.
-func TestBrowserFiles(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello, files\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "sub", "inner.txt"), []byte("inside"), 0o644)
-	_, url := testHost(t)
-	b := newBrowser(t, 1100, 800)
-	b.run("opening the page", chromedp.Navigate(url+"/"))
-	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
-	b.run("creating a session in the folder", chromedp.Click(chromedp.ID("#new-session")))
-	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
-	b.run("creating", chromedp.SendKeys(chromedp.ID("#c-dir"), dir), chromedp.Click(chromedp.ID("#create-submit")))
-	b.wait("the session", `!!window.ahpApp.client.state(window.ahpApp.chatURI)`)
-	b.run("opening the files", chromedp.Click(chromedp.ID("#files-tab")))
-	b.wait("the listing", `[...document.querySelectorAll('#entries button')].map((e) => e.textContent).join(',') === 'sub,hello.txt'`)
-	b.shot("files")
-	b.run("opening the file", chromedp.Click(chromedp.CSS(`#entries button.file`)))
-	b.wait("its text", `document.querySelector('#file-text').textContent === 'hello, files\n'`)
-	b.run("editing", chromedp.Click(chromedp.ID("#file-edit")))
-	eval[bool](b, `document.querySelector('#file-editor').value = 'changed in the browser\n'; true`)
-	b.run("saving", chromedp.Click(chromedp.ID("#file-save")))
-	b.wait("the saved text", `document.querySelector('#file-text').textContent === 'changed in the browser\n' && !document.querySelector('#file-text').hidden`)
-	b.shot("file-saved")
-	if got, _ := os.ReadFile(filepath.Join(dir, "hello.txt")); string(got) != "changed in the browser\n" {
-		t.Errorf("hello.txt holds %q after saving", got)
-	}
-	b.run("entering the folder", chromedp.Click(chromedp.CSS(`#entries button.dir`)))
-	b.wait("its listing", `[...document.querySelectorAll('#entries button')].map((e) => e.textContent).join(',') === 'inner.txt'`)
-	b.run("going up", chromedp.Click(chromedp.CSS(`#crumbs button`)))
-	b.wait("the top listing", `document.querySelectorAll('#entries button').length === 2`)
-	b.run("back to the chat", chromedp.Click(chromedp.ID("#files-close")))
-	b.wait("the chat", `getComputedStyle(document.querySelector('#log')).display !== 'none' && document.querySelector('#files').hidden`)
+	return c
 }

@@ -30,6 +30,9 @@ export function render(text) {
 // lines still renders in bounded time per frame.
 const MAX_TAIL = 2048;
 
+// Milliseconds one update may spend rendering finished blocks.
+const FRAME_BUDGET = 8;
+
 export class StreamView {
   constructor(el) {
     this.el = el;
@@ -45,12 +48,18 @@ export class StreamView {
   /** update shows text, which extends what was shown before or replaces it. */
   update(text) {
     text = text || '';
-    if (text === this.text) return;
-    if (!text.startsWith(this.text.slice(0, this.done))) this.reset();
+    if (text === this.text && !this.behind) return;
+    if (text.length < this.done || !text.startsWith(this.text.slice(0, this.done))) this.reset();
     this.text = text;
+    // Freeze finished blocks within a time budget. After a stall (a busy
+    // machine, a backgrounded tab) much text can arrive at once; what the
+    // budget leaves is shown as plain text and rendered on later frames,
+    // so no single task holds the page for long.
+    const until = performance.now() + FRAME_BUDGET;
     for (;;) {
       const cut = this.nextCut(text);
       if (cut <= this.done) break;
+      if (performance.now() > until) break;
       const block = document.createElement('div');
       block.className = 'md-block';
       block.innerHTML = render(text.slice(this.done, cut));
@@ -59,11 +68,21 @@ export class StreamView {
       this.done = cut;
     }
     const rest = text.slice(this.done);
+    this.behind = rest.length > 2 * MAX_TAIL;
+    if (this.behind) {
+      this.tail.textContent = rest;
+      if (!this.scheduled) {
+        this.scheduled = true;
+        requestAnimationFrame(() => { this.scheduled = false; this.update(this.text); });
+      }
+      return;
+    }
     // An open fence continues into the tail: render it as code.
     this.tail.innerHTML = render(this.inFence ? '```\n' + rest : rest);
   }
 
   reset() {
+    this.behind = false;
     this.el.replaceChildren(this.tail);
     this.done = 0;
     this.inFence = false;
