@@ -10,9 +10,10 @@ import (
 //
 // The result shares every part that a did not change with s, and s itself
 // is never modified, so earlier states stay valid. Streaming is cheap: a
-// chat/delta copies the chat and active-turn structs and the active turn's
-// list of parts, never the history of completed turns, and appends to the
-// part's text in time proportional to the delta.
+// chat/delta copies the chat and active-turn structs, the part and the
+// active turn's list of parts, all in one allocation (for turns of up to
+// 16 parts), never the history of completed turns, and appends to the
+// part's text in amortized time proportional to the delta.
 //
 // An action that does not apply (another channel's action, an unknown
 // action, or one naming a turn, part, tool call or request that is not

@@ -569,3 +569,68 @@ func chatTurnIDs(s *protocol.ChatState) string {
 	}
 	return strings.Join(ids, " ")
 }
+
+// TestChatStreamPartCounts streams into the last part of turns of every
+// size a stream block holds inline and beyond, checking that the other
+// parts are kept, that earlier states keep their text, and that a later
+// responsePart never writes into the list of parts of an earlier state.
+func TestChatStreamPartCounts(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 4, 5, 8, 9, 16, 17, 40} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			parts := make([]string, n)
+			for i := range n - 1 {
+				parts[i] = fmt.Sprintf(`{"kind":"markdown","id":"p%d","content":"x"}`, i)
+			}
+			parts[n-1] = chatReasoning
+			s := chatState(t, chatActive(8, strings.Join(parts, ",")))
+			s1 := chatApply(t, s,
+				`{"type":"chat/reasoning","turnId":"t1","partId":"r","content":" more"}`,
+				`{"type":"chat/delta","turnId":"t1","partId":"p0","content":"y"}`)
+			s2 := chatApply(t, s1, `{"type":"chat/responsePart","turnId":"t1","part":{"kind":"markdown","id":"new","content":""}}`)
+			got := s1.ActiveTurn.ResponseParts
+			if len(got) != n || len(s2.ActiveTurn.ResponseParts) != n+1 {
+				t.Fatalf("parts: %d then %d, want %d then %d", len(got), len(s2.ActiveTurn.ResponseParts), n, n+1)
+			}
+			// With n == 1 there is no p0: that delta changes nothing.
+			if r := got[n-1].(*protocol.ReasoningResponsePart).Content.String(); r != "Hmm more" {
+				t.Errorf("reasoning = %q, want \"Hmm more\"", r)
+			}
+			if n > 1 {
+				if md := got[0].(*protocol.MarkdownResponsePart).Content.String(); md != "xy" {
+					t.Errorf("first part = %q, want \"xy\"", md)
+				}
+				if n > 2 && got[1] != s.ActiveTurn.ResponseParts[1] {
+					t.Errorf("an untouched part was copied")
+				}
+			}
+			if r := s.ActiveTurn.ResponseParts[n-1].(*protocol.ReasoningResponsePart).Content.String(); r != "Hmm" {
+				t.Errorf("the first state's reasoning became %q", r)
+			}
+			if cap(got) != len(got) {
+				t.Errorf("list of parts has spare capacity %d: an append could write into the stream block", cap(got)-len(got))
+			}
+		})
+	}
+}
+
+// TestChatCompletedTurnDetachesStreamedParts checks that a turn ending
+// copies its streamed parts (keeping their text), so the history holds no
+// part that lives in a streaming state's block.
+func TestChatCompletedTurnDetachesStreamedParts(t *testing.T) {
+	s := chatApply(t, chatState(t, chatActive(8, chatReasoning+","+chatMarkdown)),
+		`{"type":"chat/reasoning","turnId":"t1","partId":"r","content":"!"}`,
+		`{"type":"chat/delta","turnId":"t1","partId":"md","content":", world"}`)
+	done := chatApply(t, s, `{"type":"chat/turnComplete","turnId":"t1","duration":5}`)
+	parts := done.Turns[len(done.Turns)-1].ResponseParts
+	for i, p := range parts {
+		if p == s.ActiveTurn.ResponseParts[i] {
+			t.Errorf("part %d of the completed turn is the streaming state's part", i)
+		}
+	}
+	if got := parts[1].(*protocol.MarkdownResponsePart).Content.String(); got != "Hello, world" {
+		t.Errorf("completed markdown = %q", got)
+	}
+	if got := parts[0].(*protocol.ReasoningResponsePart).Content.String(); got != "Hmm!" {
+		t.Errorf("completed reasoning = %q", got)
+	}
+}

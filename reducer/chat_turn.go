@@ -36,33 +36,6 @@ func (r Reducer) chatTurnStarted(s *protocol.ChatState, a *protocol.ChatTurnStar
 	return &ns
 }
 
-// chatDelta appends streamed text to a markdown part of the active turn.
-func chatDelta(s *protocol.ChatState, a *protocol.ChatDeltaAction) *protocol.ChatState {
-	t, i, p := chatFindPart(s, a.TurnID, a.PartID)
-	md, ok := p.(*protocol.MarkdownResponsePart)
-	if !ok {
-		return s
-	}
-	return chatWithActiveTurn(s, chatTurnWithPart(t, i, &protocol.MarkdownResponsePart{
-		ID:      md.ID,
-		Content: md.Content.Append(a.Content),
-	}))
-}
-
-// chatReasoning appends streamed text to a reasoning part of the active
-// turn.
-func chatReasoning(s *protocol.ChatState, a *protocol.ChatReasoningAction) *protocol.ChatState {
-	t, i, p := chatFindPart(s, a.TurnID, a.PartID)
-	rp, ok := p.(*protocol.ReasoningResponsePart)
-	if !ok {
-		return s
-	}
-	return chatWithActiveTurn(s, chatTurnWithPart(t, i, &protocol.ReasoningResponsePart{
-		ID:      rp.ID,
-		Content: rp.Content.Append(a.Content),
-	}))
-}
-
 // chatFindPart returns the active turn when its id is turnID, with the
 // index and value of its first response part whose id is partID. A tool
 // call part's id is its tool call id; parts without an id never match. The
@@ -141,7 +114,7 @@ func (r Reducer) chatEndTurn(s *protocol.ChatState, turnID string, duration floa
 		StartedAt:     protocol.Ptr(t.StartedAt),
 		Duration:      protocol.Ptr(duration),
 		Message:       t.Message,
-		ResponseParts: chatSkipUnfinishedToolCalls(t.ResponseParts),
+		ResponseParts: chatFinalParts(t.ResponseParts),
 		Usage:         t.Usage,
 		State:         state,
 	}
@@ -174,27 +147,20 @@ func chatEndedAt(modifiedAt, startedAt string, durationMs float64) string {
 	return protocol.FormatTime(start.Add(time.Duration(durationMs * float64(time.Millisecond))))
 }
 
-// chatSkipUnfinishedToolCalls returns parts with every tool call that
-// has not completed or been cancelled replaced by a cancelled one (reason
-// skipped). It returns parts itself when there are none.
-func chatSkipUnfinishedToolCalls(parts []protocol.ResponsePart) []protocol.ResponsePart {
-	var out []protocol.ResponsePart
-	for i, p := range parts {
+// chatFinalParts returns the parts of a turn that ends, in a list of its
+// own: streamed parts are detached from their stream blocks, and every
+// tool call that has not completed or been cancelled is replaced by a
+// cancelled one (reason skipped).
+func chatFinalParts(parts []protocol.ResponsePart) []protocol.ResponsePart {
+	out := chatDetachParts(parts)
+	for i, p := range out {
 		tp, ok := p.(*protocol.ToolCallResponsePart)
 		if !ok {
 			continue
 		}
-		skipped := toolCallSkipped(tp.ToolCall)
-		if skipped == nil {
-			continue
+		if skipped := toolCallSkipped(tp.ToolCall); skipped != nil {
+			out[i] = &protocol.ToolCallResponsePart{ToolCall: skipped}
 		}
-		if out == nil {
-			out = slices.Clone(parts)
-		}
-		out[i] = &protocol.ToolCallResponsePart{ToolCall: skipped}
-	}
-	if out == nil {
-		return parts
 	}
 	return out
 }
