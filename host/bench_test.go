@@ -258,6 +258,10 @@ func runBareFanout(b *testing.B, subs, deltas int) fanoutStats {
 		wg.Add(1)
 		go r.run(ctx, len(frames), &wg)
 	}
+	// Each writer has a context of its own, as each host connection has:
+	// coder/websocket registers a context.AfterFunc on the context of
+	// every read and write, so writers sharing one context (with the
+	// receivers too) would contend on it and make the baseline slower.
 	queues := make([]chan []byte, len(conns))
 	var writers sync.WaitGroup
 	for i, ws := range conns {
@@ -265,8 +269,10 @@ func runBareFanout(b *testing.B, subs, deltas int) fanoutStats {
 		writers.Add(1)
 		go func() {
 			defer writers.Done()
+			wctx, wcancel := context.WithCancel(context.Background())
+			defer wcancel()
 			for f := range queues[i] {
-				ws.Write(ctx, websocket.MessageText, f)
+				ws.Write(wctx, websocket.MessageText, f)
 			}
 		}()
 	}

@@ -30,13 +30,13 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 		// encoded once per set of shapes, and the same bytes when it does
 		// not change.
 		var other map[view.Shape][]byte
-		for c := range ch.subs {
+		send := func(c *conn) {
 			if !c.knowsLocked(typ) {
-				continue
+				return
 			}
 			if c.view.Shape() == view.ShapeCurrent {
 				c.sendLocked(msg)
-				continue
+				return
 			}
 			shaped, ok := other[c.view.Shape()]
 			if !ok {
@@ -54,6 +54,22 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 				other[c.view.Shape()] = shaped
 			}
 			c.sendLocked(shaped)
+		}
+		if origin != nil {
+			ch.first = ch.subscriberLocked(origin.ClientID)
+		}
+		// The client that acted last on the channel (the sender of this
+		// action, or of the prompt the agent is answering) is served
+		// first: its writer starts before the other subscribers', so its
+		// own echo does not wait behind every other subscriber's write.
+		first := ch.first
+		if _, ok := ch.subs[first]; ok {
+			send(first)
+		}
+		for c := range ch.subs {
+			if c != first {
+				send(c)
+			}
 		}
 	}
 	ch.state = next
@@ -179,4 +195,15 @@ func seenIn(c *conn, sets []map[*conn]*subscription) bool {
 		}
 	}
 	return false
+}
+
+// subscriberLocked returns a subscriber of ch with the given client ID, or
+// nil.
+func (ch *channel) subscriberLocked(clientID string) *conn {
+	for c := range ch.subs {
+		if c.clientID == clientID {
+			return c
+		}
+	}
+	return nil
 }

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"bytes"
+	"sync"
+
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/protocol"
@@ -13,18 +16,50 @@ import (
 const actionPrefix = `{"jsonrpc":"2.0","method":"action","params":`
 
 // encodeAction returns the "action" notification for env and the slice of
-// it that holds the envelope alone.
+// it that holds the envelope alone. The result is one allocation of the
+// exact size; the encoding runs on a pooled encoder.
 func encodeAction(env *protocol.ActionEnvelope) (msg []byte, envelope jsontext.Value, err error) {
-	body, err := protocol.Marshal(env)
-	if err != nil {
+	e := actionEncoders.Get().(*actionEncoder)
+	defer e.release()
+	e.buf.Reset()
+	e.buf.WriteString(actionPrefix)
+	// Generated encoders write each member once, so the encoder need not
+	// track names to refuse duplicates.
+	e.enc.Reset(&e.buf, jsontext.AllowDuplicateNames(true))
+	if err := env.MarshalJSONTo(&e.enc); err != nil {
 		return nil, nil, err
 	}
-	msg = make([]byte, 0, len(actionPrefix)+len(body)+1)
-	msg = append(msg, actionPrefix...)
-	msg = append(msg, body...)
-	msg = append(msg, '}')
-	return msg, msg[len(actionPrefix) : len(msg)-1], nil
+	out := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n")) // the encoder ends a top-level value with one
+	msg = make([]byte, len(out)+1)
+	copy(msg, out)
+	msg[len(out)] = '}'
+	return msg, msg[len(actionPrefix):len(out)], nil
 }
+
+// actionEncoder is a reusable encoder with its buffer.
+type actionEncoder struct {
+	buf bytes.Buffer
+	enc jsontext.Encoder
+}
+
+var actionEncoders = sync.Pool{New: func() any { return new(actionEncoder) }}
+
+// maxPooledEncoder is the largest buffer kept for reuse; an encoder that
+// grew past it for a large action is left to the collector.
+const maxPooledEncoder = 64 << 10
+
+func (e *actionEncoder) release() {
+	if e.buf.Cap() > maxPooledEncoder {
+		return
+	}
+	e.enc.Reset(discard{}) // drop the alias of buf
+	actionEncoders.Put(e)
+}
+
+// discard is an io.Writer that drops what it is given.
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
 
 // encodeNotification returns a JSON-RPC notification.
 func encodeNotification(method string, params any) ([]byte, error) {

@@ -167,6 +167,9 @@ type channel struct {
 	// consuming is set while a queued message of this chat is being
 	// turned into a turn (consumeQueuedLocked).
 	consuming bool
+	// first is the subscriber that sent the last client action on the
+	// channel, served before the others (nil when it is not subscribed).
+	first *conn
 
 	// logged and loggedBytes measure the actions stored since the
 	// channel's last snapshot; snapBytes is the size of that snapshot,

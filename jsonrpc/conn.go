@@ -594,6 +594,11 @@ func (c *Conn) writeLoop() {
 		batch, c.out = c.out, nil
 		c.outMu.Unlock()
 
+		bw, gather := c.t.(batchWriter)
+		gather = gather && len(batch) > 1
+		if gather {
+			bw.beginBatch()
+		}
 		for i, data := range batch {
 			err := c.t.Write(c.ioCtx, data)
 			batch[i] = nil
@@ -613,7 +618,22 @@ func (c *Conn) writeLoop() {
 				break
 			}
 		}
+		// Also after a failure: what the batch held back may include a
+		// closing frame.
+		if gather {
+			if err := bw.endBatch(); err != nil {
+				c.end(fmt.Errorf("write: %w", err), false, false)
+			}
+		}
 	}
+}
+
+// batchWriter is a transport that can gather the messages written between
+// beginBatch and endBatch and send them together; endBatch sends what is
+// still held back. Write keeps its contract: the data is not kept.
+type batchWriter interface {
+	beginBatch()
+	endBatch() error
 }
 
 // readLoop runs on the reader goroutine until the transport fails.

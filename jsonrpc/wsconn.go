@@ -51,14 +51,17 @@ func AcceptWebSocket(w http.ResponseWriter, r *http.Request, opts *WebSocketOpti
 	if opts != nil {
 		o = *opts
 	}
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	cw := &corkWriter{ResponseWriter: w}
+	ws, err := websocket.Accept(cw, r, &websocket.AcceptOptions{
 		OriginPatterns:     o.OriginPatterns,
 		InsecureSkipVerify: o.InsecureSkipOriginCheck,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return newWebSocketTransport(ws, &o), nil
+	t := newWebSocketTransport(ws, &o)
+	t.cork = cw.conn
+	return t, nil
 }
 
 // DialWebSocket opens a WebSocket to url (ws:// or wss://) and returns a
@@ -86,12 +89,18 @@ func DialWebSocket(ctx context.Context, url string, opts *WebSocketOptions) (Tra
 // connection is closed with status 1009 (message too big). The limit starts
 // at DefaultMaxMessageSize; [NewConn] sets it to the connection's own.
 //
+// An accepted WebSocket hands the messages of one batch of the writer (the
+// messages that were queued when it took the queue) to the kernel
+// together, up to 64 KiB at a time, rather than each with a system call
+// of its own.
+//
 // Write honours its context, but a WebSocket message cannot be abandoned
 // halfway: if the context ends while a message is being written, the
 // WebSocket is closed. A [Conn] only ever passes its own context, which
 // ends with the connection.
 type wsTransport struct {
 	ws       *websocket.Conn
+	cork     *corkConn // the accepted connection, nil for a dialed one
 	interval time.Duration
 	timeout  time.Duration
 
@@ -176,6 +185,21 @@ func (t *wsTransport) Write(ctx context.Context, data []byte) error {
 		return err
 	}
 	return t.ws.Write(ctx, websocket.MessageText, data)
+}
+
+// beginBatch and endBatch bracket the writes of one batch, which an
+// accepted WebSocket hands to the kernel together (see corkConn).
+func (t *wsTransport) beginBatch() {
+	if t.cork != nil {
+		t.cork.cork()
+	}
+}
+
+func (t *wsTransport) endBatch() error {
+	if t.cork != nil {
+		return t.cork.uncork()
+	}
+	return nil
 }
 
 // Close closes the WebSocket with status 1000 (normal closure).

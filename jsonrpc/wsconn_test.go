@@ -2,7 +2,11 @@ package jsonrpc_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -46,5 +50,56 @@ func TestWebSocketCloseStatus(t *testing.T) {
 	receive(t, c2.Done())
 	if err := c2.Err(); !errors.Is(err, io.EOF) {
 		t.Errorf("Err after normal closure = %v, want io.EOF", err)
+	}
+}
+
+// TestAcceptedWebSocketBatches sends bursts over an accepted WebSocket,
+// whose writer hands each batch to the kernel at once, and checks that
+// every message arrives whole and in order, and that a close with a
+// reason right after a burst still reaches the peer.
+func TestAcceptedWebSocketBatches(t *testing.T) {
+	conns := make(chan *jsonrpc.Conn, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr, err := jsonrpc.AcceptWebSocket(w, r, nil)
+		if err != nil {
+			t.Errorf("accept: %v", err)
+			return
+		}
+		c := jsonrpc.NewConn(tr, nil, nil)
+		conns <- c
+		<-c.Done()
+	}))
+	defer srv.Close()
+	ctx := testContext(t)
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	ws.SetReadLimit(1 << 20)
+	c := <-conns
+
+	const n = 2000
+	for i := range n {
+		// Sizes vary so that batches cross the corked buffer's bound.
+		msg := fmt.Sprintf(`{"jsonrpc":"2.0","method":"note","params":{"i":%d,"pad":%q}}`, i, strings.Repeat("p", i%40*50))
+		if err := c.Send([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go c.CloseWith(fmt.Errorf("%w: done", jsonrpc.ErrPolicyViolation))
+	for i := range n {
+		_, data, err := ws.Read(ctx)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if want := fmt.Sprintf(`{"jsonrpc":"2.0","method":"note","params":{"i":%d,`, i); !strings.HasPrefix(string(data), want) {
+			t.Fatalf("message %d is %.60s", i, data)
+		}
+	}
+	_, _, err = ws.Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "done") {
+		t.Errorf("after the burst: %v, want a policy-violation close with the reason", err)
 	}
 }
