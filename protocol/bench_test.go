@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/reducer"
 )
 
 // deltaNotification is a JSON-RPC "action" notification carrying one
@@ -182,4 +183,48 @@ func BenchmarkCodec(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkDecodeApply decodes the delta notification and applies its
+// action to a chat that is streaming into that part, per action:
+// "one-pass" is DecodeMessageWith, "client-path" what a client's
+// connection does (DecodeMessage, then the envelope from the params).
+func BenchmarkDecodeApply(b *testing.B) {
+	streaming := func() *protocol.ChatState {
+		return &protocol.ChatState{
+			Resource: "ahp-chat:/3f2b8a", Title: "Chat", ModifiedAt: "2026-01-02T03:04:05.678Z", Turns: []protocol.Turn{},
+			ActiveTurn: &protocol.ActiveTurn{ID: "turn-4", StartedAt: "2026-01-02T03:04:05.678Z",
+				ResponseParts: []protocol.ResponsePart{&protocol.MarkdownResponsePart{ID: "p-1"}}},
+		}
+	}
+	check := func(b *testing.B, s *protocol.ChatState) {
+		b.StopTimer()
+		if got := s.ActiveTurn.ResponseParts[0].(*protocol.MarkdownResponsePart).Content.Len(); got != 8*b.N {
+			b.Fatalf("streamed %d bytes, want %d", got, 8*b.N)
+		}
+	}
+	b.Run("one-pass", func(b *testing.B) {
+		b.ReportAllocs()
+		s := streaming()
+		for b.Loop() {
+			s = reducer.Chat(s, decodeDelta(b, deltaNotification))
+		}
+		check(b, s)
+	})
+	b.Run("client-path", func(b *testing.B) {
+		b.ReportAllocs()
+		s := streaming()
+		for b.Loop() {
+			msg, err := protocol.DecodeMessage(deltaNotification)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var env protocol.ActionEnvelope
+			if err := protocol.Unmarshal(msg.Notification.Params, &env); err != nil {
+				b.Fatal(err)
+			}
+			s = reducer.Chat(s, env.Action)
+		}
+		check(b, s)
+	})
 }

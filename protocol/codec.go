@@ -61,6 +61,9 @@ func Unmarshal(data []byte, v any) error {
 // naming each absent member by its path. Any other error is returned as
 // Unmarshal returns it. Decoding stays a single pass.
 func UnmarshalStrict(data []byte, v any) error {
+	if env, ok := v.(*ActionEnvelope); ok && fastDecodeEnvelope(data, env) {
+		return nil // a streamed action (see fastpath.go)
+	}
 	if ok, err := unmarshalUnion(data, v); ok {
 		return err
 	}

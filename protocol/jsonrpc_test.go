@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -412,5 +413,48 @@ func TestDecodeMessageWith(t *testing.T) {
 	}
 	if _, _, err := protocol.DecodeMessageWith([]byte(`{"jsonrpc":"2.0","method":"action","params":{}} x`), params); err == nil {
 		t.Fatal("trailing data accepted")
+	}
+}
+
+// TestDuplicateMembersByDirection records what a member name given twice
+// gets, in each direction.
+//
+// From clients, ahpd must refuse the ambiguity: a client could otherwise
+// send an action that one reader takes one way and another reader the
+// other. The general decoder refuses duplicate names in any object.
+//
+// From the host, trusting the names would be reasonable (the host is the
+// authority), but it would save nothing where it matters: the streamed
+// actions, most of what a host sends, take the fast path, whose check is a
+// bit set over the few members it knows. So duplicates are refused in both
+// directions, and the check costs nothing measurable on the hot path.
+func TestDuplicateMembersByDirection(t *testing.T) {
+	envelope := func(string) any { return new(protocol.ActionEnvelope) }
+	const line = `{"jsonrpc":"2.0","method":"action","params":{"channel":"ahp-chat:/c","action":{"type":"chat/delta","turnId":"t","partId":"p","content":"a"%s},"serverSeq":1}}`
+	// From the host: the plain line decodes, the ambiguous one is refused.
+	if _, d, err := protocol.DecodeMessageWith([]byte(fmt.Sprintf(line, "")), envelope); err != nil || d == nil {
+		t.Fatalf("plain line: %v, %T", err, d)
+	}
+	for _, data := range []string{
+		fmt.Sprintf(line, `,"content":"b"`),
+		strings.Replace(fmt.Sprintf(line, ""), `"serverSeq":1`, `"serverSeq":1,"serverSeq":2`, 1),
+	} {
+		_, d, err := protocol.DecodeMessageWith([]byte(data), envelope)
+		var e *protocol.Error
+		if !errors.As(err, &e) || e.Code != protocol.CodeInvalidRequest || d != nil {
+			t.Errorf("from the host, %s: %v, %T; want an invalid-request error", data, err, d)
+		}
+		if _, err := protocol.DecodeMessage([]byte(data)); err == nil {
+			t.Errorf("DecodeMessage took %s", data)
+		}
+	}
+	// From a client: the message and its params are refused.
+	const dispatch = `{"jsonrpc":"2.0","method":"dispatchAction","params":{"channel":"ahp-session:/s","clientSeq":1,"action":{"type":"session/titleChanged","title":"a","title":"b"}}}`
+	if _, err := protocol.DecodeMessage([]byte(dispatch)); err == nil {
+		t.Errorf("from a client: DecodeMessage took %s", dispatch)
+	}
+	var p protocol.DispatchActionParams
+	if err := protocol.UnmarshalStrict([]byte(`{"channel":"ahp-session:/s","clientSeq":1,"action":{"type":"session/titleChanged","title":"a","title":"b"}}`), &p); err == nil {
+		t.Error("from a client: the params with a title twice decoded")
 	}
 }
