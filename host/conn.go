@@ -109,10 +109,10 @@ func (c *conn) closeWith(cause error) {
 	}
 	delete(h.conns, c)
 	h.dropActiveClientLocked(c.clientID)
-	ws := h.ws
+	ws, cl := h.ws, clientLocked(c)
 	h.mu.Unlock()
 	if ws != nil {
-		ws.Disconnected(Client{c})
+		ws.Disconnected(cl)
 	}
 
 	if cause == nil {

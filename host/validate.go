@@ -88,7 +88,7 @@ func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, m
 	}
 	h.commitLocked(ch, p.Action, origin)
 	if ch.owner != nil {
-		ch.owner.ActionAccepted(Client{c}, p.Action)
+		ch.owner.ActionAccepted(clientLocked(c), p.Action)
 	}
 	return nil
 }
@@ -179,13 +179,12 @@ func (h *Host) validateLocked(c *conn, ch *channel, a protocol.StateAction) stri
 	if scope := protocol.ActionScope(typ); scope != ch.kind {
 		return fmt.Sprintf("%s is a %s action, not valid on %s", typ, scope, ch.uri)
 	}
-	caps := h.capabilitiesLocked(ch.session)
 	switch ch.kind {
 	case protocol.ChannelSession:
-		return validateSessionAction(c.clientID, caps, ch.state.(*protocol.SessionState), a)
+		return validateSessionAction(c.clientID, h.capabilitiesLocked(ch.session), ch.state.(*protocol.SessionState), a)
 	case protocol.ChannelChat:
 		sess := h.channels[ch.session.uri].state.(*protocol.SessionState)
-		if reason := validateChatAction(caps, sess, ch.state.(*protocol.ChatState), a); reason != "" {
+		if reason := validateChatAction(h.capabilitiesLocked(ch.session), sess, ch.state.(*protocol.ChatState), a); reason != "" {
 			return reason
 		}
 		switch a := a.(type) {
@@ -196,7 +195,7 @@ func (h *Host) validateLocked(c *conn, ch *channel, a protocol.StateAction) stri
 		}
 	}
 	if ch.owner != nil {
-		return ch.owner.ValidateAction(Client{c}, ch.state, a)
+		return ch.owner.ValidateAction(clientLocked(c), ch.state, a)
 	}
 	return ""
 }

@@ -42,17 +42,16 @@ type Call struct {
 
 // Client identifies one client connection. It is comparable and usable as
 // a map key; the zero Client is no connection.
-type Client struct{ c *conn }
+type Client struct {
+	c  *conn
+	id string
+}
+
+// clientLocked returns the Client for c.
+func clientLocked(c *conn) Client { return Client{c, c.clientID} }
 
 // ID is the clientId the connection initialized with.
-func (c Client) ID() string {
-	if c.c == nil {
-		return ""
-	}
-	c.c.h.mu.Lock()
-	defer c.c.h.mu.Unlock()
-	return c.c.clientID
-}
+func (c Client) ID() string { return c.id }
 
 // ChannelOwner is told about what happens on a channel it opened with
 // Host.OpenChannel. Its methods are called with the host locked: they must
@@ -174,7 +173,7 @@ func (h *Host) workingDirsLocked(s *session) []string {
 // unsubscribedLocked tells a channel's owner that c left it.
 func (h *Host) unsubscribedLocked(c *conn, ch *channel) {
 	if ch.owner != nil {
-		ch.owner.Unsubscribed(Client{c}, len(ch.subs))
+		ch.owner.Unsubscribed(clientLocked(c), len(ch.subs))
 	}
 }
 
@@ -185,9 +184,25 @@ func (c *conn) serveWorkspace(ctx context.Context, method string, params jsontex
 	if ws == nil {
 		return nil, false, nil
 	}
-	res, err := ws.Serve(ctx, &Call{Method: method, Params: params, Client: Client{c}})
+	c.h.mu.Lock()
+	cl := clientLocked(c)
+	c.h.mu.Unlock()
+	res, err := ws.Serve(ctx, &Call{Method: method, Params: params, Client: cl})
 	if errors.Is(err, ErrNotServed) {
 		return nil, false, nil
 	}
 	return res, true, err
+}
+
+// Trim replaces the state of a channel opened with OpenChannel without an
+// action, to bound what the host keeps (a terminal's scrollback, say):
+// subscribers keep what they have, later subscribers get the trimmed
+// state. f gets the current state and returns the new one; it runs with
+// the host locked and must not block.
+func (h *Host) Trim(uri string, f func(protocol.SnapshotState) protocol.SnapshotState) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ch, ok := h.channels[uri]; ok && ch.owner != nil {
+		ch.state = f(ch.state)
+	}
 }

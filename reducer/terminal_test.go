@@ -96,6 +96,13 @@ func TestTerminal(t *testing.T) {
 		actions: []string{`{"type":"terminal/exited"}`},
 		want:    `{"title":"sh","content":[],"lifecycle":{"status":"exited"},"claim":{"kind":"client","clientId":"c1"}}`,
 	}, {
+		// 1.x: the lifecycle moves to exited, keeping an exit even without
+		// a code.
+		name:    "exited sets the 1.x lifecycle",
+		initial: `{"title":"sh","content":[],"lifecycle":{"status":"running"},"claim":{"kind":"client","clientId":"c1"}}`,
+		actions: []string{`{"type":"terminal/exited"}`},
+		want:    `{"title":"sh","content":[],"lifecycle":{"status":"exited"},"claim":{"kind":"client","clientId":"c1"}}`,
+	}, {
 		name:    "exit code 0 is kept",
 		initial: `{"title":"sh","content":[],"lifecycle":{"status":"running"},"claim":{"kind":"client","clientId":"c1"}}`,
 		actions: []string{`{"type":"terminal/exited","exitCode":0}`},

@@ -42,6 +42,12 @@ type Options struct {
 	MaxReadBytes int64
 	// MaxListEntries bounds one listing (files.Options.MaxListEntries).
 	MaxListEntries int
+	// Shell is the command terminals run; empty means the user's shell
+	// ($SHELL), with shell integration when it is bash.
+	Shell []string
+	// Scrollback is how many bytes of output each terminal keeps for
+	// clients that subscribe later. Zero means DefaultScrollback.
+	Scrollback int
 	// Logger receives the workspace's logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -50,12 +56,21 @@ type Options struct {
 // safe for concurrent use.
 type Workspace struct {
 	h     *host.Host
+	opts  Options
 	log   *slog.Logger
 	files *files.Service
 	roots []string
 
-	mu     sync.Mutex
-	grants map[host.Client][]files.Root
+	mu        sync.Mutex
+	closed    bool
+	grants    map[host.Client][]files.Root
+	terms     map[string]*term
+	termOrder []string // terminal URIs in creation order
+
+	rootMu sync.Mutex    // serialises root/terminalsChanged
+	dirty  chan struct{} // asks rootLoop to publish the terminal list
+	stop   chan struct{} // closed by Close
+	wg     sync.WaitGroup
 }
 
 // New returns the constructor to put in host.Options.Workspace.
@@ -68,6 +83,9 @@ func New(opts *Options) func(*host.Host) (host.Workspace, error) {
 		if o.Logger == nil {
 			o.Logger = slog.New(slog.DiscardHandler)
 		}
+		if o.Scrollback <= 0 {
+			o.Scrollback = DefaultScrollback
+		}
 		roots, err := absAll(o.Roots)
 		if err != nil {
 			return nil, err
@@ -76,13 +94,19 @@ func New(opts *Options) func(*host.Host) (host.Workspace, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Workspace{
+		w := &Workspace{
 			h:      h,
+			opts:   o,
 			log:    o.Logger,
 			files:  files.New(&files.Options{MaxReadBytes: o.MaxReadBytes, MaxListEntries: o.MaxListEntries, Requestable: req}),
 			roots:  roots,
 			grants: map[host.Client][]files.Root{},
-		}, nil
+			terms:  map[string]*term{},
+			dirty:  make(chan struct{}, 1),
+			stop:   make(chan struct{}),
+		}
+		w.wg.Go(w.rootLoop)
+		return w, nil
 	}
 }
 
@@ -111,6 +135,8 @@ var handlers = map[string]handler{
 	"resourceResolve": serve(resourceResolve),
 	"resourceMkdir":   serve(resourceMkdir),
 	"resourceRequest": serve(resourceRequest),
+	"createTerminal":  serve(createTerminal),
+	"disposeTerminal": serve(disposeTerminal),
 }
 
 // serve adapts a typed handler: params decoded strictly, -32602 when they
@@ -145,8 +171,21 @@ func (w *Workspace) Disconnected(c host.Client) {
 	w.mu.Unlock()
 }
 
-// Close implements host.Workspace.
-func (w *Workspace) Close() error { return nil }
+// Close implements host.Workspace: every terminal's processes end, and
+// the workspace's goroutines stop.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	w.closeTerminals()
+	close(w.stop)
+	w.wg.Wait()
+	return nil
+}
 
 // scope is what a client may reach now: every session's working
 // directories, the configured roots and its grants.

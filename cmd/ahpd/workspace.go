@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/workspace"
@@ -25,17 +26,27 @@ type workspaceConfig struct {
 	DefaultDirectory string `json:"defaultDirectory"`
 	// MaxReadBytes bounds one resourceRead.
 	MaxReadBytes int64 `json:"maxReadBytes"`
+	// TerminalShell is the command terminals run (split on spaces); empty
+	// means $SHELL.
+	TerminalShell string `json:"terminalShell"`
+	// TerminalScrollback is how many bytes of output a terminal keeps.
+	TerminalScrollback int `json:"terminalScrollback"`
 
 	roots, requestable stringList
 }
 
-func (c *workspaceConfig) defaults() { c.MaxReadBytes = files.DefaultMaxReadBytes }
+func (c *workspaceConfig) defaults() {
+	c.MaxReadBytes = files.DefaultMaxReadBytes
+	c.TerminalScrollback = workspace.DefaultScrollback
+}
 
 func (c *workspaceConfig) register(fs *flag.FlagSet) {
 	fs.Var(&c.roots, "root", "directory clients may read and write besides the sessions' working directories (repeatable)")
 	fs.Var(&c.requestable, "requestable-root", "directory clients may be granted with resourceRequest (repeatable)")
 	fs.StringVar(&c.DefaultDirectory, "default-directory", c.DefaultDirectory, "directory offered to clients to start browsing (default the first --root)")
 	fs.Int64Var(&c.MaxReadBytes, "max-read-bytes", c.MaxReadBytes, "largest resourceRead; bigger files are read in ranges")
+	fs.StringVar(&c.TerminalShell, "terminal-shell", c.TerminalShell, "command terminals run (default $SHELL; bash gets shell integration)")
+	fs.IntVar(&c.TerminalScrollback, "terminal-scrollback", c.TerminalScrollback, "bytes of output each terminal keeps for late subscribers")
 }
 
 // finish merges repeated flags over the config file's lists and checks
@@ -49,6 +60,9 @@ func (c *workspaceConfig) finish() error {
 	}
 	if c.MaxReadBytes <= 0 {
 		return fmt.Errorf("--max-read-bytes must be positive")
+	}
+	if c.TerminalScrollback <= 0 {
+		return fmt.Errorf("--terminal-scrollback must be positive")
 	}
 	for _, list := range []*[]string{&c.Roots, &c.RequestableRoots} {
 		for i, d := range *list {
@@ -84,6 +98,8 @@ func (c *workspaceConfig) apply(o *host.Options, log *slog.Logger) {
 		Roots:        c.Roots,
 		Requestable:  c.RequestableRoots,
 		MaxReadBytes: c.MaxReadBytes,
+		Shell:        strings.Fields(c.TerminalShell),
+		Scrollback:   c.TerminalScrollback,
 		Logger:       log,
 	})
 }

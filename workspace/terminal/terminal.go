@@ -1,0 +1,329 @@
+// Package terminal runs processes on pseudo-terminals for AHP terminal
+// channels: a shell (or any command) on a real PTY (github.com/creack/pty),
+// its output scanned for shell integration, its input queued without
+// blocking, and its whole session of processes ended on Close.
+//
+// Quick start:
+//
+//	p, err := terminal.Start(terminal.Spec{Dir: dir, Cols: 80, Rows: 24}, func(ev terminal.Event) {
+//		if ev.Kind == terminal.Output { fmt.Print(ev.Data) }
+//	})
+//	p.Input([]byte("echo hi\r"))
+//	defer p.Close()
+//
+// Bash gets shell integration: ahpd starts it with an rc file that sources
+// the user's ~/.bashrc and then reports prompts, command lines, exit codes
+// and the working directory with OSC 633 sequences, which the scanner turns
+// into events and strips from the output. Other shells run plain; their
+// OSC 133 sequences are understood when they send them.
+package terminal
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// Spec says what to run.
+type Spec struct {
+	// Command is the program and its arguments; empty means the user's
+	// shell ($SHELL, else /bin/bash, else /bin/sh).
+	Command []string
+	// Dir is the working directory.
+	Dir string
+	// Env is added to the process's environment (KEY=VALUE).
+	Env []string
+	// Cols and Rows are the initial size; zero means 80x24.
+	Cols, Rows int
+	// NoIntegration turns bash shell integration off.
+	NoIntegration bool
+}
+
+// Process is one process on a PTY. Its methods are safe for concurrent
+// use.
+type Process struct {
+	cmd   *exec.Cmd
+	pty   *os.File
+	rc    string // the integration rc file, removed on exit
+	input chan []byte
+	done  chan struct{} // closed once the process has exited and output is drained
+
+	mu       sync.Mutex
+	exitCode *int64
+	closed   bool
+	stop     chan struct{} // closed by Close
+}
+
+// InputQueue is how many input writes may wait for the process to read.
+const InputQueue = 256
+
+// Start starts a process. emit receives its output and events, in order,
+// on one goroutine owned by the Process, until the process has exited;
+// emit must not block for long (it throttles the process's output).
+func Start(spec Spec, emit func(Event)) (*Process, error) {
+	argv := spec.Command
+	if len(argv) == 0 {
+		argv = []string{defaultShell()}
+	}
+	cols, rows := spec.Cols, spec.Rows
+	if cols <= 0 || rows <= 0 {
+		cols, rows = 80, 24
+	}
+	p := &Process{input: make(chan []byte, InputQueue), done: make(chan struct{}), stop: make(chan struct{})}
+	if filepath.Base(argv[0]) == "bash" && len(argv) == 1 && !spec.NoIntegration {
+		rc, err := writeBashRC()
+		if err != nil {
+			return nil, err
+		}
+		p.rc = rc
+		argv = []string{argv[0], "--rcfile", rc, "-i"}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor", "TERM_PROGRAM=ahpd")
+	cmd.Env = append(cmd.Env, spec.Env...)
+	// A session of its own (so it can be ended as a whole), the PTY as its
+	// controlling terminal, and SIGKILL if ahpd dies first.
+	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
+	f, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}, attrs)
+	if err != nil {
+		p.removeRC()
+		return nil, fmt.Errorf("terminal: starting %s: %w", argv[0], err)
+	}
+	p.cmd, p.pty = cmd, f
+	go p.writeLoop()
+	go p.readLoop(emit)
+	return p, nil
+}
+
+func defaultShell() string {
+	if s := os.Getenv("SHELL"); s != "" {
+		return s
+	}
+	for _, s := range []string{"/bin/bash", "/bin/sh"} {
+		if _, err := os.Stat(s); err == nil {
+			return s
+		}
+	}
+	return "sh"
+}
+
+// Pid is the process id of the process (the PTY session's leader).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Input queues data for the process's standard input. It never blocks: it
+// reports false when the queue is full (the process is not reading) or the
+// process has ended.
+func (p *Process) Input(data []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	select {
+	case p.input <- data:
+		return true
+	default:
+		return false
+	}
+}
+
+// InputRoom reports whether Input would accept data now.
+func (p *Process) InputRoom() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.closed && len(p.input) < cap(p.input)
+}
+
+// Resize changes the PTY's size.
+func (p *Process) Resize(cols, rows int) error {
+	if cols <= 0 || rows <= 0 || cols > 0xffff || rows > 0xffff {
+		return fmt.Errorf("terminal: bad size %dx%d", cols, rows)
+	}
+	return pty.Setsize(p.pty, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+}
+
+// Done is closed once the process has exited and its output was emitted.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitCode is the exit status once Done is closed; nil when the process
+// was killed by a signal.
+func (p *Process) ExitCode() *int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exitCode
+}
+
+// Close ends the process and every process of its terminal session: SIGHUP
+// first, SIGKILL to what is left after grace. It waits until the process
+// has exited.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.stop)
+	}
+	p.mu.Unlock()
+	select {
+	case <-p.done:
+		p.killSession(syscall.SIGKILL) // background jobs left behind
+		return nil
+	default:
+	}
+	p.killSession(syscall.SIGHUP)
+	select {
+	case <-p.done:
+	case <-time.After(time.Second):
+		p.killSession(syscall.SIGKILL)
+		<-p.done
+	}
+	p.killSession(syscall.SIGKILL)
+	return nil
+}
+
+// killSession signals every process whose session is the terminal's.
+func (p *Process) killSession(sig syscall.Signal) {
+	sid := p.cmd.Process.Pid
+	for _, pid := range sessionMembers(sid) {
+		syscall.Kill(pid, sig)
+	}
+	syscall.Kill(-sid, sig) // the leader's group, in case /proc is unreadable
+}
+
+// sessionMembers lists the processes in session sid, from /proc.
+func sessionMembers(sid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp session ...; comm may hold spaces.
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 3 && f[3] == strconv.Itoa(sid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func (p *Process) writeLoop() {
+	for {
+		select {
+		case data := <-p.input:
+			if _, err := p.pty.Write(data); err != nil {
+				return
+			}
+		case <-p.stop:
+			return
+		case <-p.done:
+			return
+		}
+	}
+}
+
+func (p *Process) readLoop(emit func(Event)) {
+	defer close(p.done)
+	defer p.removeRC()
+	var sc scanner
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := p.pty.Read(buf)
+		if n > 0 {
+			sc.feed(buf[:n], emit)
+		}
+		if err != nil {
+			// EIO once the last process holding the terminal is gone.
+			if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.EIO) && !errors.Is(err, os.ErrClosed) {
+				emit(Event{Kind: Output, Data: "\r\n[terminal read error: " + err.Error() + "]\r\n"})
+			}
+			break
+		}
+	}
+	if len(sc.pending) > 0 {
+		emit(Event{Kind: Output, Data: string(sc.pending)})
+	}
+	err := p.cmd.Wait()
+	p.pty.Close()
+	p.mu.Lock()
+	if ps := p.cmd.ProcessState; ps != nil && ps.Exited() {
+		code := int64(ps.ExitCode())
+		p.exitCode = &code
+	}
+	p.closed = true
+	p.mu.Unlock()
+	_ = err
+}
+
+func (p *Process) removeRC() {
+	if p.rc != "" {
+		os.Remove(p.rc)
+	}
+}
+
+// bashRC reports prompts, command lines, exit codes and the working
+// directory with OSC 633, after the user's own ~/.bashrc.
+const bashRC = `# shell integration written by ahpd
+if [ -z "$AHPD_NO_BASHRC" ] && [ -f ~/.bashrc ]; then . ~/.bashrc; fi
+__ahpd_esc() { local s=${1//\\/\\\\}; s=${s//;/\\x3b}; s=${s//$'\n'/\\x0a}; printf '%s' "$s"; }
+__ahpd_state=0
+# PROMPT_COMMAND runs __ahpd_done first (the finished command's status),
+# then what the user's rc set, then __ahpd_ready (the prompt is next).
+__ahpd_done() {
+  local ec=$?
+  if [ "$__ahpd_state" = 2 ]; then printf '\e]633;D;%s\a' "$ec"; fi
+  __ahpd_state=0
+  return $ec
+}
+__ahpd_ready() {
+  printf '\e]633;P;Cwd=%s\a\e]633;A\a' "$(__ahpd_esc "$PWD")"
+  __ahpd_state=1
+}
+__ahpd_preexec() {
+  [ "$__ahpd_state" = 1 ] || return 0
+  case "$BASH_COMMAND" in __ahpd_done*|__ahpd_ready*) return 0 ;; esac
+  __ahpd_state=2
+  local line
+  line=$(HISTTIMEFORMAT= builtin history 1 2>/dev/null | sed 's/^ *[0-9]* *//')
+  [ -n "$line" ] || line=$BASH_COMMAND
+  printf '\e]633;E;%s\a\e]633;C\a' "$(__ahpd_esc "$line")"
+}
+PROMPT_COMMAND=$'__ahpd_done\n'"${PROMPT_COMMAND}"$'\n__ahpd_ready'
+trap '__ahpd_preexec' DEBUG
+`
+
+func writeBashRC() (string, error) {
+	f, err := os.CreateTemp("", "ahpd-bashrc-*")
+	if err != nil {
+		return "", fmt.Errorf("terminal: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(bashRC); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("terminal: %w", err)
+	}
+	return f.Name(), nil
+}

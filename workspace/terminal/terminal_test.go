@@ -1,0 +1,253 @@
+package terminal
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestScanner(t *testing.T) {
+	tests := []struct {
+		name   string
+		chunks []string
+		want   string // events, joined
+	}{
+		{"plain", []string{"hello"}, "out(hello)"},
+		{"strips 633", []string{"a\x1b]633;A\x07b\x1b]633;E;ls -l\x07\x1b]633;C\x07out\x1b]633;D;2\x07"},
+			"out(a) prompt out(b) cmd(ls -l) out(out) done(2)"},
+		{"split sequence", []string{"x\x1b]63", "3;D;0\x07y"}, "out(x) done(0) out(y)"},
+		{"ST terminator and 133", []string{"\x1b]133;A\x1b\\$ \x1b]133;C\x1b\\"}, "prompt out($ ) cmd()"},
+		{"title kept in output", []string{"\x1b]0;my title\x07z"}, "out(\x1b]0;my title\x07) title(my title) out(z)"},
+		{"osc 7 cwd", []string{"\x1b]7;file://host/tmp/x\x07"}, "out(\x1b]7;file://host/tmp/x\x07) cwd(/tmp/x)"},
+		{"633 cwd escaped", []string{"\x1b]633;P;Cwd=/a\\x3bb\x07"}, "cwd(/a;b)"},
+		{"utf-8 split", []string{"caf\xc3", "\xa9!"}, "out(caf) out(é!)"},
+		{"escaped command line", []string{"\x1b]633;E;echo a\\x3bb\\\\\x07\x1b]633;C\x07"}, `cmd(echo a;b\)`},
+		{"other osc passes", []string{"\x1b]8;;http://x\x07link"}, "out(\x1b]8;;http://x\x07link)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s scanner
+			var got []string
+			for _, c := range tt.chunks {
+				s.feed([]byte(c), func(ev Event) { got = append(got, describe(ev)) })
+			}
+			if g := strings.Join(got, " "); g != tt.want {
+				t.Fatalf("got  %q\nwant %q", g, tt.want)
+			}
+		})
+	}
+}
+
+func describe(ev Event) string {
+	switch ev.Kind {
+	case Output:
+		return "out(" + ev.Data + ")"
+	case Title:
+		return "title(" + ev.Text + ")"
+	case Cwd:
+		return "cwd(" + ev.Text + ")"
+	case PromptStarted:
+		return "prompt"
+	case CommandStarted:
+		return "cmd(" + ev.Text + ")"
+	case CommandFinished:
+		if ev.ExitCode == nil {
+			return "done()"
+		}
+		return fmt.Sprintf("done(%d)", *ev.ExitCode)
+	}
+	return "?"
+}
+
+// recorder collects a process's events.
+type recorder struct {
+	mu     sync.Mutex
+	events []Event
+	out    strings.Builder
+	wake   chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{wake: make(chan struct{}, 1)} }
+
+func (r *recorder) emit(ev Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	if ev.Kind == Output {
+		r.out.WriteString(ev.Data)
+	}
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *recorder) waitFor(t *testing.T, what string, cond func(out string, evs []Event) bool) {
+	t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		r.mu.Lock()
+		ok := cond(r.out.String(), r.events)
+		out := r.out.String()
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-r.wake:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s; output so far %q", what, out)
+		}
+	}
+}
+
+func bashSpec(t *testing.T) Spec {
+	return Spec{Command: []string{"/usr/bin/bash"}, Dir: t.TempDir(), Env: []string{"AHPD_NO_BASHRC=1", "HOME=" + t.TempDir(), "PS1=$ "}}
+}
+
+func TestBashShellIntegration(t *testing.T) {
+	if _, err := syscall.Getpgid(1); err != nil {
+		t.Skip(err)
+	}
+	r := newRecorder()
+	p, err := Start(bashSpec(t), r.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r.waitFor(t, "a prompt", func(_ string, evs []Event) bool { return has(evs, PromptStarted, "") })
+	if !p.Input([]byte("echo hello-$((40+2)); (exit 3)\r")) {
+		t.Fatal("input refused")
+	}
+	r.waitFor(t, "the command to finish", func(_ string, evs []Event) bool { return has(evs, CommandFinished, "") })
+	r.mu.Lock()
+	out := r.out.String()
+	var started, finished *Event
+	for i := range r.events {
+		switch r.events[i].Kind {
+		case CommandStarted:
+			started = &r.events[i]
+		case CommandFinished:
+			finished = &r.events[i]
+		}
+	}
+	r.mu.Unlock()
+	if !strings.Contains(out, "hello-42") {
+		t.Fatalf("output %q", out)
+	}
+	if strings.Contains(out, "\x1b]633") {
+		t.Fatalf("shell integration leaked into the output: %q", out)
+	}
+	if started == nil || started.Text != "echo hello-$((40+2)); (exit 3)" {
+		t.Fatalf("command line %+v", started)
+	}
+	if finished == nil || finished.ExitCode == nil || *finished.ExitCode != 3 {
+		t.Fatalf("finished %+v", finished)
+	}
+	p.Input([]byte("cd /tmp\r"))
+	r.waitFor(t, "the new directory", func(_ string, evs []Event) bool { return has(evs, Cwd, "/tmp") })
+	p.Input([]byte("exit 7\r"))
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("bash did not exit")
+	}
+	if c := p.ExitCode(); c == nil || *c != 7 {
+		t.Fatalf("exit code %v", c)
+	}
+}
+
+func has(evs []Event, k EventKind, text string) bool {
+	for _, e := range evs {
+		if e.Kind == k && (text == "" || e.Text == text) {
+			return true
+		}
+	}
+	return false
+}
+
+// Close ends the shell and what it left running in the background, so no
+// process outlives its terminal.
+func TestCloseEndsTheWholeSession(t *testing.T) {
+	r := newRecorder()
+	p, err := Start(bashSpec(t), r.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Input([]byte("sleep 1000 & echo bg=$!; trap '' HUP\r"))
+	re := regexp.MustCompile(`bg=(\d+)`)
+	var pid int
+	r.waitFor(t, "the background pid", func(out string, _ []Event) bool {
+		m := re.FindStringSubmatch(out)
+		if m != nil {
+			pid, _ = strconv.Atoi(m[1])
+		}
+		return m != nil
+	})
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("background sleep not running: %v", err)
+	}
+	start := time.Now()
+	p.Close()
+	t.Logf("closed in %v", time.Since(start))
+	// The sleep is reaped by init once killed; give it a moment.
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("background process %d outlived its terminal", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p.Input([]byte("x")) {
+		t.Fatal("input accepted after Close")
+	}
+}
+
+func zombie(pid int) bool {
+	var s string
+	if b, err := readFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		s = b
+	}
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && len(s) > i+2 && s[i+2] == 'Z'
+}
+
+func TestResizeAndPlainCommand(t *testing.T) {
+	r := newRecorder()
+	p, err := Start(Spec{Command: []string{"/bin/sh", "-c", "stty size; read x; echo got $x"}, Dir: t.TempDir(), Cols: 100, Rows: 30}, r.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	r.waitFor(t, "the size", func(out string, _ []Event) bool { return strings.Contains(out, "30 100") })
+	if err := p.Resize(0, 5); err == nil {
+		t.Fatal("a zero size was accepted")
+	}
+	must(t, p.Resize(120, 40))
+	p.Input([]byte("abc\r"))
+	r.waitFor(t, "the echo", func(out string, _ []Event) bool { return strings.Contains(out, "got abc") })
+	<-p.Done()
+	if c := p.ExitCode(); c == nil || *c != 0 {
+		t.Fatalf("exit %v", c)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(p string) (string, error) {
+	b, err := osReadFile(p)
+	return string(b), err
+}
+
+var osReadFile = os.ReadFile

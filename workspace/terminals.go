@@ -1,0 +1,427 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/workspace/files"
+	"github.com/ahp-go/ahp/workspace/terminal"
+)
+
+// DefaultScrollback is how many bytes of output a terminal keeps for
+// clients that subscribe later.
+const DefaultScrollback = 1 << 20
+
+// term is one terminal channel and its process.
+type term struct {
+	w    *Workspace
+	uri  string
+	proc *terminal.Process
+
+	// Owned by the process's output goroutine.
+	retained  int
+	detected  bool
+	cmdSeq    int
+	cmdID     string
+	cmdStart  time.Time
+	published chan struct{} // closed once the exit has been published
+}
+
+// createTerminal starts a shell on a PTY in the requested directory, which
+// must be inside the scope of the terminal's claim: the session's when a
+// session claims it, the client's otherwise.
+func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protocol.CreateTerminalParams) (any, error) {
+	parsed, err := protocol.ParseChannel(p.Channel)
+	if err != nil || parsed.Kind != protocol.ChannelTerminal {
+		return nil, invalid("createTerminal: channel must be a terminal URI (ahp-terminal:/<id>), got %q", p.Channel)
+	}
+	scope, defaultDir, err := w.claimScope(c, p.Claim)
+	if err != nil {
+		return nil, err
+	}
+	cwd := defaultDir
+	if p.Cwd != nil {
+		cwd = *p.Cwd
+	}
+	if cwd == "" {
+		return nil, invalid("createTerminal: cwd is required when the claim's scope has no working directory")
+	}
+	info, err := w.files.Resolve(ctx, scope, cwd, true)
+	if err != nil {
+		return nil, wireError("createTerminal", err)
+	}
+	if info.Type != "directory" {
+		return nil, invalid("createTerminal: cwd %s is not a directory", cwd)
+	}
+	dir, _ := files.PathOf(info.URI)
+	cols, rows := int64(80), int64(24)
+	if p.Cols != nil {
+		cols = *p.Cols
+	}
+	if p.Rows != nil {
+		rows = *p.Rows
+	}
+	if cols < 1 || rows < 1 || cols > 0xffff || rows > 0xffff {
+		return nil, invalid("createTerminal: bad size %dx%d", cols, rows)
+	}
+	title := "Terminal"
+	if p.Name != nil && *p.Name != "" {
+		title = *p.Name
+	}
+	state := &protocol.TerminalState{
+		Title:     title,
+		Cwd:       protocol.Ptr(info.URI),
+		Cols:      &cols,
+		Rows:      &rows,
+		Content:   []protocol.TerminalContentPart{},
+		Lifecycle: &protocol.TerminalRunningLifecycleState{},
+		Claim:     p.Claim,
+		IsPty:     protocol.Ptr(true),
+	}
+	t := &term{w: w, uri: p.Channel, published: make(chan struct{})}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "createTerminal: the host is shutting down"}
+	}
+	if _, dup := w.terms[t.uri]; dup {
+		w.mu.Unlock()
+		return nil, &protocol.Error{Code: protocol.CodeAlreadyExists, Message: "createTerminal: " + t.uri + " already exists"}
+	}
+	w.terms[t.uri] = t
+	w.termOrder = append(w.termOrder, t.uri)
+	w.mu.Unlock()
+	if err := w.h.OpenChannel(t.uri, state, t); err != nil {
+		w.forget(t.uri)
+		return nil, &protocol.Error{Code: protocol.CodeAlreadyExists, Message: "createTerminal: " + err.Error()}
+	}
+	proc, err := terminal.Start(terminal.Spec{Command: w.opts.Shell, Dir: dir, Cols: int(cols), Rows: int(rows)}, t.emit)
+	if err != nil {
+		w.h.CloseChannel(t.uri)
+		w.forget(t.uri)
+		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "createTerminal: " + err.Error()}
+	}
+	w.mu.Lock()
+	t.proc = proc
+	w.mu.Unlock()
+	w.wg.Go(t.watchExit)
+	w.publishTerminals()
+	w.log.Info("terminal created", "terminal", t.uri, "pid", proc.Pid(), "cwd", dir)
+	return nil, nil
+}
+
+// disposeTerminal ends the terminal's processes and removes the channel.
+func disposeTerminal(ctx context.Context, w *Workspace, c host.Client, p *protocol.DisposeTerminalParams) (any, error) {
+	w.mu.Lock()
+	t := w.terms[p.Channel]
+	w.mu.Unlock()
+	if t == nil {
+		return nil, &protocol.Error{Code: protocol.CodeNotFound, Message: "disposeTerminal: no terminal " + p.Channel}
+	}
+	t.dispose()
+	return nil, nil
+}
+
+func (t *term) dispose() {
+	w := t.w
+	if t.proc != nil {
+		t.proc.Close()
+		<-t.published
+	}
+	w.h.CloseChannel(t.uri)
+	w.forget(t.uri)
+	w.publishTerminals()
+}
+
+func (w *Workspace) forget(uri string) {
+	w.mu.Lock()
+	delete(w.terms, uri)
+	w.termOrder = slices.DeleteFunc(w.termOrder, func(u string) bool { return u == uri })
+	w.mu.Unlock()
+}
+
+// claimScope returns the scope a terminal claimed by claim may start in,
+// and its default directory.
+func (w *Workspace) claimScope(c host.Client, claim protocol.TerminalClaim) (files.Scope, string, error) {
+	switch cl := claim.(type) {
+	case *protocol.TerminalClientClaim:
+		if cl.ClientID != c.ID() {
+			return nil, "", invalid("createTerminal: a client claim must name the creating client (%q)", c.ID())
+		}
+		scope := w.scope(c)
+		def := ""
+		if len(w.roots) > 0 {
+			def = files.URIOf(w.roots[0])
+		}
+		return scope, def, nil
+	case *protocol.TerminalSessionClaim:
+		dirs, ok := w.h.WorkingDirectories(cl.Session)
+		if !ok {
+			return nil, "", &protocol.Error{Code: protocol.CodeSessionNotFound, Message: "createTerminal: no session " + cl.Session}
+		}
+		scope := w.sessionScope(dirs)
+		def := ""
+		if len(dirs) > 0 {
+			def = dirs[0]
+		}
+		return scope, def, nil
+	case nil:
+		return nil, "", invalid("createTerminal: claim is required")
+	}
+	return nil, "", invalid("createTerminal: unknown claim kind")
+}
+
+// sessionScope is what a session reaches: its working directories and the
+// configured roots; not other sessions' directories.
+func (w *Workspace) sessionScope(dirs []string) files.Scope {
+	var s files.Scope
+	for _, d := range dirs {
+		if p, err := files.PathOf(d); err == nil {
+			s = append(s, files.Root{Dir: p, Access: files.ReadWrite})
+		}
+	}
+	for _, d := range w.roots {
+		s = append(s, files.Root{Dir: d, Access: files.ReadWrite})
+	}
+	return s
+}
+
+// emit turns the process's output and events into terminal actions. It
+// runs on the process's output goroutine.
+func (t *term) emit(ev terminal.Event) {
+	h := t.w.h
+	switch ev.Kind {
+	case terminal.Output:
+		h.Publish(t.uri, &protocol.TerminalDataAction{Data: ev.Data})
+		t.retained += len(ev.Data)
+		if limit := t.w.opts.Scrollback; t.retained > limit+limit/4 {
+			h.Trim(t.uri, func(s protocol.SnapshotState) protocol.SnapshotState {
+				ts, ok := s.(*protocol.TerminalState)
+				if !ok {
+					return s
+				}
+				next := *ts
+				next.Content, t.retained = trimContent(ts.Content, limit)
+				return &next
+			})
+		}
+	case terminal.Title:
+		h.Publish(t.uri, &protocol.TerminalTitleChangedAction{Title: ev.Text})
+		t.w.publishTerminals()
+	case terminal.Cwd:
+		h.Publish(t.uri, &protocol.TerminalCwdChangedAction{Cwd: files.URIOf(ev.Text)})
+	case terminal.PromptStarted:
+		if !t.detected {
+			t.detected = true
+			h.Publish(t.uri, &protocol.TerminalCommandDetectionAvailableAction{})
+		}
+	case terminal.CommandStarted:
+		t.cmdSeq++
+		t.cmdID = fmt.Sprintf("cmd-%d", t.cmdSeq)
+		t.cmdStart = time.Now()
+		h.Publish(t.uri, &protocol.TerminalCommandExecutedAction{CommandID: t.cmdID, CommandLine: ev.Text, Timestamp: t.cmdStart.UnixMilli()})
+	case terminal.CommandFinished:
+		if t.cmdID == "" {
+			return
+		}
+		h.Publish(t.uri, &protocol.TerminalCommandFinishedAction{CommandID: t.cmdID, ExitCode: ev.ExitCode, DurationMs: protocol.Ptr(time.Since(t.cmdStart).Milliseconds())})
+		t.cmdID = ""
+	}
+}
+
+// watchExit publishes terminal/exited once the process has ended.
+func (t *term) watchExit() {
+	<-t.proc.Done()
+	t.w.h.Publish(t.uri, &protocol.TerminalExitedAction{ExitCode: t.proc.ExitCode()})
+	close(t.published)
+	t.w.publishTerminals()
+}
+
+// trimContent keeps the last limit bytes of output, starting at a line
+// boundary when one is near, and returns the bytes kept.
+func trimContent(content []protocol.TerminalContentPart, limit int) ([]protocol.TerminalContentPart, int) {
+	total := 0
+	for i := len(content) - 1; i >= 0; i-- {
+		n := partLen(content[i])
+		if total+n <= limit {
+			total += n
+			continue
+		}
+		keep := limit - total
+		out := slices.Clone(content[i:])
+		out[0] = cutPart(content[i], keep)
+		return out, total + partLen(out[0])
+	}
+	return content, total
+}
+
+func partLen(p protocol.TerminalContentPart) int {
+	switch p := p.(type) {
+	case *protocol.TerminalUnclassifiedPart:
+		return p.Value.Len()
+	case *protocol.TerminalCommandPart:
+		return p.Output.Len()
+	}
+	return 0
+}
+
+// cutPart keeps the last keep bytes of a part's output.
+func cutPart(p protocol.TerminalContentPart, keep int) protocol.TerminalContentPart {
+	cut := func(s string) string {
+		s = s[len(s)-min(keep, len(s)):]
+		for len(s) > 0 && !utf8.RuneStart(s[0]) {
+			s = s[1:]
+		}
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < 4<<10 {
+			s = s[i+1:]
+		}
+		return s
+	}
+	switch p := p.(type) {
+	case *protocol.TerminalUnclassifiedPart:
+		return &protocol.TerminalUnclassifiedPart{Value: protocol.TextOf(cut(p.Value.String()))}
+	case *protocol.TerminalCommandPart:
+		c := *p
+		c.Output = protocol.TextOf(cut(p.Output.String()))
+		return &c
+	}
+	return p
+}
+
+// publishTerminals sends the root terminal list. Calls are serialised so
+// the last list published is the current one.
+func (w *Workspace) publishTerminals() {
+	w.rootMu.Lock()
+	defer w.rootMu.Unlock()
+	w.mu.Lock()
+	uris := slices.Clone(w.termOrder)
+	w.mu.Unlock()
+	infos := make([]protocol.TerminalInfo, 0, len(uris))
+	for _, uri := range uris {
+		ts, ok := w.h.State(uri).(*protocol.TerminalState)
+		if !ok {
+			continue
+		}
+		infos = append(infos, protocol.TerminalInfo{Resource: uri, Title: ts.Title, Claim: ts.Claim, Lifecycle: ts.Lifecycle, ExitCode: ts.ExitCode})
+	}
+	w.h.Publish(protocol.RootURI, &protocol.RootTerminalsChangedAction{Terminals: infos})
+}
+
+// ValidateAction implements host.ChannelOwner for a terminal channel.
+func (t *term) ValidateAction(c host.Client, state protocol.SnapshotState, a protocol.StateAction) string {
+	ts := state.(*protocol.TerminalState)
+	running := true
+	if _, exited := ts.Lifecycle.(*protocol.TerminalExitedLifecycleState); exited {
+		running = false
+	}
+	switch a := a.(type) {
+	case *protocol.TerminalInputAction:
+		t.w.mu.Lock()
+		proc := t.proc
+		t.w.mu.Unlock()
+		if !running || proc == nil {
+			return "the terminal's process has exited"
+		}
+		if !proc.InputRoom() {
+			return "the terminal is not reading its input; try again"
+		}
+	case *protocol.TerminalResizedAction:
+		if a.Cols < 1 || a.Rows < 1 || a.Cols > 0xffff || a.Rows > 0xffff {
+			return fmt.Sprintf("bad size %dx%d", a.Cols, a.Rows)
+		}
+	case *protocol.TerminalClaimedAction:
+		// Terminal channel page: the holder transfers the claim. A client
+		// may also take a terminal over from a session (a user stepping
+		// in); a client's claim is only its own to give away.
+		if cur, ok := ts.Claim.(*protocol.TerminalClientClaim); ok && cur.ClientID != c.ID() {
+			return fmt.Sprintf("the terminal is claimed by client %q", cur.ClientID)
+		}
+		switch nc := a.Claim.(type) {
+		case *protocol.TerminalClientClaim:
+			if nc.ClientID == "" {
+				return "a client claim needs a clientId"
+			}
+		case *protocol.TerminalSessionClaim:
+			// Checked against the host's sessions in ActionAccepted would
+			// be too late; the session must exist now.
+			if nc.Session == "" {
+				return "a session claim needs a session"
+			}
+		default:
+			return "unknown claim kind"
+		}
+	case *protocol.TerminalTitleChangedAction, *protocol.TerminalClearedAction:
+	}
+	return ""
+}
+
+// ActionAccepted implements host.ChannelOwner: input and sizes go to the
+// PTY; claims and titles change the root list.
+func (t *term) ActionAccepted(c host.Client, a protocol.StateAction) {
+	t.w.mu.Lock()
+	proc := t.proc
+	t.w.mu.Unlock()
+	switch a := a.(type) {
+	case *protocol.TerminalInputAction:
+		if proc != nil {
+			proc.Input([]byte(a.Data))
+		}
+	case *protocol.TerminalResizedAction:
+		if proc != nil {
+			proc.Resize(int(a.Cols), int(a.Rows))
+		}
+	case *protocol.TerminalClaimedAction, *protocol.TerminalTitleChangedAction:
+		t.w.rootDirty()
+	}
+}
+
+// Unsubscribed implements host.ChannelOwner; terminals live on without
+// subscribers.
+func (t *term) Unsubscribed(host.Client, int) {}
+
+// rootDirty asks the workspace's goroutine to publish the terminal list
+// (callers hold the host's lock and cannot publish themselves).
+func (w *Workspace) rootDirty() {
+	select {
+	case w.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// rootLoop publishes the terminal list when asked, until the workspace
+// closes.
+func (w *Workspace) rootLoop() {
+	for {
+		select {
+		case <-w.dirty:
+			w.publishTerminals()
+		case <-w.stop:
+			return
+		}
+	}
+}
+
+// closeTerminals ends every terminal's processes, in parallel.
+func (w *Workspace) closeTerminals() {
+	w.mu.Lock()
+	ts := make([]*term, 0, len(w.terms))
+	for _, t := range w.terms {
+		if t.proc != nil {
+			ts = append(ts, t)
+		}
+	}
+	w.mu.Unlock()
+	for _, t := range ts {
+		w.wg.Go(func() { t.proc.Close() })
+	}
+}
+
+func invalid(format string, args ...any) error {
+	return &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
