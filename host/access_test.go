@@ -161,3 +161,30 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestRefusalsLogBounded: refused upgrades are logged, but a page that
+// retries them in a loop does not fill the log.
+func TestRefusalsLogBounded(t *testing.T) {
+	var logs syncBuffer
+	th := startHost(t, &host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	srv := httptest.NewServer(th.h.WebSocketHandler(nil))
+	defer srv.Close()
+	for range 50 {
+		req, _ := http.NewRequest("GET", srv.URL, nil)
+		req.Host = strings.Repeat("evil.example", 100)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	if n := strings.Count(logs.String(), "refused a request naming a host"); n < 1 || n > 5 {
+		t.Fatalf("%d log lines for 50 refusals:\n%s", n, logs.String())
+	}
+	if len(logs.String()) > 4<<10 {
+		t.Fatalf("%d bytes of log for 50 refusals", len(logs.String()))
+	}
+}

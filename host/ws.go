@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ahp-go/ahp/internal/logbound"
 	"github.com/ahp-go/ahp/jsonrpc"
 )
 
@@ -70,27 +71,35 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 		PingInterval:            max(o.PingInterval, 0),
 		PingTimeout:             o.PingTimeout,
 	}
+	// Refusals come one request at a time, from anyone who can reach the
+	// port: their log lines are thinned out like a connection's.
+	var refusals logbound.Repeats
+	logRefusal := func(msg string, args ...any) {
+		if ok, held := refusals.Allow(time.Now()); ok {
+			h.log.Info(msg, append(args, "heldBack", held)...)
+		}
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		trusted := o.trustedHost(r.Host)
 		if !trusted && !o.AnyHost {
 			http.Error(w, "this host does not answer to the name "+quoteClipped(r.Host)+" (DNS rebinding protection; see --allow-host)", http.StatusForbidden)
-			h.log.Info("refused a request naming a host that is not allowed", "remote", r.RemoteAddr, "host", clip(r.Host, maxLoggedValue))
+			logRefusal("refused a request naming a host that is not allowed", "remote", r.RemoteAddr, "host", clip(r.Host, maxLoggedValue))
 			return
 		}
 		if o.Token != "" && !validToken(r, o.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="ahpd"`)
 			http.Error(w, "missing or wrong token (send it as a bearer token or in the tkn query parameter)", http.StatusUnauthorized)
-			h.log.Info("refused a connection without a valid token", "remote", r.RemoteAddr)
+			logRefusal("refused a connection without a valid token", "remote", r.RemoteAddr)
 			return
 		}
 		if err := o.checkOrigin(r.Header.Get("Origin"), r.Host, trusted); err != "" {
 			http.Error(w, err, http.StatusForbidden)
-			h.log.Info("refused a browser origin", "remote", r.RemoteAddr, "origin", clip(r.Header.Get("Origin"), maxLoggedValue))
+			logRefusal("refused a browser origin", "remote", r.RemoteAddr, "origin", clip(r.Header.Get("Origin"), maxLoggedValue))
 			return
 		}
 		t, err := jsonrpc.AcceptWebSocket(w, r, wsOpts)
 		if err != nil {
-			h.log.Info("refused a WebSocket upgrade", "remote", r.RemoteAddr, "err", clip(err.Error(), maxLoggedValue))
+			logRefusal("refused a WebSocket upgrade", "remote", r.RemoteAddr, "err", clip(err.Error(), maxLoggedValue))
 			return
 		}
 		h.ServeTransport(r.Context(), t)
