@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ahp-go/ahp/internal/logbound"
 	"github.com/ahp-go/ahp/store"
 )
 
@@ -48,7 +49,9 @@ type journal struct {
 	inflight time.Time      // when the oldest change of the batch being written was queued
 	err      error          // the last write failure; nil once a write succeeds
 	stalled  bool           // the batch being written was logged as stalled
-	changed  chan struct{}  // closed and replaced when durable or err changes
+	checkErr error          // a lasting fault the store's idle check found
+	checkLog logbound.Repeats
+	changed  chan struct{} // closed and replaced when durable or err changes
 	stopping bool
 	lost     error // set when the writer gave up on stop
 
@@ -152,7 +155,7 @@ func (j *journal) run() {
 		j.mu.Lock()
 		for len(j.ops) == 0 && j.queued <= j.durable && !j.stopping {
 			j.mu.Unlock()
-			<-j.wake
+			j.idle()
 			j.mu.Lock()
 		}
 		if len(j.ops) == 0 && j.queued <= j.durable {
@@ -255,6 +258,50 @@ func (j *journal) watchStall(since time.Time) *time.Timer {
 	})
 }
 
+// checkEvery is how often an idle writer asks the store to check its
+// files (store.Checker).
+const checkEvery = time.Second
+
+// idle waits for work; meanwhile, about once a second, it has the store
+// check its files, so that damage is found (and what can be saved, saved)
+// without waiting for the next change. A lasting fault is reported like a
+// failed write: the host refuses new work until the store is sound.
+func (j *journal) idle() {
+	ck, ok := j.st.(store.Checker)
+	if !ok {
+		<-j.wake
+		return
+	}
+	t := time.NewTimer(checkEvery)
+	defer t.Stop()
+	select {
+	case <-j.wake:
+		return
+	case <-t.C:
+	}
+	err := ck.Check(j.ctx)
+	if err != nil && !errors.Is(err, store.ErrClosed) {
+		first := err
+		err = ck.Check(j.ctx) // nil when the first check repaired the fault
+		if ok, held := j.checkLog.Allow(time.Now()); ok {
+			if err == nil {
+				j.log.Warn("the store found damage to its files and repaired it", "err", first, "heldBack", held)
+			} else {
+				j.log.Error("the store found damage to its files; new work is refused", "err", err, "heldBack", held)
+			}
+		}
+	}
+	if errors.Is(err, store.ErrClosed) {
+		err = nil
+	}
+	j.mu.Lock()
+	if (err != nil) != (j.checkErr != nil) {
+		j.checkErr = err
+		j.notifyLocked()
+	}
+	j.mu.Unlock()
+}
+
 func (j *journal) notifyLocked() {
 	close(j.changed)
 	j.changed = make(chan struct{})
@@ -293,6 +340,9 @@ func (j *journal) failing() error {
 	defer j.mu.Unlock()
 	if j.err != nil {
 		return fmt.Errorf("the store is failing: %w", j.err)
+	}
+	if j.checkErr != nil {
+		return fmt.Errorf("the store is damaged: %w", j.checkErr)
 	}
 	if j.lost != nil {
 		return j.lost

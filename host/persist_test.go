@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -790,4 +792,45 @@ func (c *manualClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	c.now = c.now.Add(d)
 	c.mu.Unlock()
+}
+
+// TestIdleStoreChecked: the write-ahead log deleted while the host has
+// nothing to write is found within about a second, what it held is saved
+// into the database, and a crash then loses nothing acknowledged.
+func TestIdleStoreChecked(t *testing.T) {
+	var logs syncBuffer
+	dir := t.TempDir()
+	st, err := sqlite.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	th := startHost(t, &host.Options{Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := th.dial(t, "a")
+	c.initialize()
+	uri, _ := c.newSession("kept")
+	if err := os.Remove(filepath.Join(dir, sqlite.DBFile+"-wal")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "repaired it"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the deleted log was not found:\n%s", logs.String())
+		}
+	}
+	// What a crash leaves on disk now.
+	crash := t.TempDir()
+	for _, name := range []string{sqlite.DBFile, sqlite.DBFile + "-wal"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			os.WriteFile(filepath.Join(crash, name), b, 0o600)
+		}
+	}
+	after, err := sqlite.Open(crash, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer after.Close()
+	list, err := after.Sessions(context.Background(), nil, 10)
+	if err != nil || len(list) != 1 || list[0].URI != uri {
+		t.Fatalf("after a crash: %+v %v", list, err)
+	}
 }

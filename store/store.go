@@ -60,6 +60,14 @@ type Store interface {
 	Close() error
 }
 
+// Checker is implemented by stores that can check their own files
+// between writes (see sqlite.Store.Check). The host calls Check about once
+// a second while it has nothing to write. A nil error means sound; after
+// an error, a second Check tells a repaired fault (nil) from a lasting one.
+type Checker interface {
+	Check(ctx context.Context) error
+}
+
 // Errors a store reports, wrapped with the details. Test with errors.Is.
 var (
 	// ErrClosed: the store was closed.

@@ -183,3 +183,17 @@ func lockMarked(path string) bool {
 	b, err := os.ReadFile(filepath.Clean(path))
 	return err == nil && strings.HasPrefix(string(b), lockMark)
 }
+
+// Check runs the checks made before every batch while no batch comes: a
+// host calls it when idle, so that a log deleted meanwhile is found (and
+// what it holds saved) before a crash could lose it. It returns nil when
+// the files are sound, the error a write would have met otherwise (after
+// repairing what can be repaired).
+func (s *Store) Check(ctx context.Context) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.closed.Load() {
+		return store.ErrClosed
+	}
+	return s.checkFiles(ctx)
+}
