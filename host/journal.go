@@ -246,7 +246,10 @@ func (j *journal) watchStall(since time.Time) *time.Timer {
 	if since.IsZero() {
 		since = time.Now()
 	}
-	return time.AfterFunc(max(j.maxAge-time.Since(since), 0), func() {
+	// A batch that is already late when its write starts (the backlog of
+	// a stall that just ended) is only called stalled if the write itself
+	// then takes half of maxAge.
+	return time.AfterFunc(max(j.maxAge-time.Since(since), j.maxAge/2), func() {
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		if j.stalled || j.inflight.IsZero() {
