@@ -57,18 +57,16 @@ func (h *Host) ServeTransport(ctx context.Context, t jsonrpc.Transport) error {
 		OnOverflow: func(err error) {
 			h.log.Info("dropping a client that fell behind", "client", c.id(), "err", err)
 		},
-		Logger: h.log,
+		Logger:      h.log,
+		ReadInServe: true, // on this goroutine: one goroutine less per connection
 	})
 	c.initTimer = time.AfterFunc(h.opts.InitializeTimeout, c.initTimeout)
 	h.mu.Unlock()
 
-	select {
-	case <-c.rpc.Done():
-		c.closeWith(c.rpc.Err())
-	case <-ctx.Done():
-		c.closeWith(ctx.Err())
-	case <-c.ended:
-	}
+	stop := context.AfterFunc(ctx, func() { c.closeWith(ctx.Err()) })
+	defer stop()
+	c.rpc.Serve()
+	c.closeWith(c.rpc.Err())
 	<-c.ended
 	return c.cause
 }

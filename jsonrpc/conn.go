@@ -105,6 +105,12 @@ type ConnOptions struct {
 	// Logger receives protocol errors and connection events. Nil discards
 	// them.
 	Logger *slog.Logger
+
+	// ReadInServe, when set, makes the connection read in Conn.Serve,
+	// which the caller must call, rather than on a goroutine of its own:
+	// a server that already has a goroutine per connection (an HTTP
+	// handler) saves one.
+	ReadInServe bool
 }
 
 // A Conn is one end of a JSON-RPC 2.0 connection. It sends calls and
@@ -123,15 +129,17 @@ type Conn struct {
 	// fields under them and are never held while doing I/O or calling out;
 	// neither is taken while holding the other.
 
-	t          Transport
-	handler    Handler
-	preempter  Handler
-	log        *slog.Logger
-	maxSize    int64
-	maxQueue   int
-	maxOut     int
-	maxOutSize int64
-	onOverflow func(error)
+	t           Transport
+	handler     Handler
+	preempter   Handler
+	log         *slog.Logger
+	maxSize     int64
+	maxQueue    int
+	maxOut      int
+	maxOutSize  int64
+	onOverflow  func(error)
+	readInServe bool
+	serving     atomic.Bool
 
 	// ctx ends as soon as the connection does; handlers run under it.
 	ctx    context.Context
@@ -213,25 +221,40 @@ func NewConn(t Transport, h Handler, opts *ConnOptions) *Conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	ioCtx, ioCancel := context.WithCancel(context.Background())
 	c := &Conn{
-		t:          t,
-		handler:    h,
-		preempter:  o.Preempter,
-		log:        o.Logger,
-		maxSize:    o.MaxMessageSize,
-		maxQueue:   o.MaxQueue,
-		maxOut:     o.MaxOutMessages,
-		maxOutSize: o.MaxOutBytes,
-		onOverflow: o.OnOverflow,
-		ctx:        ctx,
-		cancel:     cancel,
-		ioCtx:      ioCtx,
-		ioCancel:   ioCancel,
-		pending:    make(map[protocol.ID]*call),
-		done:       make(chan struct{}),
+		t:           t,
+		handler:     h,
+		preempter:   o.Preempter,
+		log:         o.Logger,
+		maxSize:     o.MaxMessageSize,
+		maxQueue:    o.MaxQueue,
+		maxOut:      o.MaxOutMessages,
+		maxOutSize:  o.MaxOutBytes,
+		onOverflow:  o.OnOverflow,
+		readInServe: o.ReadInServe,
+		ctx:         ctx,
+		cancel:      cancel,
+		ioCtx:       ioCtx,
+		ioCancel:    ioCancel,
+		pending:     make(map[protocol.ID]*call),
+		done:        make(chan struct{}),
 	}
-	c.active.Add(1)
-	go c.readLoop()
+	c.active.Add(1) // the reader, on its own goroutine or in Serve
+	if !o.ReadInServe {
+		go c.readLoop()
+	}
 	return c
+}
+
+// Serve reads and dispatches incoming messages on the calling goroutine
+// until the connection ends, for a connection made with
+// ConnOptions.ReadInServe; it must be called once. Otherwise it waits for
+// the connection to end.
+func (c *Conn) Serve() {
+	if c.serving.CompareAndSwap(false, true) && c.readInServe {
+		c.readLoop()
+		return
+	}
+	<-c.ctx.Done()
 }
 
 // readLimiter is a transport that can refuse oversized messages before
