@@ -21,8 +21,6 @@ import (
 // chatClock stamps modifiedAt with 1970-01-01T00:00:09.999Z.
 var chatClock = reducer.Reducer{Now: func() time.Time { return time.UnixMilli(9999) }}
 
-const chatStamp = "1970-01-01T00:00:09.999Z"
-
 // chatWith returns a chat state in JSON with the given status and members
 // (a JSON object body, may be empty), and no turns unless members has
 // some.

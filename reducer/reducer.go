@@ -32,14 +32,6 @@ type Reducer struct {
 	Now func() time.Time
 }
 
-// now returns the current time formatted for the wire.
-func (r Reducer) now() string {
-	if r.Now == nil {
-		return protocol.FormatTime(time.Now())
-	}
-	return protocol.FormatTime(r.Now())
-}
-
 // Apply routes action to the reducer of state's channel, chosen by the
 // state's Go type, and returns the next state. A nil or unrecognized state
 // is returned unchanged.
