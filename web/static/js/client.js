@@ -46,8 +46,15 @@ export class RPCError extends Error {
   }
 }
 
+/** modern reports whether a version follows the reducer rules of 0.9.0 and later. */
+export function modern(version) {
+  const [major, minor] = String(version).split('.').map(Number);
+  return major > 0 || minor >= 9;
+}
+
 class Mirror {
-  constructor(uri, state) {
+  constructor(uri, state, opts) {
+    this.opts = opts;
     this.uri = uri;
     this.kind = kindOf(uri);
     this.confirmed = state;
@@ -58,7 +65,7 @@ class Mirror {
 
   recompute() {
     let s = this.confirmed;
-    for (const p of this.pending) s = reduce(this.kind, s, p.action);
+    for (const p of this.pending) s = reduce(this.kind, s, p.action, undefined, this.opts);
     this.view = s;
     this.stale = false;
   }
@@ -285,7 +292,7 @@ export class Client extends EventTarget {
     if (env.rejectionReason) {
       if (own) this.emit('rejected', { channel: env.channel, action: env.action, reason: env.rejectionReason });
     } else {
-      m.confirmed = reduce(m.kind, m.confirmed, env.action);
+      m.confirmed = reduce(m.kind, m.confirmed, env.action, undefined, m.opts);
     }
     this.markDirty(m.uri);
   }
@@ -316,7 +323,7 @@ export class Client extends EventTarget {
   install(snap) {
     let m = this.mirrors.get(snap.resource);
     if (!m) {
-      m = new Mirror(snap.resource, snap.state);
+      m = new Mirror(snap.resource, snap.state, { modern: modern(this.protocolVersion) });
       this.mirrors.set(snap.resource, m);
     } else {
       m.confirmed = snap.state;

@@ -26,13 +26,21 @@ const INPUT_BIT = Status.InputNeeded & ~Status.InProgress;
 
 const isoNow = () => new Date().toISOString();
 
-/** reduce applies action to the state of the given channel kind. */
-export function reduce(kind, state, action, now = isoNow) {
+/**
+ * reduce applies action to the state of the given channel kind.
+ *
+ * opts.modern selects the rules of protocol 0.9.0 and later, where the
+ * chat reducer takes modifiedAt from the actions' own data (a turn's start,
+ * its start plus its duration at the end) instead of a clock, and an error
+ * is a response part of its turn rather than Turn.error. Without it the
+ * reducers follow 0.8.0, the version of the conformance fixtures.
+ */
+export function reduce(kind, state, action, now = isoNow, opts = {}) {
   if (state == null || action == null) return state;
   switch (kind) {
     case 'root': return root(state, action);
-    case 'session': return session(state, action);
-    case 'chat': return chat(state, action, now);
+    case 'session': return session(state, action, opts.modern);
+    case 'chat': return chat(state, action, opts.modern ? null : now);
     case 'terminal': return terminal(state, action);
     case 'changeset': return changeset(state, action);
     case 'annotations': return annotations(state, action);
@@ -76,11 +84,10 @@ function root(s, a) {
 
 // ---- session
 
-function session(s, a) {
+function session(s, a, modern) {
   switch (a.type) {
     case 'session/ready': return { ...s, lifecycle: 'ready' };
-    case 'session/creationFailed': return { ...s, lifecycle: 'creationFailed', creationError: a.error };
-    case 'session/failed': return { ...s, lifecycle: 'failed', creationError: a.error };
+    case 'session/creationFailed': return { ...s, lifecycle: modern ? 'failed' : 'creationFailed', creationError: a.error };
     case 'session/chatAdded':
       return { ...s, chats: upsert(s.chats, a.summary, (c) => c.resource === a.summary.resource) };
     case 'session/chatRemoved': {
@@ -101,12 +108,29 @@ function session(s, a) {
       return { ...s, chats: with1(s.chats, i, c) };
     }
     case 'session/chatsReordered': {
-      if (!Array.isArray(a.order) || !s.chats) return s;
-      const byURI = new Map(s.chats.map((c) => [c.resource, c]));
+      // The order must name every chat exactly once; others are ignored.
+      const order = a.chats || [];
+      const chats = s.chats || [];
+      if (order.length !== chats.length) return s;
+      const byURI = new Map(chats.map((c) => [c.resource, c]));
       const out = [];
-      for (const r of a.order) if (byURI.has(r)) { out.push(byURI.get(r)); byURI.delete(r); }
-      for (const c of s.chats) if (byURI.has(c.resource)) out.push(c);
+      for (const r of order) {
+        if (!byURI.has(r)) return s;
+        out.push(byURI.get(r));
+        byURI.delete(r);
+      }
       return { ...s, chats: out };
+    }
+    case 'session/workingDirectoryReplaced': {
+      const dirs = s.workingDirectories || [];
+      const i = dirs.indexOf(a.directory);
+      if (i < 0) return s;
+      const j = dirs.indexOf(a.replacement);
+      let out;
+      if (j < 0 || j === i) out = with1(dirs, i, a.replacement);
+      else if (j > i) out = dirs.slice(0, i).concat([a.replacement], dirs.slice(i + 1, j), dirs.slice(j + 1));
+      else out = without(dirs, i);
+      return { ...s, workingDirectories: out };
     }
     case 'session/defaultChatChanged': return set(s, 'defaultChat', a.defaultChat);
     case 'session/titleChanged': return { ...s, title: a.title };
@@ -256,7 +280,8 @@ function chat(s, a, now) {
         activeTurn: { id: a.turnId, startedAt: a.startedAt, message: a.message, responseParts: [] },
       };
       n.status = withActivity(s.status, chatActivity(n)) & ~Status.IsRead;
-      n.modifiedAt = now();
+      if (now) n.modifiedAt = now();
+      else if (a.startedAt) n.modifiedAt = a.startedAt;
       const q = a.queuedMessageId;
       if (q != null) {
         if (n.steeringMessage && n.steeringMessage.id === q) delete n.steeringMessage;
@@ -292,7 +317,7 @@ function chat(s, a, now) {
         n.turns = s.turns.slice(0, i + 1);
       }
       delete n.activeTurn;
-      n.modifiedAt = now();
+      if (now) n.modifiedAt = now();
       n.status = withActivity(s.status, chatActivity(n));
       return n;
     }
@@ -366,12 +391,20 @@ function endTurn(s, a, state, now) {
   if (t.usage != null) turn.usage = t.usage;
   if (state === 'error') {
     if (a.part) turn.responseParts = append(parts, a.part); // 1.x: an error part
-    else if (a.error) turn.error = a.error; // 0.x: Turn.error
+    else if (!now && a.error) turn.responseParts = append(parts, { kind: 'error', error: a.error });
+    else if (a.error) turn.error = a.error; // 0.8: Turn.error
   }
-  const n = { ...s, turns: append(s.turns, turn), modifiedAt: now() };
+  const n = { ...s, turns: append(s.turns, turn), modifiedAt: now ? now() : endedAt(s.modifiedAt, t.startedAt, duration) };
   delete n.activeTurn;
   n.status = withActivity(s.status, state === 'error' ? Status.Error : chatActivity(n));
   return n;
+}
+
+// endedAt is when a turn ended by its own data: its start plus the
+// producer's duration; modifiedAt as it was when the start does not parse.
+function endedAt(modifiedAt, startedAt, duration) {
+  const t = Date.parse(startedAt);
+  return Number.isNaN(t) ? modifiedAt : new Date(t + duration).toISOString();
 }
 
 // turnResume reopens the latest turn when it ended in a resumable error,
@@ -384,7 +417,7 @@ function turnResume(s, a, now) {
   if (!tail || tail.kind !== 'error' || tail.resumable !== true) return s;
   const t = { id: last.id, startedAt: last.startedAt, message: last.message, responseParts: last.responseParts };
   if (last.usage != null) t.usage = last.usage;
-  const n = { ...s, turns: s.turns.slice(0, -1), activeTurn: t, modifiedAt: now() };
+  const n = { ...s, turns: s.turns.slice(0, -1), activeTurn: t };
   n.status = withActivity(s.status, chatActivity(n));
   return n;
 }
@@ -620,7 +653,7 @@ function inputRequested(s, a, now) {
   }
   const n = { ...s, activeTurn: { ...t, responseParts: parts } };
   n.status = withActivity(s.status, chatActivity(n)) & ~Status.IsRead;
-  n.modifiedAt = now();
+  if (now) n.modifiedAt = now();
   return n;
 }
 
@@ -632,7 +665,9 @@ function inputAnswerChanged(s, a, now) {
   const answers = { ...(open.request.answers || {}) };
   if (a.answer == null) delete answers[a.questionId]; else answers[a.questionId] = a.answer;
   const part = { ...open, request: set(open.request, 'answers', nonEmpty(answers)) };
-  return { ...s, activeTurn: { ...t, responseParts: with1(t.responseParts, i, part) }, modifiedAt: now() };
+  const n = { ...s, activeTurn: { ...t, responseParts: with1(t.responseParts, i, part) } };
+  if (now) n.modifiedAt = now();
+  return n;
 }
 
 function inputCompleted(s, a, now) {
@@ -645,7 +680,7 @@ function inputCompleted(s, a, now) {
   const part = { ...open, request: set(open.request, 'answers', nonEmpty(answers)), response: a.response };
   const n = { ...s, activeTurn: { ...t, responseParts: with1(t.responseParts, i, part) } };
   n.status = withActivity(s.status, chatActivity(n));
-  n.modifiedAt = now();
+  if (now) n.modifiedAt = now();
   return n;
 }
 
