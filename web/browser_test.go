@@ -507,8 +507,12 @@ func TestBrowserPhoneWidth(t *testing.T) {
 		t.Errorf("in a session at 390 px: %+v, want the session alone and no horizontal scrolling", l)
 	}
 	b.shot("phone-session")
+	// A failed turn shows its error (an error part at 1.x, Turn.error before).
 	b.run("confirming", chromedp.Click(chromedp.CSS(`#active .status-pending-confirmation .actions button.primary`)))
 	b.wait("the tool result", lastTurn+`.includes('The tool said: from a phone')`)
+	b.sendPrompt("/error")
+	b.wait("the error", `(document.querySelector('#turns article:last-child .turn-foot .tag.error')?.textContent || '').includes('failed this turn on purpose')`)
+	b.shot("phone-error")
 	b.run("going back", chromedp.Click(chromedp.ID("#back")))
 	b.wait("the list", `getComputedStyle(document.querySelector('#side')).display !== 'none'`)
 	l = eval[layout](b, check)
