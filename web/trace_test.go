@@ -1,8 +1,8 @@
 package web_test
 
 import (
+	"bytes"
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -25,13 +25,15 @@ type taskTrace struct {
 }
 
 type traceEvent struct {
-	Name string         `json:"name"`
-	Ph   string         `json:"ph"`
-	Pid  int64          `json:"pid"`
-	Tid  int64          `json:"tid"`
-	Dur  float64        `json:"dur"`
-	TDur float64        `json:"tdur"`
-	Args map[string]any `json:"args"`
+	Name string  `json:"name"`
+	Ph   string  `json:"ph"`
+	Pid  int64   `json:"pid"`
+	Tid  int64   `json:"tid"`
+	Dur  float64 `json:"dur"`
+	TDur float64 `json:"tdur"`
+	Args struct {
+		Name string `json:"name"`
+	} `json:"args"`
 }
 
 func startTrace(b *browser) *taskTrace {
@@ -43,6 +45,10 @@ func startTrace(b *browser) *taskTrace {
 			tr.mu.Lock()
 			defer tr.mu.Unlock()
 			for _, raw := range ev.Value {
+				// Only tasks and thread names matter; skip decoding the rest.
+				if !bytes.Contains(raw, []byte(`"RunTask"`)) && !bytes.Contains(raw, []byte(`"thread_name"`)) {
+					continue
+				}
 				var e traceEvent
 				if json.Unmarshal(raw, &e) == nil {
 					tr.events = append(tr.events, e)
@@ -59,7 +65,7 @@ func startTrace(b *browser) *taskTrace {
 	defer cancel()
 	_, err = chromedp.CallBrowser(ctx, tracing.Start, tracing.StartParams{
 		TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "__metadata"}, ExcludedCategories: []string{"*"}},
+		TraceConfig:  &tracing.TraceConfig{IncludedCategories: []string{"disabled-by-default-devtools.timeline", "__metadata"}, ExcludedCategories: []string{"*"}},
 	})
 	if err != nil {
 		b.t.Fatalf("starting the trace: %v", err)
@@ -73,7 +79,8 @@ func startTrace(b *browser) *taskTrace {
 func (tr *taskTrace) stop() (cpu, wall float64, tasks int) {
 	b := tr.b
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(b.ctx, 90*time.Second)
 	defer cancel()
 	if _, err := chromedp.CallBrowser(ctx, tracing.End, cdp.Empty{}); err != nil {
 		b.t.Fatalf("ending the trace: %v", err)
@@ -81,14 +88,15 @@ func (tr *taskTrace) stop() (cpu, wall float64, tasks int) {
 	select {
 	case <-tr.done:
 	case <-ctx.Done():
-		b.t.Fatal("the trace did not complete")
+		b.t.Fatalf("the trace did not complete in %v (%d events)", time.Since(began), tr.count())
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	b.t.Logf("trace: %d events, collected in %v", len(tr.events), time.Since(began).Round(time.Millisecond))
 	type thread struct{ pid, tid int64 }
 	mains := map[thread]bool{}
 	for _, e := range tr.events {
-		if e.Ph == "M" && e.Name == "thread_name" && fmt.Sprint(e.Args["name"]) == "CrRendererMain" {
+		if e.Ph == "M" && e.Name == "thread_name" && e.Args.Name == "CrRendererMain" {
 			mains[thread{e.Pid, e.Tid}] = true
 		}
 	}
@@ -104,4 +112,10 @@ func (tr *taskTrace) stop() (cpu, wall float64, tasks int) {
 		wall = max(wall, e.Dur/1000)
 	}
 	return cpu, wall, tasks
+}
+
+func (tr *taskTrace) count() int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return len(tr.events)
 }
