@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -205,4 +206,13 @@ func (h *Host) Trim(uri string, f func(protocol.SnapshotState) protocol.Snapshot
 	if ch, ok := h.channels[uri]; ok && ch.owner != nil {
 		ch.state = f(ch.state)
 	}
+}
+
+// Terminals implements agent.TerminalHost: the workspace's terminals, when
+// it offers them to agents.
+func (ah agentHost) Terminals() agent.Terminals {
+	if t, ok := ah.h.ws.(agent.Terminals); ok {
+		return t
+	}
+	return nil
 }

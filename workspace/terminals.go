@@ -20,9 +20,10 @@ const DefaultScrollback = 1 << 20
 
 // term is one terminal channel and its process.
 type term struct {
-	w    *Workspace
-	uri  string
-	proc *terminal.Process
+	w       *Workspace
+	uri     string
+	proc    *terminal.Process
+	capture *capture // output kept for an agent's terminal/output; nil for client terminals
 
 	// Owned by the process's output goroutine.
 	retained  int
@@ -85,35 +86,44 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 		IsPty:     protocol.Ptr(true),
 	}
 	t := &term{w: w, uri: p.Channel, published: make(chan struct{})}
+	if err := w.startTerm(t, state, terminal.Spec{Command: w.opts.Shell, Dir: dir, Cols: int(cols), Rows: int(rows)}); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// startTerm registers a terminal, opens its channel, starts its process
+// and announces it in the root list.
+func (w *Workspace) startTerm(t *term, state *protocol.TerminalState, spec terminal.Spec) error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
-		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "createTerminal: the host is shutting down"}
+		return &protocol.Error{Code: protocol.CodeInternalError, Message: "createTerminal: the host is shutting down"}
 	}
 	if _, dup := w.terms[t.uri]; dup {
 		w.mu.Unlock()
-		return nil, &protocol.Error{Code: protocol.CodeAlreadyExists, Message: "createTerminal: " + t.uri + " already exists"}
+		return &protocol.Error{Code: protocol.CodeAlreadyExists, Message: "createTerminal: " + t.uri + " already exists"}
 	}
 	w.terms[t.uri] = t
 	w.termOrder = append(w.termOrder, t.uri)
 	w.mu.Unlock()
 	if err := w.h.OpenChannel(t.uri, state, t); err != nil {
 		w.forget(t.uri)
-		return nil, &protocol.Error{Code: protocol.CodeAlreadyExists, Message: "createTerminal: " + err.Error()}
+		return &protocol.Error{Code: protocol.CodeAlreadyExists, Message: "createTerminal: " + err.Error()}
 	}
-	proc, err := terminal.Start(terminal.Spec{Command: w.opts.Shell, Dir: dir, Cols: int(cols), Rows: int(rows)}, t.emit)
+	proc, err := terminal.Start(spec, t.emit)
 	if err != nil {
 		w.h.CloseChannel(t.uri)
 		w.forget(t.uri)
-		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "createTerminal: " + err.Error()}
+		return &protocol.Error{Code: protocol.CodeInternalError, Message: "createTerminal: " + err.Error()}
 	}
 	w.mu.Lock()
 	t.proc = proc
 	w.mu.Unlock()
 	w.wg.Go(t.watchExit)
 	w.publishTerminals()
-	w.log.Info("terminal created", "terminal", t.uri, "pid", proc.Pid(), "cwd", dir)
-	return nil, nil
+	w.log.Info("terminal created", "terminal", t.uri, "pid", proc.Pid(), "cwd", spec.Dir)
+	return nil
 }
 
 // disposeTerminal ends the terminal's processes and removes the channel.
@@ -199,6 +209,9 @@ func (t *term) emit(ev terminal.Event) {
 	switch ev.Kind {
 	case terminal.Output:
 		h.Publish(t.uri, &protocol.TerminalDataAction{Data: ev.Data})
+		if t.capture != nil {
+			t.capture.add(ev.Data)
+		}
 		t.retained += len(ev.Data)
 		if limit := t.w.opts.Scrollback; t.retained > limit+limit/4 {
 			h.Trim(t.uri, func(s protocol.SnapshotState) protocol.SnapshotState {

@@ -43,7 +43,7 @@ func blockKind(b acpsdk.ContentBlock) string {
 }
 
 // toolContent maps a tool call's ACP content to AHP tool result content.
-// Terminals are not offered by this host; unknown kinds are skipped.
+// Unknown kinds are skipped.
 func (s *session) toolContent(in []acpsdk.ToolCallContent) []protocol.ToolResultContent {
 	out := make([]protocol.ToolResultContent, 0, len(in))
 	for _, c := range in {
@@ -61,7 +61,8 @@ func (s *session) toolContent(in []acpsdk.ToolCallContent) []protocol.ToolResult
 			}
 			out = append(out, fileEdit(c.Diff.Path, old, existed, c.Diff.NewText))
 		case c.Terminal != nil && c.Terminal.Type == "terminal":
-			s.warnOnceLocked("toolcontent:terminal", "dropping terminal tool content: this host offers no terminals")
+			// The ACP terminal id is the AHP terminal's URI (terminal.go).
+			out = append(out, &protocol.ToolResultTerminalContent{Resource: c.Terminal.TerminalId, Title: "Terminal", IsPty: protocol.Ptr(true)})
 		default:
 			s.warnOnceLocked("toolcontent:unknown", "dropping tool call content of an unknown kind")
 		}

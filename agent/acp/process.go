@@ -25,11 +25,12 @@ import (
 // Its stderr goes to the log line by line; the last lines are kept for the
 // message shown when the agent crashes.
 type process struct {
-	cmd   *exec.Cmd
-	conn  *acpsdk.ClientSideConnection
-	flow  *flowReader
-	stdin *os.File
-	log   *slog.Logger
+	terminals bool // offer the terminal/* methods in the handshake
+	cmd       *exec.Cmd
+	conn      *acpsdk.ClientSideConnection
+	flow      *flowReader
+	stdin     *os.File
+	log       *slog.Logger
 
 	init acpsdk.InitializeResponse // set by handshake
 
@@ -342,7 +343,8 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		ClientInfo:      &clientInfo,
 		ClientCapabilities: acpsdk.ClientCapabilities{
-			Fs: acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Terminal: p.terminals,
 		},
 	})
 	if err != nil {

@@ -38,6 +38,8 @@ type session struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // goroutines that must end before Close returns
 
+	terms terminals // the agent's terminals (terminal.go)
+
 	mu       sync.Mutex
 	opened   bool // Open has returned: session-level actions may be dispatched
 	closed   bool
@@ -288,6 +290,7 @@ func (s *session) start(ctx context.Context) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.terminals = s.terminalService() != nil
 	if err := p.handshake(ctx, &s.b.cfg, s.b.clientInfo()); err != nil {
 		p.markStopping("the handshake failed")
 		p.stop()

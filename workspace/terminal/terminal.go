@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 )
 
 // Spec says what to run.
@@ -60,6 +61,7 @@ type Process struct {
 
 	mu       sync.Mutex
 	exitCode *int64
+	signal   string
 	closed   bool
 	stop     chan struct{} // closed by Close
 }
@@ -162,6 +164,14 @@ func (p *Process) ExitCode() *int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.exitCode
+}
+
+// Signal is the name of the signal that killed the process (SIGKILL, say)
+// once Done is closed, or "".
+func (p *Process) Signal() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.signal
 }
 
 // Close ends the process and every process of its terminal session: SIGHUP
@@ -272,6 +282,10 @@ func (p *Process) readLoop(emit func(Event)) {
 	if ps := p.cmd.ProcessState; ps != nil && ps.Exited() {
 		code := int64(ps.ExitCode())
 		p.exitCode = &code
+	} else if ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			p.signal = unix.SignalName(ws.Signal())
+		}
 	}
 	p.closed = true
 	p.mu.Unlock()

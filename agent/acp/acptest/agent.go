@@ -377,7 +377,7 @@ var commands = map[string]bool{
 	"read": true, "write": true, "slow": true, "hang": true, "crash": true, "child": true,
 	"plan": true, "usage": true, "title": true, "mode": true, "commands": true, "unknown": true,
 	"stop": true, "state": true, "whoami": true, "spam": true, "garbage": true, "bigline": true,
-	"closeout": true,
+	"closeout": true, "term": true,
 }
 
 func (r *run) play(text string) {
@@ -432,6 +432,8 @@ func (r *run) command(cmd, arg string) {
 			return
 		}
 		r.say("wrote " + path)
+	case "term":
+		r.term(arg)
 	case "slow":
 		n, _ := strconv.Atoi(arg)
 		r.slow(n)
@@ -615,4 +617,42 @@ func errorText(err error) string {
 		return re.Message + " " + string(b)
 	}
 	return err.Error()
+}
+
+// term runs a command in a client terminal (terminal/create), shows it as
+// a tool call's terminal content, waits for it and reports its output.
+func (r *run) term(line string) {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		r.say("term error: no command")
+		return
+	}
+	ct, err := r.a.conn.CreateTerminal(r.ctx, acpsdk.CreateTerminalRequest{SessionId: r.s.id, Command: f[0], Args: f[1:]})
+	if err != nil {
+		r.say("term error: " + errorText(err))
+		return
+	}
+	r.tools++
+	id := acpsdk.ToolCallId("term-" + strconv.Itoa(r.tools))
+	r.send(acpsdk.StartToolCall(id, "Run "+line, acpsdk.WithStartKind(acpsdk.ToolKindExecute), acpsdk.WithStartStatus(acpsdk.ToolCallStatusInProgress),
+		acpsdk.WithStartContent([]acpsdk.ToolCallContent{{Terminal: &acpsdk.ToolCallContentTerminal{TerminalId: ct.TerminalId, Type: "terminal"}}})))
+	exit, err := r.a.conn.WaitForTerminalExit(r.ctx, acpsdk.WaitForTerminalExitRequest{SessionId: r.s.id, TerminalId: ct.TerminalId})
+	if err != nil {
+		r.say("term error: " + errorText(err))
+		return
+	}
+	out, err := r.a.conn.TerminalOutput(r.ctx, acpsdk.TerminalOutputRequest{SessionId: r.s.id, TerminalId: ct.TerminalId})
+	if err != nil {
+		r.say("term error: " + errorText(err))
+		return
+	}
+	r.send(acpsdk.UpdateToolCall(id, acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusCompleted)))
+	code := -1
+	if exit.ExitCode != nil {
+		code = *exit.ExitCode
+	}
+	r.say(fmt.Sprintf("terminal %s exit=%d output=%q", ct.TerminalId, code, strings.TrimSpace(strings.ReplaceAll(out.Output, "\r", ""))))
+	if _, err := r.a.conn.ReleaseTerminal(r.ctx, acpsdk.ReleaseTerminalRequest{SessionId: r.s.id, TerminalId: ct.TerminalId}); err != nil {
+		r.say("term error: " + errorText(err))
+	}
 }
