@@ -137,10 +137,11 @@ type Host struct {
 	mu         sync.Mutex
 	closed     bool
 	seq        int64
-	lastSeq    atomic.Int64 // seq, readable without the lock
-	reads      *storeReads  // what the step running under mu read from the store (see Host.locked)
-	leaseAsked int64        // the serverSeq limit last queued for the store
-	clock      time.Time    // the time of the change being committed
+	lastSeq    atomic.Int64  // seq, readable without the lock
+	reads      *storeReads   // what the step running under mu read from the store (see Host.locked)
+	readSlots  chan struct{} // store reads in flight (maxConcurrentReads)
+	leaseAsked int64         // the serverSeq limit last queued for the store
+	clock      time.Time     // the time of the change being committed
 	channels   map[string]*channel
 	sessions   map[string]*session // every session, in memory or not
 	catalog    *catalog            // every session, in listing order
@@ -255,6 +256,7 @@ func New(opts *Options) (*Host, error) {
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
 		versions:  newVersionMemory(maxRememberedClients),
+		readSlots: make(chan struct{}, maxConcurrentReads),
 	}
 	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
 	if h.st == nil {

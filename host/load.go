@@ -19,6 +19,11 @@ import (
 // once however many steps wait for them (single-flight), on a goroutine of
 // the host's, and installed under the lock.
 
+// maxConcurrentReads bounds the store reads in flight across the host:
+// reading and decoding a session is CPU work, and streams to clients must
+// keep the rest of the machine.
+const maxConcurrentReads = 1
+
 // maxStoreReads bounds how often one step may go back to the store (a
 // truncation reads older turns a page at a time); each
 // read makes progress unless the chat keeps moving under it.
@@ -118,6 +123,10 @@ func (h *Host) lockedStep(rd *storeReads, step func() error) error {
 func (h *Host) readTurns(ctx context.Context, rd *storeReads, r turnRange) error {
 	ctx, cancel := h.storeContext(ctx)
 	defer cancel()
+	if err := h.acquireRead(ctx); err != nil {
+		return err
+	}
+	defer h.releaseRead()
 	stored, err := h.st.Turns(ctx, r.chat, r.from, r.to)
 	if err != nil {
 		return fmt.Errorf("reading the turns of %s: %w", r.chat, err)
@@ -221,13 +230,19 @@ func (h *Host) loadSession(ctx context.Context, s *session) error {
 // readSession reads and decodes a session's channels, then installs them.
 func (h *Host) readSession(s *session, lc *loadCall) {
 	ctx, cancel := h.storeContext(h.ctx)
-	data, err := h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
+	var data *store.SessionData
+	err := h.acquireRead(ctx)
+	if err == nil {
+		data, err = h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
+	}
 	cancel()
 	var channels []*channel
 	if err != nil {
+		h.releaseRead()
 		err = fmt.Errorf("loading session %s: %w", s.uri, err)
 	} else {
 		channels, err = rebuildChannels(s, data)
+		h.releaseRead()
 	}
 	h.mu.Lock()
 	if err == nil && !s.loaded && h.sessions[s.uri] == s && !h.closed {
@@ -349,3 +364,15 @@ func (h *Host) loadChannel(ctx context.Context, uri string) error {
 	}
 	return err
 }
+
+// acquireRead waits for a turn to read from the store.
+func (h *Host) acquireRead(ctx context.Context) error {
+	select {
+	case h.readSlots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Host) releaseRead() { <-h.readSlots }

@@ -1,0 +1,183 @@
+package host_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/hosttest"
+	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/store/sqlite"
+)
+
+// copyDir copies the files of a data directory, for a fresh host on it.
+func copyDir(b *testing.B, from string) string {
+	to := b.TempDir()
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return to
+}
+
+// BenchmarkStreamWhileLoading streams one chat to 10 subscribers over
+// WebSocket at a steady pace, first with nothing else happening, then
+// while another client subscribes to 100 sessions that are only in the
+// SQLite store (each read from disk on first use), and reports the p99
+// delivery latency of both and their ratio, measured in the same run. A
+// store read under the host lock would hold the stream up for as long as
+// each read takes.
+func BenchmarkStreamWhileLoading(b *testing.B) {
+	const (
+		cold        = 100
+		subscribers = 10
+		deltas      = 1000
+		pace        = 200 * time.Microsecond
+	)
+	fixture := startupFixture(b, cold, 20)
+	var quiet, loading, loads, streams []time.Duration
+	for b.Loop() {
+		st, err := sqlite.Open(copyDir(b, fixture), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := &puppet{hosts: make(chan agent.Host, 1)}
+		h, err := host.New(&host.Options{Store: st, Agents: []agent.Backend{p}, QueueSize: 4 * deltas, ReplayEntries: 4 * deltas})
+		if err != nil {
+			b.Fatal(err)
+		}
+		srv := hosttest.Serve(b, h)
+		admin := srv.Dial(b, "admin")
+		admin.Must("initialize", &protocol.InitializeParams{ProtocolVersions: protocol.SupportedVersions(), ClientID: "admin"}, nil)
+		var items protocol.ListSessionsResult
+		var coldURIs []string
+		for cursor := (*string)(nil); ; cursor = items.NextCursor {
+			admin.Must("listSessions", &protocol.ListSessionsParams{Cursor: cursor}, &items)
+			for _, s := range items.Items {
+				coldURIs = append(coldURIs, s.Resource)
+			}
+			if items.NextCursor == nil {
+				break
+			}
+		}
+		if len(coldURIs) != cold {
+			b.Fatalf("%d sessions in the store, want %d", len(coldURIs), cold)
+		}
+		uri := protocol.SessionURI("streaming")
+		admin.Must("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
+		ah := <-p.hosts
+		var sub protocol.SubscribeResult
+		admin.Must("subscribe", &protocol.SubscribeParams{Channel: uri}, &sub)
+		chat := *sub.Snapshot.State.(*protocol.SessionState).DefaultChat
+
+		// sent[i] is when delta i was dispatched; each subscriber records
+		// the latency of every delta it receives.
+		var mu sync.Mutex
+		sent := make([]time.Time, 2*deltas)
+		var lat []time.Duration
+		got := make(chan struct{}, subscribers*2*deltas)
+		for i := range subscribers {
+			c := srv.Dial(b, fmt.Sprintf("sub-%d", i))
+			c.Must("initialize", &protocol.InitializeParams{ProtocolVersions: protocol.SupportedVersions(), ClientID: c.ID}, nil)
+			c.Watch(func(env *protocol.ActionEnvelope) {
+				d, ok := env.Action.(*protocol.ChatDeltaAction)
+				if !ok {
+					return
+				}
+				var n int
+				if _, err := fmt.Sscanf(strings.TrimSpace(d.Content), "w%d", &n); err != nil {
+					return
+				}
+				now := time.Now()
+				mu.Lock()
+				lat = append(lat, now.Sub(sent[n]))
+				mu.Unlock()
+				got <- struct{}{}
+			})
+			c.Subscribe(chat)
+		}
+		ah.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("go")})
+		ah.Dispatch(chat, &protocol.ChatResponsePartAction{TurnID: "t", Part: &protocol.MarkdownResponsePart{ID: "p"}})
+
+		stream := func(from int) []time.Duration {
+			mu.Lock()
+			lat = lat[:0]
+			mu.Unlock()
+			next := time.Now()
+			for i := from; i < from+deltas; i++ {
+				time.Sleep(time.Until(next))
+				next = next.Add(pace)
+				mu.Lock()
+				sent[i] = time.Now()
+				mu.Unlock()
+				ah.Dispatch(chat, &protocol.ChatDeltaAction{TurnID: "t", PartID: "p", Content: fmt.Sprintf("w%d ", i)})
+			}
+			for range subscribers * deltas {
+				select {
+				case <-got:
+				case <-time.After(time.Minute):
+					b.Fatal("deltas were not delivered")
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.Clone(lat)
+		}
+		quiet = append(quiet, stream(0)...)
+
+		// The same stream while 100 cold sessions are read from SQLite.
+		loader := srv.Dial(b, "loader")
+		loader.Must("initialize", &protocol.InitializeParams{ProtocolVersions: protocol.SupportedVersions(), ClientID: "loader"}, nil)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		loadStart := time.Now()
+		var loadTime time.Duration
+		for w := range 2 {
+			wg.Go(func() {
+				<-start
+				for i := w; i < len(coldURIs); i += 2 {
+					loader.Must("subscribe", &protocol.SubscribeParams{Channel: coldURIs[i]}, nil)
+				}
+			})
+		}
+		close(start)
+		streamStart := time.Now()
+		loading = append(loading, stream(deltas)...)
+		streamTime := time.Since(streamStart)
+		wg.Wait()
+		loadTime = time.Since(loadStart)
+		loads = append(loads, loadTime)
+		streams = append(streams, streamTime)
+		h.Close()
+		st.Close()
+	}
+	p99 := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)*99/100].Microseconds())
+	}
+	q, l := p99(quiet), p99(loading)
+	b.ReportMetric(q, "quiet-p99-µs")
+	b.ReportMetric(l, "loading-p99-µs")
+	b.ReportMetric(l/q, "p99-ratio")
+	b.ReportMetric(float64(slices.Max(loads).Milliseconds()), "load-100-ms")
+	b.ReportMetric(float64(slices.Max(streams).Milliseconds()), "stream-ms")
+}
