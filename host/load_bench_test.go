@@ -50,8 +50,8 @@ func BenchmarkStreamWhileLoading(b *testing.B) {
 	const (
 		cold        = 100
 		subscribers = 10
-		deltas      = 1000
-		pace        = 200 * time.Microsecond
+		deltas      = 500
+		pace        = time.Millisecond
 	)
 	fixture := startupFixture(b, cold, 20)
 	var quiet, loading, loads, streams []time.Duration
