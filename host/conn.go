@@ -188,3 +188,11 @@ func (c *conn) sendLocked(data []byte) {
 func rpcError(code protocol.ErrorCode, format string, args ...any) *protocol.Error {
 	return &protocol.Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
+
+// viewLocked returns the connection's view, taking the host lock: the
+// view changes when the connection initializes.
+func (c *conn) viewLocked() *view.View {
+	c.h.mu.Lock()
+	defer c.h.mu.Unlock()
+	return c.view
+}

@@ -20,6 +20,7 @@ func chatSummary(c *protocol.ChatState) protocol.ChatSummary {
 		Activity:           c.Activity,
 		ModifiedAt:         c.ModifiedAt,
 		Origin:             c.Origin,
+		Movable:            c.Movable,
 		Interactivity:      c.Interactivity,
 		WorkingDirectories: c.WorkingDirectories,
 	}
@@ -64,6 +65,11 @@ func (h *Host) syncChatSummaryLocked(s *session, chat *protocol.ChatState) {
 	if !equalPtr(old.Interactivity, cur.Interactivity) {
 		if ch.Interactivity, changed = cur.Interactivity, true; cur.Interactivity == nil {
 			clear("interactivity")
+		}
+	}
+	if !equalPtr(old.Movable, cur.Movable) {
+		if ch.Movable, changed = cur.Movable, true; cur.Movable == nil {
+			clear("movable")
 		}
 	}
 	if changed {
@@ -239,13 +245,53 @@ func (h *Host) summaryLocked(s *session) protocol.SessionSummary {
 		Title:              st.Title,
 		Status:             reducer.SummaryStatus(st),
 		Activity:           reducer.SummaryActivity(st),
+		Origin:             st.Origin,
 		Project:            st.Project,
 		WorkingDirectories: st.WorkingDirectories,
 		Annotations:        st.Annotations,
 		CreatedAt:          s.createdAt,
 		ModifiedAt:         modified,
 		Meta:               memoMeta(s.memo),
+		Chats:              sessionChats(st.Chats),
+		DefaultChat:        st.DefaultChat,
 	}
+}
+
+// sessionChats is the lightweight chat catalog of a session summary, in
+// the session's catalog order (SessionSummary.chats), with each chat's
+// status, read and archived flags included.
+func sessionChats(chats []protocol.ChatSummary) []protocol.SessionChatSummary {
+	out := make([]protocol.SessionChatSummary, len(chats))
+	for i, c := range chats {
+		out[i] = protocol.SessionChatSummary{
+			Resource:      c.Resource,
+			Title:         c.Title,
+			Origin:        c.Origin,
+			Interactivity: c.Interactivity,
+			Status:        protocol.Ptr(c.Status),
+			Changes:       c.Changes,
+		}
+	}
+	return out
+}
+
+// sameSessionChats reports whether two summary chat catalogs are equal.
+func sameSessionChats(a, b []protocol.SessionChatSummary) bool {
+	return slices.EqualFunc(a, b, func(x, y protocol.SessionChatSummary) bool {
+		return x.Resource == y.Resource && x.Title == y.Title && equalPtr(x.Interactivity, y.Interactivity) &&
+			equalPtr(x.Status, y.Status) && equalPtr(x.Changes, y.Changes) && sameOrigin(x.Origin, y.Origin)
+	})
+}
+
+// sameOrigin compares two chat origins by their encoding; origins are set
+// when a chat is created and rarely compared.
+func sameOrigin(a, b protocol.ChatOrigin) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	x, err1 := protocol.Marshal(a)
+	y, err2 := protocol.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
 }
 
 // memoKey is the _meta key of a session summary under which the host keeps
@@ -302,6 +348,14 @@ func (h *Host) syncSessionSummaryLocked(s *session) bool {
 	}
 	if !slices.Equal(old.WorkingDirectories, cur.WorkingDirectories) {
 		ch.WorkingDirectories, changed = cur.WorkingDirectories, true
+	}
+	if !sameSessionChats(old.Chats, cur.Chats) {
+		ch.Chats, changed = cur.Chats, true
+	}
+	if !equalPtr(old.DefaultChat, cur.DefaultChat) {
+		if ch.DefaultChat, changed = cur.DefaultChat, true; cur.DefaultChat == nil {
+			ch.Cleared = append(ch.Cleared, "defaultChat")
+		}
 	}
 	if !changed {
 		return false

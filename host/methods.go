@@ -74,6 +74,7 @@ var served = map[string]route{
 	"disposeSession": handler((*conn).disposeSession),
 	"createChat":     handler((*conn).createChat),
 	"disposeChat":    handler((*conn).disposeChat),
+	"moveChat":       handler((*conn).moveChat),
 	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
 	"completions":    handler((*conn).completions).paramsOptional(),
 	"authenticate":   handler((*conn).authenticate).paramsOptional(),

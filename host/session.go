@@ -227,6 +227,7 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 // opens the agent in the background. It answers once the session is saved.
 func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParams) (*none, error) {
 	h := c.h
+	p = c.viewLocked().UpCreateSession(p)
 	parsed, err := protocol.ParseChannel(p.Channel)
 	if err != nil || parsed.Kind != protocol.ChannelSession {
 		return nil, rpcError(protocol.CodeInvalidParams, "createSession: channel must be a session URI (ahp-session:/<id>), got %q", p.Channel)
@@ -278,6 +279,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		Status:     protocol.SessionStatusIdle,
 		ModifiedAt: now,
 		Origin:     &protocol.ChatOriginUser{},
+		Movable:    protocol.Ptr(false), // the default chat never moves
 		Turns:      []protocol.Turn{},
 	}
 	state := &protocol.SessionState{
@@ -519,6 +521,7 @@ func (h *Host) dropChannelLocked(uri string) {
 // It answers once the chat is saved.
 func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*none, error) {
 	h := c.h
+	p = c.viewLocked().UpCreateChat(p)
 	parsed, err := protocol.ParseChannel(p.Chat)
 	if err != nil || parsed.Kind != protocol.ChannelChat {
 		return nil, rpcError(protocol.CodeInvalidParams, "createChat: chat must be a chat URI (ahp-chat:/<id>), got %q", p.Chat)
@@ -569,6 +572,7 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 			ModifiedAt:         h.now(),
 			Origin:             &protocol.ChatOriginUser{},
 			WorkingDirectories: p.WorkingDirectories,
+			Movable:            protocol.Ptr(true), // within its session: see moveChat
 			Turns:              []protocol.Turn{},
 		}
 		ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}

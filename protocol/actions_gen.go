@@ -4739,6 +4739,7 @@ type SessionChatUpdatedActionChanges struct {
 	Movable            *bool              `json:"movable,omitempty"`
 	Interactivity      *ChatInteractivity `json:"interactivity,omitempty"`
 	WorkingDirectories []URI              `json:"workingDirectories,omitempty"`
+	WorkingDirectory   *string            `json:"workingDirectory,omitempty"` // older protocol versions only
 	// Cleared lists the members sent as null, which clear a field,
 	// as opposed to absent members, which leave it unchanged.
 	Cleared []string `json:"-"`
@@ -4796,6 +4797,11 @@ func (x SessionChatUpdatedActionChanges) MarshalJSONTo(enc *jsontext.Encoder) er
 		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
 	} else if slices.Contains(x.Cleared, "workingDirectories") {
 		member(enc, &err, "workingDirectories", struct{}{}, writeNull)
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
+	} else if slices.Contains(x.Cleared, "workingDirectory") {
+		member(enc, &err, "workingDirectory", struct{}{}, writeNull)
 	}
 	if err != nil {
 		return err
@@ -4897,6 +4903,14 @@ func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, na
 			return 0, err
 		}
 		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
+		return 0, err
+	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "workingDirectory")
+			_, err = dec.ReadToken()
+			return 0, err
+		}
+		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
 	return 0, dec.SkipValue()

@@ -52,7 +52,11 @@ type marshaler interface {
 // Required members absent from data are left zero; [UnmarshalStrict]
 // reports them.
 func Unmarshal(data []byte, v any) error {
-	return lenient(UnmarshalStrict(data, v))
+	if ok, err := unmarshalUnion(data, v); ok {
+		return lenient(err)
+	}
+	// The generated UnmarshalJSONFrom methods drop a *MissingError.
+	return json.Unmarshal(data, v)
 }
 
 // UnmarshalStrict is [Unmarshal] that also tells a required member that is
@@ -191,31 +195,34 @@ func Decode(typeName string, data []byte) (any, error) {
 	return v, lenient(err)
 }
 
-// decodeFunc adapts a function to json.UnmarshalerFrom so a decode can run
-// on the library's pooled decoder.
-type decodeFunc func(*jsontext.Decoder) error
-
-func (f *decodeFunc) UnmarshalJSONFrom(dec *jsontext.Decoder) error { return (*f)(dec) }
-
 // unmarshalWith decodes data with fn on the library's pooled decoder. A
 // *MissingError from fn is returned once the whole value has been read.
 func unmarshalWith(data []byte, fn func(*jsontext.Decoder) error) error {
-	var missing *MissingError
-	f := decodeFunc(func(dec *jsontext.Decoder) error {
-		err := fn(dec)
-		if m, ok := err.(*MissingError); ok {
-			missing = m
-			return nil
-		}
-		return err
-	})
-	if err := json.Unmarshal(data, &f); err != nil {
+	d := softDecoder{fn: fn}
+	if err := json.Unmarshal(data, &d); err != nil {
 		return err
 	}
-	if missing != nil {
-		return missing
+	if d.missing != nil {
+		return d.missing
 	}
 	return nil
+}
+
+// softDecoder runs a decode function for json.Unmarshal, keeping a
+// *MissingError aside so that the library still checks the end of the
+// input. (A struct rather than a closure: one allocation, as before.)
+type softDecoder struct {
+	fn      func(*jsontext.Decoder) error
+	missing *MissingError
+}
+
+func (d *softDecoder) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	err := d.fn(dec)
+	if m, ok := err.(*MissingError); ok {
+		d.missing = m
+		return nil
+	}
+	return err
 }
 
 // open reads the start of a JSON object or array (want is '{' or '['). It

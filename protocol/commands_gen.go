@@ -1141,6 +1141,7 @@ type CreateChatParams struct {
 	InitialMessage     *Message                  `json:"initialMessage,omitempty"`
 	Source             ChatSource                `json:"source,omitempty"`
 	WorkingDirectories []URI                     `json:"workingDirectories,omitempty"`
+	WorkingDirectory   *string                   `json:"workingDirectory,omitempty"` // older protocol versions only
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -1159,6 +1160,9 @@ func (x CreateChatParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	}
 	if x.WorkingDirectories != nil {
 		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
 	}
 	if err != nil {
 		return err
@@ -1200,6 +1204,9 @@ func (x *CreateChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (see
 		return 0, under("source", err)
 	case "workingDirectories":
 		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
+		return 0, err
+	case "workingDirectory":
+		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
 	return 0, dec.SkipValue()
@@ -1409,7 +1416,8 @@ type CreateSessionParams struct {
 	Config             map[string]jsontext.Value `json:"config,omitempty"`
 	ActiveClient       *SessionActiveClient      `json:"activeClient,omitempty"`
 	ProgressToken      *string                   `json:"progressToken,omitempty"`
-	Fork               jsontext.Value            `json:"fork,omitempty"` // older protocol versions only
+	Fork               jsontext.Value            `json:"fork,omitempty"`             // older protocol versions only
+	WorkingDirectory   *string                   `json:"workingDirectory,omitempty"` // older protocol versions only
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -1436,6 +1444,9 @@ func (x CreateSessionParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	}
 	if x.Fork != nil {
 		member(enc, &err, "fork", x.Fork, writeRaw)
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
 	}
 	if err != nil {
 		return err
@@ -1483,6 +1494,9 @@ func (x *CreateSessionParams) decodeMember(dec *jsontext.Decoder, name []byte) (
 		return 0, err
 	case "fork":
 		x.Fork, err = readRaw(dec)
+		return 0, err
+	case "workingDirectory":
+		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
 	return 0, dec.SkipValue()

@@ -685,6 +685,7 @@ type SessionSummaryChangedParamsChanges struct {
 	Meta               map[string]jsontext.Value `json:"_meta,omitempty"`
 	Chats              []SessionChatSummary      `json:"chats,omitempty"`
 	DefaultChat        *URI                      `json:"defaultChat,omitempty"`
+	WorkingDirectory   *string                   `json:"workingDirectory,omitempty"` // older protocol versions only
 	// Cleared lists the members sent as null, which clear a field,
 	// as opposed to absent members, which leave it unchanged.
 	Cleared []string `json:"-"`
@@ -769,6 +770,11 @@ func (x SessionSummaryChangedParamsChanges) MarshalJSONTo(enc *jsontext.Encoder)
 		member(enc, &err, "defaultChat", *x.DefaultChat, writeString)
 	} else if slices.Contains(x.Cleared, "defaultChat") {
 		member(enc, &err, "defaultChat", struct{}{}, writeNull)
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
+	} else if slices.Contains(x.Cleared, "workingDirectory") {
+		member(enc, &err, "workingDirectory", struct{}{}, writeNull)
 	}
 	if err != nil {
 		return err
@@ -912,6 +918,14 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			return 0, err
 		}
 		x.DefaultChat, err = readPtr(dec, readString)
+		return 0, err
+	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			x.Cleared = append(x.Cleared, "workingDirectory")
+			_, err = dec.ReadToken()
+			return 0, err
+		}
+		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
 	return 0, dec.SkipValue()

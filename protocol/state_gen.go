@@ -4697,6 +4697,8 @@ type ChatState struct {
 	QueuedMessages     []PendingMessage          `json:"queuedMessages,omitempty"`
 	Draft              *Message                  `json:"draft,omitempty"`
 	Meta               map[string]jsontext.Value `json:"_meta,omitempty"`
+	WorkingDirectory   *string                   `json:"workingDirectory,omitempty"` // older protocol versions only
+	InputRequests      []ChatInputRequest        `json:"inputRequests,omitempty"`    // older protocol versions only
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -4757,6 +4759,14 @@ func (x ChatState) MarshalJSONTo(enc *jsontext.Encoder) error {
 	}
 	if x.Meta != nil {
 		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
+	}
+	if x.InputRequests != nil {
+		member(enc, &err, "inputRequests", x.InputRequests, func(enc *jsontext.Encoder, v []ChatInputRequest) error {
+			return writeSlice(enc, v, writeMarshaler[ChatInputRequest])
+		})
 	}
 	if err != nil {
 		return err
@@ -4845,6 +4855,14 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 	case "_meta":
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
+	case "workingDirectory":
+		x.WorkingDirectory, err = readPtr(dec, readString)
+		return 0, err
+	case "inputRequests":
+		x.InputRequests, err = func(dec *jsontext.Decoder) ([]ChatInputRequest, error) {
+			return readSlice(dec, readStruct[ChatInputRequest])
+		}(dec)
+		return 0, under("inputRequests", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4861,6 +4879,7 @@ type ChatSummary struct {
 	Movable            *bool              `json:"movable,omitempty"`
 	Interactivity      *ChatInteractivity `json:"interactivity,omitempty"`
 	WorkingDirectories []URI              `json:"workingDirectories,omitempty"`
+	WorkingDirectory   *string            `json:"workingDirectory,omitempty"` // older protocol versions only
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -4887,6 +4906,9 @@ func (x ChatSummary) MarshalJSONTo(enc *jsontext.Encoder) error {
 	}
 	if x.WorkingDirectories != nil {
 		member(enc, &err, "workingDirectories", x.WorkingDirectories, func(enc *jsontext.Encoder, v []URI) error { return writeSlice(enc, v, writeString) })
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
 	}
 	if err != nil {
 		return err
@@ -4940,6 +4962,9 @@ func (x *ChatSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uin
 		return 0, err
 	case "workingDirectories":
 		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
+		return 0, err
+	case "workingDirectory":
+		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
 	return 0, dec.SkipValue()
@@ -10089,6 +10114,7 @@ type SessionState struct {
 	Changesets         []Changeset               `json:"changesets,omitempty"`
 	InputNeeded        []SessionInputRequest     `json:"inputNeeded,omitempty"`
 	Meta               map[string]jsontext.Value `json:"_meta,omitempty"`
+	WorkingDirectory   *string                   `json:"workingDirectory,omitempty"` // older protocol versions only
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -10148,6 +10174,9 @@ func (x SessionState) MarshalJSONTo(enc *jsontext.Encoder) error {
 	}
 	if x.Meta != nil {
 		member(enc, &err, "_meta", x.Meta, func(enc *jsontext.Encoder, v map[string]jsontext.Value) error { return writeMap(enc, v, writeRaw) })
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
 	}
 	if err != nil {
 		return err
@@ -10235,6 +10264,9 @@ func (x *SessionState) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 	case "_meta":
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
+	case "workingDirectory":
+		x.WorkingDirectory, err = readPtr(dec, readString)
+		return 0, err
 	}
 	return 0, dec.SkipValue()
 }
@@ -10268,6 +10300,7 @@ type SessionSummary struct {
 	Meta               map[string]jsontext.Value `json:"_meta,omitempty"`
 	Chats              []SessionChatSummary      `json:"chats,omitempty"`
 	DefaultChat        *URI                      `json:"defaultChat,omitempty"`
+	WorkingDirectory   *string                   `json:"workingDirectory,omitempty"` // older protocol versions only
 }
 
 // MarshalJSONTo writes x as a JSON object.
@@ -10307,6 +10340,9 @@ func (x SessionSummary) MarshalJSONTo(enc *jsontext.Encoder) error {
 	}
 	if x.DefaultChat != nil {
 		member(enc, &err, "defaultChat", *x.DefaultChat, writeString)
+	}
+	if x.WorkingDirectory != nil {
+		member(enc, &err, "workingDirectory", *x.WorkingDirectory, writeString)
 	}
 	if err != nil {
 		return err
@@ -10377,6 +10413,9 @@ func (x *SessionSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 		return 0, under("chats", err)
 	case "defaultChat":
 		x.DefaultChat, err = readPtr(dec, readString)
+		return 0, err
+	case "workingDirectory":
+		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
 	return 0, dec.SkipValue()

@@ -166,6 +166,7 @@ func TestGolden(t *testing.T) {
 		{"send-input-asked", "blue\n", true, []string{"send", id, "/input Favourite colour?"}},
 		{"send-think", "", false, []string{"send", id, "/think carefully"}},
 		{"send-error", "", false, []string{"send", id, "/error"}},
+		{"send-flaky", "", false, []string{"send", id, "/flaky later"}},
 		// The first turn streams for about 80 ms, so the second line always
 		// arrives while it runs and is queued.
 		{"chat", "/slow 40\nsecond line\n", false, []string{"chat", id}},

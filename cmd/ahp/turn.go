@@ -169,6 +169,11 @@ func (v *turnView) finish(t *protocol.Turn) error {
 		if e := t.ErrorInfo(); e != nil {
 			msg = e.Message
 		}
+		if n := len(t.ResponseParts); n > 0 {
+			if e, ok := t.ResponseParts[n-1].(*protocol.ErrorResponsePart); ok && e.Resumable != nil && *e.Resumable {
+				msg += " (the turn can be resumed)"
+			}
+		}
 		err = &turnError{msg}
 	case protocol.TurnStateCancelled:
 		err = &turnError{"the turn was cancelled"}

@@ -83,6 +83,9 @@ func (v *View) UpState(channel string, s protocol.SnapshotState) protocol.Snapsh
 	if !v.legacy {
 		return s
 	}
+	if v.shape >= Shape06 {
+		s = up06State(s)
+	}
 	switch s := s.(type) {
 	case *protocol.ChatState:
 		out := *s

@@ -30,6 +30,11 @@
 //     origin, ChatSummary.movable and changes, the chat's background work,
 //     canvases and changesets, InitializeResult._meta, ...) are left out.
 //
+// Versions 0.5.x and 0.6.x, before multiroot sessions (0.7.0), also name
+// one workingDirectory instead of a list of workingDirectories; and 0.5.x
+// keeps a chat's open input requests in ChatState.inputRequests rather
+// than in the active turn's response parts (0.6.0).
+//
 // Conversions never modify their input: host states are shared by every
 // reader. A value that needs no change is returned as it is (the same
 // pointer), so callers can tell cheaply that a shape did not change and
@@ -44,7 +49,8 @@ import (
 // immutable and safe for concurrent use.
 type View struct {
 	version string
-	legacy  bool // a version before 0.9.0: the 0.8.0 pack's shapes
+	legacy  bool  // a version before 0.9.0: the 0.8.0 pack's shapes
+	shape   Shape // which of them
 }
 
 // Current is the view of the 1.x era's versions, which changes nothing.
@@ -60,7 +66,14 @@ func For(version string) *View {
 		}
 		return &View{version: version}
 	}
-	return &View{version: version, legacy: true}
+	shape := Shape08
+	switch {
+	case v.Minor <= 5:
+		shape = Shape05
+	case v.Minor == 6:
+		shape = Shape06
+	}
+	return &View{version: version, legacy: true, shape: shape}
 }
 
 // Shape names the set of shapes a view shows. Views of different versions
@@ -72,18 +85,18 @@ type Shape uint8
 const (
 	// ShapeCurrent is the 1.x era's shapes: nothing is converted.
 	ShapeCurrent Shape = iota
-	// Shape08 is the shapes of 0.5.1 to 0.8.0, which the 0.8.0 pack
+	// Shape08 is the shapes of 0.7.0 to 0.8.x, which the 0.8.0 pack
 	// describes.
 	Shape08
+	// Shape06 is Shape08 with one workingDirectory for the list (0.6.x).
+	Shape06
+	// Shape05 is Shape06 with open input requests in
+	// ChatState.inputRequests (0.5.x).
+	Shape05
 )
 
 // Shape returns the set of shapes the view shows.
-func (v *View) Shape() Shape {
-	if v.legacy {
-		return Shape08
-	}
-	return ShapeCurrent
-}
+func (v *View) Shape() Shape { return v.shape }
 
 // Version returns the negotiated version the view is for.
 func (v *View) Version() string { return v.version }
@@ -109,7 +122,11 @@ func (v *View) Action(a protocol.StateAction) protocol.StateAction {
 	if !v.legacy {
 		return a
 	}
-	return downAction(a)
+	a = downAction(a)
+	if v.shape >= Shape06 {
+		a = down06Action(a)
+	}
+	return a
 }
 
 // Envelope returns env with its action as the version sees it; env itself
@@ -129,7 +146,11 @@ func (v *View) State(s protocol.SnapshotState) protocol.SnapshotState {
 	if !v.legacy {
 		return s
 	}
-	return downState(s)
+	s = downState(s)
+	if v.shape >= Shape06 {
+		s = down06State(s, v.shape == Shape05)
+	}
+	return s
 }
 
 // Snapshots returns snapshots as the version sees them, sharing the slice
@@ -140,7 +161,7 @@ func (v *View) Snapshots(snaps []protocol.Snapshot) []protocol.Snapshot {
 	}
 	var out []protocol.Snapshot
 	for i, s := range snaps {
-		st := downState(s.State)
+		st := v.State(s.State)
 		if st == s.State && out == nil {
 			continue
 		}
@@ -171,7 +192,7 @@ func (v *View) Summaries(list []protocol.SessionSummary) []protocol.SessionSumma
 	}
 	out := make([]protocol.SessionSummary, len(list))
 	for i, s := range list {
-		out[i] = downSummary(s)
+		out[i] = v.Summary(s)
 	}
 	return out
 }
@@ -181,7 +202,11 @@ func (v *View) Summary(s protocol.SessionSummary) protocol.SessionSummary {
 	if !v.legacy {
 		return s
 	}
-	return downSummary(s)
+	s = downSummary(s)
+	if v.shape >= Shape06 {
+		s.WorkingDirectory, s.WorkingDirectories = first(s.WorkingDirectories), nil
+	}
+	return s
 }
 
 // InitializeResult returns the result of initialize as the version sees
@@ -208,11 +233,14 @@ func (v *View) Notification(method string, params any) any {
 	switch p := params.(type) {
 	case *protocol.SessionAddedParams:
 		out := *p
-		out.Summary = downSummary(p.Summary)
+		out.Summary = v.Summary(p.Summary)
 		return &out
 	case *protocol.SessionSummaryChangedParams:
 		out := *p
 		out.Changes = downSummaryChanges(p.Changes)
+		if v.shape >= Shape06 && out.Changes.WorkingDirectories != nil {
+			out.Changes.WorkingDirectory, out.Changes.WorkingDirectories = first(out.Changes.WorkingDirectories), nil
+		}
 		return &out
 	case *protocol.AuthRequiredParams:
 		return &legacyAuthRequired{p: p}

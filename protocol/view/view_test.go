@@ -269,3 +269,54 @@ func TestUpMissing(t *testing.T) {
 		t.Error("1.0.0 drops missing members")
 	}
 }
+
+// TestBeforeMultiroot: 0.5.x and 0.6.x name one workingDirectory, the
+// first of the list (multiroot sessions came in 0.7.0); 0.5.x keeps open
+// input requests in ChatState.inputRequests (0.6.0 moved them into the
+// turn's parts).
+func TestBeforeMultiroot(t *testing.T) {
+	session := `{"provider":"p","title":"S","status":1,"lifecycle":"ready","workingDirectories":["file:///a","file:///b"],"activeClients":[],` +
+		`"chats":[{"resource":"ahp-chat:/c","title":"C","status":1,"modifiedAt":"m","workingDirectories":["file:///b"]}]}`
+	single := `{"provider":"p","title":"S","status":1,"lifecycle":"ready","workingDirectory":"file:///a","activeClients":[],` +
+		`"chats":[{"resource":"ahp-chat:/c","title":"C","status":1,"modifiedAt":"m","workingDirectory":"file:///b"}]}`
+	for _, version := range []string{"0.5.1", "0.6.0"} {
+		v := view.For(version)
+		sameJSON(t, version+" session", single, v.State(stateOf(t, "SessionState", session)))
+		sameJSON(t, version+" session up", `{"provider":"p","title":"S","status":1,"lifecycle":"ready","workingDirectories":["file:///a"],"activeClients":[],`+
+			`"chats":[{"resource":"ahp-chat:/c","title":"C","status":1,"modifiedAt":"m","workingDirectories":["file:///b"]}]}`,
+			v.UpState(sessionURI, stateOf(t, "SessionState", single)))
+		sum := protocol.SessionSummary{Resource: sessionURI, WorkingDirectories: []protocol.URI{"file:///a"}}
+		if got := v.Summary(sum); got.WorkingDirectory == nil || *got.WorkingDirectory != "file:///a" || got.WorkingDirectories != nil {
+			t.Errorf("%s summary %+v", version, got)
+		}
+		p := v.UpCreateSession(&protocol.CreateSessionParams{Channel: sessionURI, WorkingDirectory: protocol.Ptr("file:///w")})
+		if len(p.WorkingDirectories) != 1 || p.WorkingDirectories[0] != "file:///w" || p.WorkingDirectory != nil {
+			t.Errorf("%s createSession %+v", version, p)
+		}
+	}
+	if v := view.For("0.7.0"); encodeJSON(t, v.State(stateOf(t, "SessionState", session))) != encodeJSON(t, stateOf(t, "SessionState", session)) {
+		t.Error("0.7.0 sees a converted session")
+	}
+	chat := `{"resource":"ahp-chat:/c","title":"T","status":24,"modifiedAt":"m","turns":[],"activeTurn":{"id":"t","startedAt":"s","message":{"text":"hi","origin":{"kind":"user"}},` +
+		`"responseParts":[{"kind":"inputRequest","request":{"id":"done"},"response":"accept"},{"kind":"inputRequest","request":{"id":"open","message":"Which?"}}]}}`
+	old := `{"resource":"ahp-chat:/c","title":"T","status":24,"modifiedAt":"m","turns":[],"activeTurn":{"id":"t","startedAt":"s","message":{"text":"hi","origin":{"kind":"user"}},` +
+		`"responseParts":[{"kind":"inputRequest","request":{"id":"done"},"response":"accept"}]},"inputRequests":[{"id":"open","message":"Which?"}]}`
+	v := view.For("0.5.2")
+	sameJSON(t, "0.5.2 chat", old, v.State(stateOf(t, "ChatState", chat)))
+	sameJSON(t, "0.5.2 chat up", chat, v.UpState(chatURI, stateOf(t, "ChatState", old)))
+	sameJSON(t, "0.6.0 chat", chat, view.For("0.6.0").State(stateOf(t, "ChatState", chat)))
+}
+
+func encodeJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := protocol.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func stateOf(t *testing.T, typ, data string) protocol.SnapshotState {
+	t.Helper()
+	return decodeKind(t, typ, data).(protocol.SnapshotState)
+}

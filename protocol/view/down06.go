@@ -1,0 +1,157 @@
+package view
+
+import "github.com/ahp-go/ahp/protocol"
+
+// Conversions for 0.5.x and 0.6.x, on top of those to the 0.8.0 shapes:
+// one workingDirectory for the list (multiroot sessions came in 0.7.0),
+// and at 0.5.x the open input requests beside the turns.
+
+// first returns the first of a list of directories, the one older versions
+// name: with immutablePrimary it is the session's primary root.
+func first(dirs []protocol.URI) *string {
+	if len(dirs) == 0 {
+		return nil
+	}
+	return protocol.Ptr(dirs[0])
+}
+
+func down06Action(a protocol.StateAction) protocol.StateAction {
+	switch a := a.(type) {
+	case *protocol.SessionChatAddedAction:
+		if a.Summary.WorkingDirectories == nil {
+			return a
+		}
+		out := *a
+		out.Summary.WorkingDirectory, out.Summary.WorkingDirectories = first(a.Summary.WorkingDirectories), nil
+		return &out
+	case *protocol.SessionChatUpdatedAction:
+		if a.Changes.WorkingDirectories == nil {
+			return a
+		}
+		out := *a
+		out.Changes.WorkingDirectory, out.Changes.WorkingDirectories = first(a.Changes.WorkingDirectories), nil
+		return &out
+	}
+	return a
+}
+
+func down06State(s protocol.SnapshotState, v05 bool) protocol.SnapshotState {
+	switch s := s.(type) {
+	case *protocol.SessionState:
+		out := *s
+		out.WorkingDirectory, out.WorkingDirectories = first(s.WorkingDirectories), nil
+		if len(s.Chats) > 0 {
+			out.Chats = make([]protocol.ChatSummary, len(s.Chats))
+			for i, c := range s.Chats {
+				c.WorkingDirectory, c.WorkingDirectories = first(c.WorkingDirectories), nil
+				out.Chats[i] = c
+			}
+		}
+		return &out
+	case *protocol.ChatState:
+		out := *s
+		out.WorkingDirectory, out.WorkingDirectories = first(s.WorkingDirectories), nil
+		if v05 && s.ActiveTurn != nil {
+			// 0.5.x: the open requests sit beside the turns, and the
+			// turn's parts record only resolved ones.
+			var open []protocol.ChatInputRequest
+			parts := make([]protocol.ResponsePart, 0, len(s.ActiveTurn.ResponseParts))
+			for _, p := range s.ActiveTurn.ResponseParts {
+				if r, ok := p.(*protocol.InputRequestResponsePart); ok && r.Response == nil {
+					open = append(open, r.Request)
+					continue
+				}
+				parts = append(parts, p)
+			}
+			if open != nil {
+				t := *s.ActiveTurn
+				t.ResponseParts = parts
+				out.ActiveTurn = &t
+				out.InputRequests = open
+			}
+		}
+		return &out
+	}
+	return s
+}
+
+// up06State brings a 0.5.x or 0.6.x state up to the 0.8.0 shapes.
+func up06State(s protocol.SnapshotState) protocol.SnapshotState {
+	switch s := s.(type) {
+	case *protocol.SessionState:
+		if s.WorkingDirectory == nil && !hasChatDirectory(s.Chats) {
+			return s
+		}
+		out := *s
+		if s.WorkingDirectory != nil && s.WorkingDirectories == nil {
+			out.WorkingDirectories = []protocol.URI{*s.WorkingDirectory}
+		}
+		out.WorkingDirectory = nil
+		out.Chats = make([]protocol.ChatSummary, len(s.Chats))
+		for i, c := range s.Chats {
+			if c.WorkingDirectory != nil && c.WorkingDirectories == nil {
+				c.WorkingDirectories = []protocol.URI{*c.WorkingDirectory}
+			}
+			c.WorkingDirectory = nil
+			out.Chats[i] = c
+		}
+		return &out
+	case *protocol.ChatState:
+		if s.WorkingDirectory == nil && s.InputRequests == nil {
+			return s
+		}
+		out := *s
+		if s.WorkingDirectory != nil && s.WorkingDirectories == nil {
+			out.WorkingDirectories = []protocol.URI{*s.WorkingDirectory}
+		}
+		out.WorkingDirectory = nil
+		if s.InputRequests != nil && s.ActiveTurn != nil {
+			t := *s.ActiveTurn
+			t.ResponseParts = append([]protocol.ResponsePart(nil), s.ActiveTurn.ResponseParts...)
+			for _, r := range s.InputRequests {
+				t.ResponseParts = append(t.ResponseParts, &protocol.InputRequestResponsePart{Request: r})
+			}
+			out.ActiveTurn = &t
+		}
+		out.InputRequests = nil
+		return &out
+	}
+	return s
+}
+
+func hasChatDirectory(chats []protocol.ChatSummary) bool {
+	for _, c := range chats {
+		if c.WorkingDirectory != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// UpCreateSession returns createSession params the version sent in their
+// 1.x shape: an older version's one workingDirectory becomes the list.
+func (v *View) UpCreateSession(p *protocol.CreateSessionParams) *protocol.CreateSessionParams {
+	if p.WorkingDirectory == nil {
+		return p
+	}
+	out := *p
+	if out.WorkingDirectories == nil {
+		out.WorkingDirectories = []protocol.URI{*p.WorkingDirectory}
+	}
+	out.WorkingDirectory = nil
+	return &out
+}
+
+// UpCreateChat returns createChat params the version sent in their 1.x
+// shape.
+func (v *View) UpCreateChat(p *protocol.CreateChatParams) *protocol.CreateChatParams {
+	if p.WorkingDirectory == nil {
+		return p
+	}
+	out := *p
+	if out.WorkingDirectories == nil {
+		out.WorkingDirectories = []protocol.URI{*p.WorkingDirectory}
+	}
+	out.WorkingDirectory = nil
+	return &out
+}
