@@ -14,12 +14,34 @@ import (
 	"github.com/ahp-go/ahp/protocol"
 )
 
-type sendOptions struct{ yes bool }
+type sendOptions struct {
+	yes          bool
+	model, agent string
+}
 
 func sendFlags(fs *flag.FlagSet) any {
 	o := &sendOptions{}
 	fs.BoolVar(&o.yes, "yes", false, "approve tool calls without asking")
+	fs.StringVar(&o.model, "model", "", "model the messages ask for, by ID or name, among those the host offers")
+	fs.StringVar(&o.agent, "agent", "", "agent (mode) the messages ask for, by name or URI, among those the host offers")
 	return o
+}
+
+// selectFor reads what the host offers the session and applies the
+// --model and --agent flags.
+func (cv *conversation) selectFor(ctx context.Context, o *sendOptions) error {
+	sel, err := cv.a.offers(ctx, cv.provider)
+	if err != nil {
+		return err
+	}
+	if err := sel.setModel(o.model); err != nil {
+		return usagef("--model: %v", err)
+	}
+	if err := sel.setAgent(o.agent); err != nil {
+		return usagef("--agent: %v", err)
+	}
+	cv.sel = sel
+	return nil
 }
 
 // conversation follows a session's chat: it renders turns as they stream
@@ -34,12 +56,14 @@ type conversation struct {
 	// only this client's (send).
 	all bool
 
-	views   map[string]*turnView
-	before  map[string]bool      // turns that existed when we joined
-	own     map[string]bool      // turns this client started
-	queued  []string             // texts of messages this client queued
-	started map[string]time.Time // when each own turn was seen starting
-	refused bool                 // something the agent asked was refused
+	views    map[string]*turnView
+	before   map[string]bool      // turns that existed when we joined
+	own      map[string]bool      // turns this client started
+	queued   []string             // texts of messages this client queued
+	started  map[string]time.Time // when each own turn was seen starting
+	refused  bool                 // something the agent asked was refused
+	provider string               // the session's agent provider
+	sel      *selection           // the model and agent of this client's messages
 	// stdinUsed: stdin held the prompt, so it has nothing left to answer
 	// with.
 	stdinUsed bool
@@ -61,7 +85,7 @@ func (a *app) open(ctx context.Context, uri string, yes, all bool) (*conversatio
 	if err != nil {
 		return nil, err
 	}
-	cv := &conversation{a: a, c: a.c, chat: chat, scr: newScreen(a.env, a.g.json), yes: yes, all: all,
+	cv := &conversation{a: a, c: a.c, chat: chat, scr: newScreen(a.env, a.g.json), yes: yes, all: all, provider: st.Provider,
 		views: map[string]*turnView{}, before: map[string]bool{}, own: map[string]bool{}, started: map[string]time.Time{}}
 	a.mu.Lock()
 	a.scr = cv.scr
@@ -101,7 +125,7 @@ func (cv *conversation) start(ctx context.Context, text string) (*client.Receipt
 	id := cv.a.newID()
 	cv.own[id] = true
 	cv.started[id] = cv.a.now()
-	r, err := cv.chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(cv.a.now()), Message: userText(text)})
+	r, err := cv.chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(cv.a.now()), Message: cv.sel.apply(userText(text))})
 	return r, id, err
 }
 
@@ -366,6 +390,9 @@ func runSend(ctx context.Context, a *app, pos []string, flags any) error {
 		return err
 	}
 	cv.stdinUsed = fromStdin
+	if err := cv.selectFor(ctx, o); err != nil {
+		return err
+	}
 	changed, stop := cv.changes()
 	defer stop()
 	r, id, err := cv.start(ctx, prompt)
@@ -438,8 +465,15 @@ func runChat(ctx context.Context, a *app, pos []string, flags any) error {
 	if err != nil {
 		return err
 	}
+	if err := cv.selectFor(ctx, o); err != nil {
+		return err
+	}
+	if a.stdoutTTY || a.g.json {
+		// Piped output keeps to the replies of this run.
+		cv.history(historyTurns)
+	}
 	if !a.g.json {
-		fmt.Fprintf(a.stderr, "Chatting in session %s. Type a message and press Enter; /cancel stops the running turn, /quit or Ctrl-D leaves.\n", sessionID(uri))
+		fmt.Fprintf(a.stderr, "Chatting in session %s. Type a message and press Enter; /cancel stops the running turn, /model and /agent choose what the next messages ask for, /quit or Ctrl-D leaves.\n", sessionID(uri))
 	}
 	changed, stop := cv.changes()
 	defer stop()
@@ -492,6 +526,51 @@ func runChat(ctx context.Context, a *app, pos []string, flags any) error {
 	}
 }
 
+// historyTurns is how many of the chat's last turns chat shows on joining.
+const historyTurns = 5
+
+// history shows the chat's last n completed turns, each with the model it
+// ran with (on a terminal, and with --json).
+func (cv *conversation) history(n int) {
+	st, _ := cv.chat.State().(*protocol.ChatState)
+	if st == nil {
+		return
+	}
+	turns := st.Turns[max(0, len(st.Turns)-n):]
+	for i := range turns {
+		t := &turns[i]
+		model := turnModel(t)
+		if cv.a.g.json {
+			cv.a.printJSON(map[string]any{"type": "history", "turnId": t.ID, "message": t.Message.Text,
+				"model": model, "state": t.State, "text": replyOf(t.ResponseParts)})
+			continue
+		}
+		head := "» " + strings.ReplaceAll(t.Message.Text, "\n", "\n  ")
+		if model != "" {
+			head += "   (" + model + ")"
+		}
+		cv.scr.line(head)
+		if reply := replyOf(t.ResponseParts); reply != "" {
+			cv.scr.line(strings.TrimRight(reply, "\n"))
+		}
+		if t.State == protocol.TurnStateError || t.State == protocol.TurnStateCancelled {
+			cv.scr.line("[" + string(t.State) + "]")
+		}
+	}
+}
+
+// turnModel names the model a turn ran with: the one its usage reports,
+// else the one its message asked for.
+func turnModel(t *protocol.Turn) string {
+	switch {
+	case t.Usage != nil && t.Usage.Model != nil && *t.Usage.Model != "":
+		return *t.Usage.Model
+	case t.Message.Model != nil:
+		return t.Message.Model.ID
+	}
+	return ""
+}
+
 func isTurnError(err error) bool {
 	var te *turnError
 	return errors.As(err, &te)
@@ -500,6 +579,9 @@ func isTurnError(err error) bool {
 // input handles one line typed in a chat; it reports true to leave.
 func (cv *conversation) input(ctx context.Context, c *client.Client, line string) (bool, error) {
 	st := cv.chat.State().(*protocol.ChatState)
+	if cv.sel.command(cv.a.stderr, line) { // /model, /agent
+		return false, nil
+	}
 	switch line {
 	case "":
 		return false, nil
@@ -516,7 +598,7 @@ func (cv *conversation) input(ctx context.Context, c *client.Client, line string
 	if st.ActiveTurn != nil {
 		// A turn runs: queue the message; the host starts it next.
 		cv.queued = append(cv.queued, line)
-		_, err := cv.chat.Dispatch(ctx, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: cv.a.newID(), Message: userText(line)})
+		_, err := cv.chat.Dispatch(ctx, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: cv.a.newID(), Message: cv.sel.apply(userText(line))})
 		if err == nil && !cv.a.g.json {
 			fmt.Fprintln(cv.a.stderr, "(queued until the running turn ends)")
 		}

@@ -130,8 +130,8 @@ func init() {
 	commands = []*command{
 		{name: "sessions", help: "list sessions, most recent first", nargs: exactly(0), run: runSessions},
 		{name: "new", args: "[--provider P] [--cwd DIR]", help: "create a session and print its ID", nargs: exactly(0), flags: newFlags, run: runNew},
-		{name: "send", args: "[--yes] SESSION PROMPT", help: "send a prompt and stream the reply (PROMPT - reads stdin)", nargs: between(1, 2), flags: sendFlags, run: runSend},
-		{name: "chat", args: "[--yes] SESSION", help: "talk with a session interactively", nargs: exactly(1), flags: sendFlags, run: runChat},
+		{name: "send", args: "[--yes] [--model M] [--agent A] SESSION PROMPT", help: "send a prompt and stream the reply (PROMPT - reads stdin)", nargs: between(1, 2), flags: sendFlags, run: runSend},
+		{name: "chat", args: "[--yes] [--model M] [--agent A] SESSION", help: "talk with a session interactively", nargs: exactly(1), flags: sendFlags, run: runChat},
 		{name: "watch", args: "[--snapshot] URI", help: "print the envelopes and notifications of a channel", nargs: exactly(1), flags: watchFlags, run: runWatch},
 		{name: "rm", args: "SESSION", help: "remove a session", nargs: exactly(1), run: runRemove},
 	}
