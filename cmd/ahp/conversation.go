@@ -64,6 +64,7 @@ type conversation struct {
 	refused  bool                 // something the agent asked was refused
 	provider string               // the session's agent provider
 	sel      *selection           // the model and agent of this client's messages
+	draft    *draftSync           // syncs the chat's draft while chat edits the input; nil otherwise
 	// stdinUsed: stdin held the prompt, so it has nothing left to answer
 	// with.
 	stdinUsed bool
@@ -477,7 +478,16 @@ func runChat(ctx context.Context, a *app, pos []string, flags any) error {
 	}
 	changed, stop := cv.changes()
 	defer stop()
-	cv.lines = a.readLines()
+	if a.stdinTTY && a.cbreak != nil && !a.g.json {
+		if restore, err := a.cbreak(); err == nil {
+			defer restore()
+			cv.lines = cv.editLines(ctx)
+			defer cv.draft.stop()
+		}
+	}
+	if cv.lines == nil {
+		cv.lines = a.readLines()
+	}
 	tick := time.NewTicker(a.tick)
 	defer tick.Stop()
 	eof := false
@@ -571,6 +581,62 @@ func turnModel(t *protocol.Turn) string {
 	return ""
 }
 
+// sentDraft clears the draft once its text went out as a message.
+func (cv *conversation) sentDraft() {
+	if cv.draft != nil {
+		cv.draft.sent()
+	}
+}
+
+// editLines reads the terminal key by key: the line being typed starts
+// from the chat's draft, is echoed on stderr, and is synced to the chat's
+// draft when typing pauses; each line entered is returned, and clears the
+// draft once it is sent. The reading goroutine ends at the end of input
+// (or with the process).
+func (cv *conversation) editLines(ctx context.Context) <-chan string {
+	seed := ""
+	if st, _ := cv.chat.State().(*protocol.ChatState); st != nil && st.Draft != nil {
+		seed = st.Draft.Text
+	}
+	cv.draft = newDraftSync(seed, cv.a.draftDelay, func(text string) {
+		a := &protocol.ChatDraftChangedAction{}
+		if text != "" {
+			m := cv.sel.apply(userText(text))
+			a.Draft = &m
+		}
+		if _, err := cv.chat.Dispatch(ctx, a); err != nil && ctx.Err() == nil {
+			cv.scr.note("ahp: the draft was not saved: " + errorMessage(err))
+		}
+	})
+	ed := &lineEditor{echo: cv.echoInput, edit: cv.draft.typed}
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		ed.seed(seed)
+		buf := make([]byte, 256)
+		for {
+			n, err := cv.a.stdin.Read(buf)
+			lines, eof := ed.feed(buf[:n])
+			for _, l := range lines {
+				ch <- l
+			}
+			if eof || err != nil {
+				return
+			}
+		}
+	}()
+	return ch
+}
+
+// echoInput shows the line being typed on stderr ("\n" ends it).
+func (cv *conversation) echoInput(line string) {
+	if line == "\n" {
+		io.WriteString(cv.a.stderr, "\n")
+		return
+	}
+	io.WriteString(cv.a.stderr, "\r\x1b[K> "+line)
+}
+
 func isTurnError(err error) bool {
 	var te *turnError
 	return errors.As(err, &te)
@@ -599,6 +665,7 @@ func (cv *conversation) input(ctx context.Context, c *client.Client, line string
 		// A turn runs: queue the message; the host starts it next.
 		cv.queued = append(cv.queued, line)
 		_, err := cv.chat.Dispatch(ctx, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: cv.a.newID(), Message: cv.sel.apply(userText(line))})
+		cv.sentDraft()
 		if err == nil && !cv.a.g.json {
 			fmt.Fprintln(cv.a.stderr, "(queued until the running turn ends)")
 		}
@@ -608,6 +675,7 @@ func (cv *conversation) input(ctx context.Context, c *client.Client, line string
 	if err != nil {
 		return false, err
 	}
+	cv.sentDraft()
 	go func() {
 		// Another client may have started a turn first: say so.
 		if err := r.Wait(ctx); err != nil && ctx.Err() == nil {

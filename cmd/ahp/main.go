@@ -81,6 +81,12 @@ type env struct {
 	tick time.Duration
 	// interrupts delivers Ctrl-C; nil means none.
 	interrupts <-chan os.Signal
+	// cbreak makes the stdin terminal hand over each key without echo
+	// (chat edits lines itself, to sync the draft) and returns how to
+	// restore it; nil leaves stdin read by lines.
+	cbreak func() (restore func(), err error)
+	// draftDelay is the pause in typing after which chat syncs the draft.
+	draftDelay time.Duration
 }
 
 func main() {
@@ -98,6 +104,8 @@ func main() {
 		tick:      100 * time.Millisecond,
 
 		interrupts: sig,
+		cbreak:     func() (func(), error) { return setCbreak(os.Stdin) },
+		draftDelay: draftDelay,
 	}
 	e.color = e.stdoutTTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	os.Exit(run(context.Background(), os.Args[1:], e))

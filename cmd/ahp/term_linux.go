@@ -14,3 +14,10 @@ func isTerminal(f *os.File) bool {
 	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
 	return errno == 0
 }
+
+// setCbreak turns off line editing and echo on the terminal f, keeping
+// signals (Ctrl-C) and output processing, so that ahp sees each key; the
+// returned function restores the terminal.
+func setCbreak(f *os.File) (func(), error) {
+	return cbreak(f, syscall.TCGETS, syscall.TCSETS)
+}
