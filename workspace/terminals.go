@@ -414,6 +414,16 @@ func (w *Workspace) rootLoop() {
 		select {
 		case <-w.dirty:
 			w.publishTerminals()
+		case <-w.releaseSig:
+			w.mu.Lock()
+			rel := w.toRelease
+			w.toRelease = nil
+			w.mu.Unlock()
+			for _, wc := range rel {
+				if w.h.Subscribers(wc.uri) == 0 {
+					wc.release()
+				}
+			}
 		case <-w.stop:
 			return
 		}

@@ -65,12 +65,15 @@ type Workspace struct {
 	closed    bool
 	grants    map[host.Client][]files.Root
 	terms     map[string]*term
-	termOrder []string // terminal URIs in creation order
+	watches   map[string]*watchChan
+	toRelease []*watchChan // watches whose last subscriber left
+	termOrder []string     // terminal URIs in creation order
 
-	rootMu sync.Mutex    // serialises root/terminalsChanged
-	dirty  chan struct{} // asks rootLoop to publish the terminal list
-	stop   chan struct{} // closed by Close
-	wg     sync.WaitGroup
+	rootMu     sync.Mutex    // serialises root/terminalsChanged
+	dirty      chan struct{} // asks rootLoop to publish the terminal list
+	releaseSig chan struct{} // asks rootLoop to release watches in toRelease
+	stop       chan struct{} // closed by Close
+	wg         sync.WaitGroup
 }
 
 // New returns the constructor to put in host.Options.Workspace.
@@ -95,15 +98,17 @@ func New(opts *Options) func(*host.Host) (host.Workspace, error) {
 			return nil, err
 		}
 		w := &Workspace{
-			h:      h,
-			opts:   o,
-			log:    o.Logger,
-			files:  files.New(&files.Options{MaxReadBytes: o.MaxReadBytes, MaxListEntries: o.MaxListEntries, Requestable: req}),
-			roots:  roots,
-			grants: map[host.Client][]files.Root{},
-			terms:  map[string]*term{},
-			dirty:  make(chan struct{}, 1),
-			stop:   make(chan struct{}),
+			h:          h,
+			opts:       o,
+			log:        o.Logger,
+			files:      files.New(&files.Options{MaxReadBytes: o.MaxReadBytes, MaxListEntries: o.MaxListEntries, Requestable: req}),
+			roots:      roots,
+			grants:     map[host.Client][]files.Root{},
+			terms:      map[string]*term{},
+			watches:    map[string]*watchChan{},
+			dirty:      make(chan struct{}, 1),
+			releaseSig: make(chan struct{}, 1),
+			stop:       make(chan struct{}),
 		}
 		w.wg.Go(w.rootLoop)
 		return w, nil
@@ -126,17 +131,18 @@ func absAll(dirs []string) ([]string, error) {
 type handler func(ctx context.Context, w *Workspace, c *host.Call) (any, error)
 
 var handlers = map[string]handler{
-	"resourceRead":    serve(resourceRead),
-	"resourceWrite":   serve(resourceWrite),
-	"resourceList":    serve(resourceList),
-	"resourceCopy":    serve(resourceCopy),
-	"resourceDelete":  serve(resourceDelete),
-	"resourceMove":    serve(resourceMove),
-	"resourceResolve": serve(resourceResolve),
-	"resourceMkdir":   serve(resourceMkdir),
-	"resourceRequest": serve(resourceRequest),
-	"createTerminal":  serve(createTerminal),
-	"disposeTerminal": serve(disposeTerminal),
+	"resourceRead":        serve(resourceRead),
+	"resourceWrite":       serve(resourceWrite),
+	"resourceList":        serve(resourceList),
+	"resourceCopy":        serve(resourceCopy),
+	"resourceDelete":      serve(resourceDelete),
+	"resourceMove":        serve(resourceMove),
+	"resourceResolve":     serve(resourceResolve),
+	"resourceMkdir":       serve(resourceMkdir),
+	"resourceRequest":     serve(resourceRequest),
+	"createTerminal":      serve(createTerminal),
+	"disposeTerminal":     serve(disposeTerminal),
+	"createResourceWatch": serve(createResourceWatch),
 }
 
 // serve adapts a typed handler: params decoded strictly, -32602 when they
@@ -182,6 +188,7 @@ func (w *Workspace) Close() error {
 	w.closed = true
 	w.mu.Unlock()
 	w.closeTerminals()
+	w.closeWatches()
 	close(w.stop)
 	w.wg.Wait()
 	return nil
