@@ -1,9 +1,13 @@
 package host
 
 import (
+	"sync/atomic"
+
+	"github.com/go-json-experiment/json"
 	"github.com/google/btree"
 
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 )
 
 // catalog keeps every session in listing order (newest modification
@@ -19,6 +23,32 @@ type catalogEntry struct {
 	s   *session
 }
 
+// listing is one summary as the catalog lists it, with its encoding kept
+// for every page that lists it, on any connection, until the summary
+// changes (setSummaryLocked then gives the session a new listing). It is
+// immutable but for the encodings, which are filled on first use outside
+// the host's lock; two pages encoding it at once store the same bytes.
+type listing struct {
+	sum protocol.SessionSummary
+	enc [view.Shape08 + 1]atomic.Pointer[[]byte] // by the view's shape
+}
+
+// encoded returns the summary's JSON as a connection with the view v sees
+// it. Views of the same shape see it alike (view.Shape), so it is encoded
+// once per shape.
+func (l *listing) encoded(v *view.View) ([]byte, error) {
+	i := v.Shape()
+	if b := l.enc[i].Load(); b != nil {
+		return *b, nil
+	}
+	b, err := json.Marshal(v.Summary(l.sum))
+	if err != nil {
+		return nil, err
+	}
+	l.enc[i].Store(&b)
+	return b, nil
+}
+
 func newCatalog() *catalog {
 	return &catalog{t: btree.NewG(32, func(a, b catalogEntry) bool { return compareKeys(a.key, b.key) < 0 })}
 }
@@ -30,6 +60,7 @@ func (h *Host) setSummaryLocked(s *session, sum protocol.SessionSummary) {
 		h.catalog.t.Delete(catalogEntry{key: keyOf(s.summary)})
 	}
 	s.summary = sum
+	s.listing = &listing{sum: sum}
 	h.catalog.t.ReplaceOrInsert(catalogEntry{key: keyOf(sum), s: s})
 	s.listed = true
 }
@@ -38,14 +69,14 @@ func (h *Host) setSummaryLocked(s *session, sum protocol.SessionSummary) {
 func (h *Host) unlistLocked(s *session) {
 	if s.listed {
 		h.catalog.t.Delete(catalogEntry{key: keyOf(s.summary)})
-		s.listed = false
+		s.listed, s.listing = false, nil
 	}
 }
 
-// pageLocked returns up to limit summaries after the key (from the start
-// when after is nil), and whether more follow.
-func (c *catalog) pageLocked(after *sessionKey, limit int) (items []protocol.SessionSummary, more bool) {
-	items = make([]protocol.SessionSummary, 0, min(limit, c.t.Len()))
+// listingsLocked returns up to limit listings after the key (from the
+// start when after is nil), and whether more follow.
+func (c *catalog) listingsLocked(after *sessionKey, limit int) (items []*listing, more bool) {
+	items = make([]*listing, 0, min(limit, c.t.Len()))
 	visit := func(e catalogEntry) bool {
 		if after != nil && compareKeys(e.key, *after) <= 0 {
 			return true // the cursor's own entry
@@ -54,7 +85,7 @@ func (c *catalog) pageLocked(after *sessionKey, limit int) (items []protocol.Ses
 			more = true
 			return false
 		}
-		items = append(items, e.s.summary)
+		items = append(items, e.s.listing)
 		return true
 	}
 	if after == nil {

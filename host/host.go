@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -133,6 +134,10 @@ type Host struct {
 	st       store.Store
 	ownStore bool
 	jr       *journal
+
+	// bulk holds a token for each bulk read (a catalog page) being
+	// built; its capacity bounds them (Host.bulkRead).
+	bulk chan struct{}
 
 	mu         sync.Mutex
 	closed     bool
@@ -251,6 +256,7 @@ func New(opts *Options) (*Host, error) {
 		channels:  map[string]*channel{},
 		sessions:  map[string]*session{},
 		catalog:   newCatalog(),
+		bulk:      make(chan struct{}, max(runtime.GOMAXPROCS(0)-1, 1)),
 		chatOwner: map[string]*session{},
 		held:      map[*session]struct{}{},
 		conns:     map[*conn]struct{}{},

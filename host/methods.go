@@ -448,13 +448,14 @@ func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionPar
 	return nil, nil
 }
 
-func (c *conn) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*protocol.ListSessionsResult, error) {
-	res, err := c.h.listSessions(ctx, p)
+// listSessions answers with a page already encoded as the connection's
+// version sees it (Host.listSessionsEncoded).
+func (c *conn) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*jsontext.Value, error) {
+	res, err := c.h.listSessionsEncoded(ctx, p, c.view)
 	if err != nil {
 		return nil, err
 	}
-	res.Items = c.view.Summaries(res.Items)
-	return res, nil
+	return &res, nil
 }
 
 func (c *conn) disposeSession(ctx context.Context, p *protocol.DisposeSessionParams) (*none, error) {

@@ -36,6 +36,7 @@ type session struct {
 	chatURIs   []string                // the session's chats, in creation order
 	running    bool                    // a turn runs in one of its chats, as last stored
 	listed     bool                    // summary is in Host.catalog
+	listing    *listing                // summary as the catalog lists it, while listed
 
 	loaded    bool
 	loading   *loadCall // a read from the store in flight
