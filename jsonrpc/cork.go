@@ -25,8 +25,16 @@ type corkConn struct {
 
 	mu     sync.Mutex // serializes writes to Conn; held while writing
 	corked bool
-	buf    []byte
+	buf    []byte  // what is held back, in a pooled buffer while corked
+	pooled *[]byte // the pooled buffer, nil when uncorked
 }
+
+// corkBuffers are shared by all connections: a connection holds one only
+// while its writer is in a batch, so an idle connection costs none.
+var corkBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, maxCorked)
+	return &b
+}}
 
 // Write sends p, or keeps it for uncork while the connection is corked and
 // the buffer has room.
@@ -46,28 +54,37 @@ func (c *corkConn) Write(p []byte) (int, error) {
 // cork holds back writes until uncork.
 func (c *corkConn) cork() {
 	c.mu.Lock()
-	c.corked = true
+	if !c.corked {
+		c.corked = true
+		c.pooled = corkBuffers.Get().(*[]byte)
+		c.buf = (*c.pooled)[:0]
+	}
 	c.mu.Unlock()
 }
 
-// uncork sends what was held back and lets writes through again.
+// uncork sends what was held back, gives the buffer back and lets writes
+// through again.
 func (c *corkConn) uncork() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.corked = false
-	return c.flushLocked()
+	err := c.flushLocked()
+	if c.corked {
+		c.corked = false
+		*c.pooled = c.buf[:0]
+		corkBuffers.Put(c.pooled)
+		c.pooled, c.buf = nil, nil
+	}
+	return err
 }
 
+// flushLocked writes what is held back. The buffer never grows past
+// maxCorked: Write sends a message that does not fit instead.
 func (c *corkConn) flushLocked() error {
 	if len(c.buf) == 0 {
 		return nil
 	}
 	_, err := c.Conn.Write(c.buf)
-	if cap(c.buf) > maxCorked {
-		c.buf = nil
-	} else {
-		c.buf = c.buf[:0]
-	}
+	c.buf = c.buf[:0]
 	return err
 }
 

@@ -61,3 +61,15 @@ func TestCorkConn(t *testing.T) {
 		t.Fatalf("last write %q, want \"e\"", got)
 	}
 }
+
+// TestCorkConnHoldsNoBufferWhenIdle checks that a connection gives its
+// buffer back once a batch is sent, so idle connections cost none.
+func TestCorkConnHoldsNoBufferWhenIdle(t *testing.T) {
+	c := &corkConn{Conn: &countingConn{}}
+	c.cork()
+	c.Write([]byte("a"))
+	c.uncork()
+	if c.buf != nil || c.pooled != nil {
+		t.Errorf("after uncork the connection still holds a buffer of %d bytes", cap(c.buf))
+	}
+}
