@@ -29,7 +29,7 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 		// Connections that see other shapes get the action converted and
 		// encoded once per set of shapes, and the same bytes when it does
 		// not change.
-		var other map[view.Shape][]byte
+		var other [view.Shapes][]byte // one encoding per set of shapes, no allocation
 		send := func(c *conn) {
 			if !c.knowsLocked(typ) {
 				return
@@ -38,8 +38,8 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 				c.sendLocked(msg)
 				return
 			}
-			shaped, ok := other[c.view.Shape()]
-			if !ok {
+			shaped := other[c.view.Shape()]
+			if shaped == nil {
 				shaped = msg
 				if e := c.view.Envelope(&env); e != &env {
 					if m, _, err := encodeAction(e); err == nil {
@@ -47,9 +47,6 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 					} else {
 						h.log.Error("encoding an action failed", "channel", ch.uri, "type", typ, "err", err)
 					}
-				}
-				if other == nil {
-					other = map[view.Shape][]byte{}
 				}
 				other[c.view.Shape()] = shaped
 			}

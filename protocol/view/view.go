@@ -93,6 +93,9 @@ const (
 	// Shape05 is Shape06 with open input requests in
 	// ChatState.inputRequests (0.5.x).
 	Shape05
+
+	// Shapes is the number of sets of shapes, for arrays indexed by Shape.
+	Shapes = iota
 )
 
 // Shape returns the set of shapes the view shows.
