@@ -107,7 +107,7 @@ func (c *conn) closeWith(cause error) {
 	}
 	delete(h.conns, c)
 	h.dropActiveClientLocked(c.clientID)
-	ws, cl := h.ws, clientLocked(c)
+	ws, cl, clientID := h.ws, clientLocked(c), c.clientID
 	h.mu.Unlock()
 	if ws != nil {
 		ws.Disconnected(cl)
@@ -117,7 +117,7 @@ func (c *conn) closeWith(cause error) {
 		cause = jsonrpc.ErrClosed
 	}
 	c.rpc.CloseWith(cause)
-	h.log.Debug("connection closed", "client", clip(c.clientID, maxLoggedValue), "reason", cause)
+	h.log.Debug("connection closed", "client", clip(clientID, maxLoggedValue), "reason", cause)
 	c.cause = cause
 	close(c.ended)
 }
