@@ -460,11 +460,19 @@ type stallTransport struct {
 	jsonrpc.Transport
 	release chan struct{}
 	err     error
+	writing chan struct{} // when set, receives once per Write as it starts to wait
 }
 
 func (s *stallTransport) Write(ctx context.Context, data []byte) error {
 	if s.err != nil {
 		return s.err
+	}
+	if s.writing != nil {
+		select {
+		case s.writing <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	select {
 	case <-s.release:

@@ -94,17 +94,28 @@ func TestOutboundMessageBound(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	st2 := &stallTransport{Transport: remote, release: make(chan struct{})}
+	// The writer takes what is waiting when it starts a write, so fill the
+	// queue only once it holds the first message, stalled: then exactly
+	// three more may wait and a fifth overflows, however the goroutines
+	// are scheduled.
+	st2 := &stallTransport{Transport: remote, release: make(chan struct{}), writing: make(chan struct{})}
 	c2 := jsonrpc.NewConn(st2, nil, &jsonrpc.ConnOptions{MaxOutMessages: 3})
 	t.Cleanup(func() { closeAndWait(t, c2) })
-	for i := range 4 {
-		err := c2.Send([]byte(`{"jsonrpc":"2.0","method":"n"}`))
-		if i < 3 && err != nil {
-			t.Fatalf("message %d refused: %v", i, err)
+	msg := []byte(`{"jsonrpc":"2.0","method":"n"}`)
+	if err := c2.Send(msg); err != nil {
+		t.Fatalf("first message refused: %v", err)
+	}
+	receive(t, st2.writing)
+	for i := range 3 {
+		if err := c2.Send(msg); err != nil {
+			t.Fatalf("waiting message %d refused: %v", i, err)
 		}
-		if i == 3 && !errors.Is(err, jsonrpc.ErrSendQueueFull) {
-			t.Fatalf("fourth message: %v, want ErrSendQueueFull", err)
-		}
+	}
+	if n, _ := c2.Queued(); n != 3 {
+		t.Fatalf("%d messages waiting, want 3", n)
+	}
+	if err := c2.Send(msg); !errors.Is(err, jsonrpc.ErrSendQueueFull) {
+		t.Fatalf("a fourth waiting message: %v, want ErrSendQueueFull", err)
 	}
 	receive(t, c2.Done())
 }
