@@ -37,6 +37,9 @@ type Options struct {
 	WordDelay time.Duration
 	// SlowDelay is the pause between words of /slow. Zero means 50ms.
 	SlowDelay time.Duration
+	// Now is the clock a turn's duration is measured with. Nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // Backend is the echo agent provider.
@@ -55,6 +58,9 @@ func New(opts *Options) *Backend {
 	}
 	if o.SlowDelay == 0 {
 		o.SlowDelay = 50 * time.Millisecond
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return &Backend{opts: o}
 }
@@ -169,7 +175,7 @@ func (s *session) start(chat, turnID, text string) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		r := &run{s: s, t: t, ctx: ctx, started: time.Now(), resumed: strings.HasPrefix(text, resumeCommand)}
+		r := &run{s: s, t: t, ctx: ctx, started: s.opts.Now(), resumed: strings.HasPrefix(text, resumeCommand)}
 		r.play(text)
 		s.mu.Lock()
 		if s.turns[chat] == t {
@@ -225,7 +231,9 @@ func (r *run) partID(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, r.parts)
 }
 
-func (r *run) duration() float64 { return float64(time.Since(r.started).Milliseconds()) }
+func (r *run) duration() float64 {
+	return float64(r.s.opts.Now().Sub(r.started).Milliseconds())
+}
 
 // play runs the turn for the prompt text.
 func (r *run) play(text string) {

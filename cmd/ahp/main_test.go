@@ -47,7 +47,9 @@ func (b *buffer) String() string {
 }
 
 // harness runs the command against an in-process host, with made-up IDs
-// and a fixed clock so that its output is the same every time.
+// and a fixed clock, for the host and for the agent's turn durations (a
+// turn's end time is its start plus its duration), so that its output is
+// the same every time.
 type harness struct {
 	t   *testing.T
 	url string
@@ -60,7 +62,7 @@ func newHarness(t *testing.T, opts *host.WebSocketOptions) *harness {
 	h, err := host.New(&host.Options{
 		Now:    fixedClock,
 		NewID:  func() string { return fmt.Sprintf("host-%d", hostIDs.Add(1)) },
-		Agents: []agent.Backend{echo.New(&echo.Options{WordDelay: -1, SlowDelay: 2 * time.Millisecond})},
+		Agents: []agent.Backend{echo.New(&echo.Options{WordDelay: -1, SlowDelay: 2 * time.Millisecond, Now: fixedClock})},
 	})
 	if err != nil {
 		t.Fatal(err)
