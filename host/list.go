@@ -41,6 +41,9 @@ func (h *Host) listSessions(ctx context.Context, p *protocol.ListSessionsParams)
 // per view shape and its bytes reused by every page and connection until
 // it changes, and the page is put together within the bulk-read bound
 // (Host.bulk), so that clients paging flat out leave a core to the others.
+// The connection sends the bytes as they are (jsonrpc.Encoded): they are
+// valid JSON by construction, and a second pass over them would be spent
+// outside the bound.
 func (h *Host) listSessionsEncoded(ctx context.Context, p *protocol.ListSessionsParams, v *view.View) (jsontext.Value, error) {
 	list, more, err := h.listingPage(ctx, p)
 	if err != nil {

@@ -450,12 +450,12 @@ func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionPar
 
 // listSessions answers with a page already encoded as the connection's
 // version sees it (Host.listSessionsEncoded).
-func (c *conn) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*jsontext.Value, error) {
+func (c *conn) listSessions(ctx context.Context, p *protocol.ListSessionsParams) (*jsonrpc.Encoded, error) {
 	res, err := c.h.listSessionsEncoded(ctx, p, c.view)
 	if err != nil {
 		return nil, err
 	}
-	return &res, nil
+	return (*jsonrpc.Encoded)(&res), nil
 }
 
 func (c *conn) disposeSession(ctx context.Context, p *protocol.DisposeSessionParams) (*none, error) {

@@ -838,7 +838,11 @@ func (c *Conn) finish(req *Request, result any, err error) {
 		return
 	}
 	resp := &protocol.Response{ID: req.ID}
-	if err != nil {
+	if raw, ok := result.(*Encoded); ok && err == nil {
+		if raw != nil {
+			resp.Result = jsontext.Value(*raw) // empty is sent as null
+		}
+	} else if err != nil {
 		resp.Error = wireError(err)
 	} else if data, merr := json.Marshal(result); merr != nil {
 		resp.Error = &protocol.Error{

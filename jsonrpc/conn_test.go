@@ -535,3 +535,25 @@ func TestLocalParamsCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodedResultSentAsIs checks that a result the handler encoded
+// itself reaches the peer byte for byte (not reformatted, not as a base64
+// string), and that an empty one is sent as null.
+func TestEncodedResultSentAsIs(t *testing.T) {
+	const page = `{"items":[{"a":1} ,{"b":"x"}]}`
+	h := jsonrpc.HandlerFunc(func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if req.Method == "empty" {
+			return &jsonrpc.Encoded{}, nil
+		}
+		raw := jsonrpc.Encoded(page)
+		return &raw, nil
+	})
+	a, _ := transports[0].pair(t, newService(), h, nil)
+	ctx := testContext(t)
+	for method, want := range map[string]string{"page": page, "empty": "null"} {
+		var got jsontext.Value
+		if err := a.Call(ctx, method, nil, &got); err != nil || string(got) != want {
+			t.Errorf("%s: result %s, %v; want %s", method, got, err, want)
+		}
+	}
+}

@@ -41,6 +41,12 @@ func (f HandlerFunc) Handle(ctx context.Context, req *Request) (any, error) { re
 // answered, before it.
 type Async func(ctx context.Context) (result any, err error)
 
+// Encoded is a result the handler has already encoded as JSON, returned as
+// a pointer (*Encoded). It is sent as it is, neither checked nor
+// reformatted, so that a large result built from encodings the handler
+// keeps costs no second pass; the handler answers for it being valid JSON.
+type Encoded []byte
+
 // A Request is an incoming request or notification as a [Handler] sees it.
 type Request struct {
 	ID     protocol.ID    // zero for a notification
