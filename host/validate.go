@@ -96,14 +96,14 @@ func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, m
 // missingReason returns why an action whose decoding found required
 // members absent must be rejected, or "". An absent member is not an empty
 // one: the action is never applied with zero values in their place. A
-// connection at a version before 1.0 may leave out the members 1.x added
+// connection at a version before 0.9 (the 0.x shapes) may leave out the members 1.x added
 // as required (softBefore1).
 func missingReason(version string, a protocol.StateAction, missing *protocol.MissingError) string {
 	if missing == nil {
 		return ""
 	}
 	var err error = missing
-	if v, perr := protocol.ParseVersion(version); perr == nil && v.Major < 1 {
+	if v, perr := protocol.ParseVersion(version); perr == nil && v.Legacy() {
 		soft := softBefore1[a.Type()]
 		err = missing.Without(func(path string) bool { return slices.Contains(soft, path) })
 	}
