@@ -361,6 +361,7 @@ func TestBrowser(t *testing.T) {
 	if model != "echo-1" {
 		t.Errorf("the turn shows model %q, want echo-1 (the model chosen at creation travels on each message)", model)
 	}
+	b.wait("the session idle again, with its chat read", `document.querySelector('#s-status').classList.contains('idle') && !document.querySelector('#sessions li .unread')`)
 	b.shot("replied")
 
 	// A tool call waits for confirmation; allowing it lets it run.

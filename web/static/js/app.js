@@ -94,7 +94,11 @@ class App {
 
     const c = this.client;
     c.addEventListener('state', (e) => this.onConnection(e.detail));
-    c.addEventListener('sessions', () => this.renderSessions());
+    c.addEventListener('sessions', () => {
+      this.renderSessions();
+      const st = this.sessionURI && this.client.state(this.sessionURI);
+      if (st) this.renderSession(st);
+    });
     c.addEventListener('rejected', (e) => this.toast(`The host refused ${e.detail.action.type}: ${e.detail.reason}`));
     this.bind();
     c.start();
@@ -323,7 +327,10 @@ class App {
       return;
     }
     $('#s-title').textContent = st.title || 'New Session';
-    const [cls, label] = statusInfo(st.status);
+    // The status dot follows the catalog entry, which rolls up the chats
+    // (summary aggregation); the session state's own bits are the fallback.
+    const sum = this.client.sessions.get(st.resource);
+    const [cls, label] = statusInfo(sum ? sum.status : st.status);
     $('#s-status').className = `dot ${cls}`;
     $('#s-status').title = label;
     $('#s-activity').textContent = st.activity || '';
