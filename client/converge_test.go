@@ -3,6 +3,7 @@ package client_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -53,7 +54,9 @@ func interleave(t *testing.T, n int, seed uint64) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(seed, uint64(i)))
 			for k := range 15 {
-				time.Sleep(time.Duration(rng.IntN(3)) * time.Millisecond)
+				for range rng.IntN(4) {
+					runtime.Gosched() // vary how the clients interleave
+				}
 				channel, a := randomAction(rng, fmt.Sprintf("%d-%d", i, k), chats[i])
 				if channel == "session" {
 					channel = sessions[i].Channel()
@@ -84,16 +87,27 @@ func interleave(t *testing.T, n int, seed uint64) {
 	// Wait for the host to be quiet: no turn running and nothing queued
 	// to start one. (A client may see a quiet moment the host does not
 	// have: between removing a queued message and starting its turn.)
+	// Until it is, every change the host makes reaches the watching
+	// mirror: read the host's state again after each.
+	changed := make(chan struct{}, 1)
+	stop := chats[0].Watch(func(protocol.SnapshotState) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
 	var wantChat protocol.SnapshotState
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	for deadline := time.After(10 * time.Second); ; {
 		wantChat = hostState(t, th.url, chat0.Channel())
 		if c := wantChat.(*protocol.ChatState); c.ActiveTurn == nil && len(c.QueuedMessages) == 0 {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-changed:
+		case <-deadline:
 			t.Fatalf("the chat never went quiet: %s", encode(t, wantChat))
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	wantSession := hostState(t, th.url, session0.Channel())
 	for i := range cs {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -192,7 +193,13 @@ func TestReconnectReplayMidTurn(t *testing.T) {
 	waitState(t, chat, "a few words", streamedWords(3))
 	release := d.cut()
 	log.wait(t, client.Disconnected, 0)
-	time.Sleep(30 * time.Millisecond) // let the turn go on without us
+	// Let the turn go on without us: another client sees more words than
+	// the mirror has, so the replay has something to bring.
+	had := 0
+	if c := chat.State().(*protocol.ChatState); c.ActiveTurn != nil && len(c.ActiveTurn.ResponseParts) > 0 {
+		had = strings.Count(c.ActiveTurn.ResponseParts[0].(*protocol.MarkdownResponsePart).Content.String(), "word")
+	}
+	waitState(t, subscribe(t, dial(t, th.url, nil), chat.Channel()), "the turn going on", streamedWords(had+2))
 	release()
 
 	ev := log.wait(t, client.Reconnected, 0)
@@ -335,7 +342,9 @@ func TestCallsWaitForReconnection(t *testing.T) {
 	release := d.cut()
 	log.wait(t, client.Disconnected, 0)
 	errs := make(chan error, 2)
+	dispatching, listing := make(chan struct{}), make(chan struct{})
 	go func() {
+		close(dispatching)
 		r, err := session.Dispatch(ctx, &protocol.SessionTitleChangedAction{Title: "later"})
 		if err == nil {
 			err = r.Wait(ctx)
@@ -343,10 +352,20 @@ func TestCallsWaitForReconnection(t *testing.T) {
 		errs <- err
 	}()
 	go func() {
+		close(listing)
 		_, err := c.ListSessions(ctx, nil)
 		errs <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	// Both calls are on their way once their goroutines run; neither can
+	// finish before the link is back.
+	<-dispatching
+	<-listing
+	runtime.Gosched()
+	select {
+	case err := <-errs:
+		t.Fatalf("a call finished while the client was away: %v", err)
+	default:
+	}
 	release()
 	for range 2 {
 		if err := <-errs; err != nil {

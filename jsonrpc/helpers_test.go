@@ -54,6 +54,10 @@ func leakedGoroutines(d time.Duration) string {
 		if time.Now().After(deadline) {
 			return strings.Join(leaked, "\n\n")
 		}
+		// A goroutine's exit is no event one can wait for outside a
+		// synctest bubble, and a real socket (the WebSocket transport, the
+		// HTTP server's connection goroutines) cannot live in one: poll,
+		// as goleak does.
 		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/protocol"
@@ -504,13 +506,35 @@ func TestDisposeKillsProcessGroup(t *testing.T) {
 		t.Fatal("the child is not running")
 	}
 	a.Must("disposeSession", &protocol.DisposeSessionParams{Channel: sess}, nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatal("the agent's child survived the session")
+	if !exits(t, pid, 10*time.Second) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatal("the agent's child survived the session")
+	}
+}
+
+// exits waits until the process pid ends, or the timeout passes, and
+// reports whether it ended. The process is not our child, so it cannot be
+// waited for; a pidfd becomes readable when it terminates.
+func exits(t *testing.T, pid int, timeout time.Duration) bool {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return true
+	}
+	if err != nil {
+		t.Fatalf("pidfd_open %d: %v", pid, err)
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, int(timeout.Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
 		}
-		time.Sleep(20 * time.Millisecond)
+		if err != nil {
+			t.Fatalf("poll pidfd: %v", err)
+		}
+		return n > 0
 	}
 }
 
@@ -547,11 +571,16 @@ func TestSessionLevelUpdates(t *testing.T) {
 	a := th.dial(t, "a")
 	sess, chat := a.newSession("s1", "test", t.TempDir())
 	// The commands the agent announced before answering session/new show.
-	for deadline := time.Now().Add(10 * time.Second); len(th.sessionState(t, sess).Customizations) != 2; {
-		if time.Now().After(deadline) {
-			t.Fatalf("customizations %+v", th.sessionState(t, sess).Customizations)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// a subscribed before this snapshot: a later change reaches it.
+	if len(th.sessionState(t, sess).Customizations) != 2 {
+		a.WaitFor("the announced commands", func(envs []protocol.ActionEnvelope) bool {
+			for _, e := range envs {
+				if c, ok := e.Action.(*protocol.SessionCustomizationsChangedAction); ok && len(c.Customizations) == 2 {
+					return true
+				}
+			}
+			return false
+		})
 	}
 	turn := a.startTurn(chat, "t1", "title Fixing the bug\ncommands\nmode code\nsay ok")
 	a.waitTurnEnd(turn)

@@ -30,14 +30,29 @@ func fixedClock() time.Time { return time.UnixMilli(1_700_000_000_000) }
 
 // buffer is a bytes.Buffer safe for the writes of concurrent goroutines.
 type buffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed and replaced on every write
 }
 
 func (b *buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.b.Write(p)
+}
+
+// wait returns the text so far and a channel closed at the next write.
+func (b *buffer) wait() (string, <-chan struct{}) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.written == nil {
+		b.written = make(chan struct{})
+	}
+	return b.b.String(), b.written
 }
 
 func (b *buffer) String() string {
@@ -319,12 +334,17 @@ func TestStatusLine(t *testing.T) {
 
 func waitFor(t *testing.T, b *buffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(b.String(), want) {
-		if time.Now().After(deadline) {
+	deadline := time.After(10 * time.Second)
+	for {
+		text, written := b.wait()
+		if strings.Contains(text, want) {
+			return
+		}
+		select {
+		case <-written:
+		case <-deadline:
 			t.Fatalf("never saw %q in:\n%s", want, b.String())
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 
