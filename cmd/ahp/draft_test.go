@@ -98,6 +98,9 @@ func TestChatDraft(t *testing.T) {
 	chat := *sess.DefaultChat
 	other.Subscribe(chat)
 	other.Dispatch(chat, &protocol.ChatDraftChangedAction{Draft: &protocol.Message{Text: "started elsewhere", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}})
+	// A dispatch is not answered: its echo says the host applied it, so
+	// the chat below starts from a snapshot with the draft.
+	other.WaitFor("the draft applied", hosttest.HasType("chat/draftChanged"))
 
 	pr, pw := io.Pipe()
 	inv := h.cmd("", "chat", id)
