@@ -13,6 +13,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/ahp-go/ahp/internal/fileinfo"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -67,27 +68,12 @@ func (s *session) fsError(op, path string, err error) error {
 // servable refuses a file that is not a regular file with a single link.
 func servable(st fs.FileInfo, path string) error {
 	if !st.Mode().IsRegular() {
-		return refuse("%s is not a regular file (%s)", path, fileKind(st.Mode()))
+		return refuse("%s is not a regular file (%s)", path, fileinfo.Kind(st.Mode()))
 	}
-	if n := linkCount(st); n > 1 {
+	if n := fileinfo.Links(st); n > 1 {
 		return refuse("%s has %d hard links; files with more than one are refused, since another name may be outside the working directory", path, n)
 	}
 	return nil
-}
-
-// fileKind names the type of a file that is not regular.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "type " + m.Type().String()
 }
 
 // openChecked opens a file of the root after checking its type, without

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ahp-go/ahp/internal/fileinfo"
 	"github.com/ahp-go/ahp/store"
 )
 
@@ -129,7 +130,7 @@ func changed(path string, was fs.FileInfo, open *os.File) string {
 		return "replaced"
 	}
 	if open != nil {
-		if fi, err := open.Stat(); err == nil && linkCount(fi) == 0 {
+		if fi, err := open.Stat(); err == nil && fileinfo.Links(fi) == 0 {
 			return "deleted"
 		}
 	}

@@ -31,11 +31,3 @@ func unlockDir(f *os.File) {
 	syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	f.Close()
 }
-
-// linkCount returns the number of hard links of a file.
-func linkCount(fi os.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
-}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/ahp-go/ahp/internal/fileinfo"
 )
 
 // Copy copies a file, a symbolic link or a directory tree. An existing
@@ -178,7 +180,7 @@ func copyTree(ctx context.Context, from *target, rel string, to *target, dstRel 
 		}
 		return nil
 	}
-	return newErr(WrongType, from.uri, "cannot copy %s", fileKind(fi.Mode()))
+	return newErr(WrongType, from.uri, "cannot copy %s", fileinfo.Kind(fi.Mode()))
 }
 
 func randomSuffix() string {

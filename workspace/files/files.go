@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ahp-go/ahp/internal/fileinfo"
 )
 
 // Defaults for Options.
@@ -250,23 +252,9 @@ func openRegular(t *target, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, 
 		if fi.IsDir() {
 			return nil, nil, newErr(WrongType, t.uri, "it is a directory")
 		}
-		return nil, nil, newErr(WrongType, t.uri, "not a regular file (%s)", fileKind(fi.Mode()))
+		return nil, nil, newErr(WrongType, t.uri, "not a regular file (%s)", fileinfo.Kind(fi.Mode()))
 	}
 	return f, fi, nil
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "special file"
 }
 
 // contentType guesses a media type from the name, then from the first

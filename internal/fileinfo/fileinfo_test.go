@@ -1,0 +1,51 @@
+package fileinfo
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestKind(t *testing.T) {
+	for _, tc := range []struct {
+		mode fs.FileMode
+		want string
+	}{
+		{fs.ModeDir, "a directory"},
+		{fs.ModeNamedPipe, "a named pipe"},
+		{fs.ModeSocket, "a socket"},
+		{fs.ModeDevice, "a device"},
+		{fs.ModeDevice | fs.ModeCharDevice, "a device"},
+		{fs.ModeSymlink, "a symbolic link"},
+		{fs.ModeIrregular, "a special file (?---------)"},
+	} {
+		if got := Kind(tc.mode); got != tc.want {
+			t.Errorf("Kind(%v) = %q, want %q", tc.mode, got, tc.want)
+		}
+	}
+}
+
+func TestLinks(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := Links(fi); n != 1 {
+		t.Fatalf("one name: %d links", n)
+	}
+	if err := os.Link(a, filepath.Join(dir, "b")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	if fi, err = os.Stat(a); err != nil {
+		t.Fatal(err)
+	}
+	if n := Links(fi); n != 2 {
+		t.Fatalf("two names: %d links", n)
+	}
+}
