@@ -346,13 +346,7 @@ func TestReconnect(t *testing.T) {
 	for i := range 40 {
 		b.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: fmt.Sprintf("x%d", i), StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("more")})
 		b.WaitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
-			n := 0
-			for _, e := range envs {
-				if _, ok := e.Action.(*protocol.ChatTurnCompleteAction); ok {
-					n++
-				}
-			}
-			return n == i+2
+			return countType("chat/turnComplete", envs) == i+2
 		})
 	}
 	a3 := th.dial(t, "rc")
@@ -434,13 +428,7 @@ func TestSlowConsumerDisconnected(t *testing.T) {
 	for i := range 5 {
 		fast.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: fmt.Sprintf("t%d", i), StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("/slow 3")})
 		fast.WaitFor("turn end", func(envs []protocol.ActionEnvelope) bool {
-			n := 0
-			for _, e := range envs {
-				if _, ok := e.Action.(*protocol.ChatTurnCompleteAction); ok {
-					n++
-				}
-			}
-			return n == i+1
+			return countType("chat/turnComplete", envs) == i+1
 		})
 	}
 	select {

@@ -92,13 +92,7 @@ func TestDeadReaderByteBound(t *testing.T) {
 		default:
 		}
 		fast.WaitFor("title", func(envs []protocol.ActionEnvelope) bool {
-			n := 0
-			for _, e := range envs {
-				if _, ok := e.Action.(*protocol.SessionTitleChangedAction); ok {
-					n++
-				}
-			}
-			return n == i+1
+			return countType("session/titleChanged", envs) == i+1
 		})
 	}
 	select {
