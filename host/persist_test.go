@@ -501,6 +501,10 @@ func TestStalledStore(t *testing.T) {
 
 	stall := make(chan struct{})
 	spy.stall.Store(&stall)
+	// Release the store however the test ends, so a failure is reported
+	// instead of the host's shutdown waiting on a stalled write forever.
+	release := sync.OnceFunc(func() { close(stall) })
+	t.Cleanup(release)
 	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
 	c.WaitFor("title", hasType("session/titleChanged"))
 	clock.Advance(150 * time.Millisecond)
@@ -508,7 +512,7 @@ func TestStalledStore(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
 		t.Fatalf("createSession while the store stalls: %v", err)
 	}
-	close(stall)
+	release()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := th.h.Sync(ctx); err != nil {
