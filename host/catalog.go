@@ -30,7 +30,7 @@ type catalogEntry struct {
 // the host's lock; two pages encoding it at once store the same bytes.
 type listing struct {
 	sum protocol.SessionSummary
-	enc [view.Shape08 + 1]atomic.Pointer[[]byte] // by the view's shape
+	enc [view.Shapes]atomic.Pointer[[]byte] // by the view's shape
 }
 
 // encoded returns the summary's JSON as a connection with the view v sees

@@ -15,8 +15,19 @@ func first(dirs []protocol.URI) *string {
 	return protocol.Ptr(dirs[0])
 }
 
-func down06Action(a protocol.StateAction) protocol.StateAction {
+func down06Action(a protocol.StateAction, shape Shape) protocol.StateAction {
 	switch a := a.(type) {
+	case *protocol.ChatTurnsLoadedAction:
+		if shape < Shape05 {
+			return a
+		}
+		turns := down05Turns(a.Turns, shape)
+		if sameSlice(turns, a.Turns) {
+			return a
+		}
+		out := *a
+		out.Turns = turns
+		return &out
 	case *protocol.SessionChatAddedAction:
 		if a.Summary.WorkingDirectories == nil {
 			return a
@@ -35,7 +46,7 @@ func down06Action(a protocol.StateAction) protocol.StateAction {
 	return a
 }
 
-func down06State(s protocol.SnapshotState, v05 bool) protocol.SnapshotState {
+func down06State(s protocol.SnapshotState, shape Shape) protocol.SnapshotState {
 	switch s := s.(type) {
 	case *protocol.SessionState:
 		out := *s
@@ -51,28 +62,83 @@ func down06State(s protocol.SnapshotState, v05 bool) protocol.SnapshotState {
 	case *protocol.ChatState:
 		out := *s
 		out.WorkingDirectory, out.WorkingDirectories = first(s.WorkingDirectories), nil
-		if v05 && s.ActiveTurn != nil {
+		if shape < Shape05 {
+			return &out
+		}
+		out.Turns = down05Turns(s.Turns, shape)
+		if s.ActiveTurn != nil {
 			// 0.5.x: the open requests sit beside the turns, and the
-			// turn's parts record only resolved ones.
+			// turn's parts record only resolved ones (0.5.2) or none
+			// (0.5.1).
 			var open []protocol.ChatInputRequest
-			parts := make([]protocol.ResponsePart, 0, len(s.ActiveTurn.ResponseParts))
 			for _, p := range s.ActiveTurn.ResponseParts {
 				if r, ok := p.(*protocol.InputRequestResponsePart); ok && r.Response == nil {
 					open = append(open, r.Request)
-					continue
 				}
-				parts = append(parts, p)
 			}
-			if open != nil {
+			if parts := down05Parts(s.ActiveTurn.ResponseParts, shape); !sameSlice(parts, s.ActiveTurn.ResponseParts) {
 				t := *s.ActiveTurn
 				t.ResponseParts = parts
 				out.ActiveTurn = &t
-				out.InputRequests = open
 			}
+			out.InputRequests = open
 		}
 		return &out
 	}
 	return s
+}
+
+// down05Turns shows completed turns as 0.5.x records them: without the
+// input requests the turn ended without answering, and at 0.5.1 without
+// any input request.
+func down05Turns(turns []protocol.Turn, shape Shape) []protocol.Turn {
+	var out []protocol.Turn
+	for i, t := range turns {
+		parts := down05Parts(t.ResponseParts, shape)
+		if sameSlice(parts, t.ResponseParts) {
+			if out != nil {
+				out = append(out, t)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]protocol.Turn, 0, len(turns)), turns[:i]...)
+		}
+		t.ResponseParts = parts
+		out = append(out, t)
+	}
+	if out == nil {
+		return turns
+	}
+	return out
+}
+
+// down05Parts leaves out the inputRequest parts 0.5.x does not record in
+// a turn: open ones (they sit in ChatState.inputRequests while the turn
+// runs, and are gone once it ends) and, at 0.5.1, every one. It returns
+// parts itself when none is left out.
+func down05Parts(parts []protocol.ResponsePart, shape Shape) []protocol.ResponsePart {
+	drop := func(p protocol.ResponsePart) bool {
+		r, ok := p.(*protocol.InputRequestResponsePart)
+		return ok && (r.Response == nil || shape == Shape051)
+	}
+	first := -1
+	for i, p := range parts {
+		if drop(p) {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return parts
+	}
+	out := append(make([]protocol.ResponsePart, 0, len(parts)-1), parts[:first]...)
+	for _, p := range parts[first+1:] {
+		if !drop(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // up06State brings a 0.5.x or 0.6.x state up to the 0.8.0 shapes.

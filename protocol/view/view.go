@@ -33,7 +33,11 @@
 // Versions 0.5.x and 0.6.x, before multiroot sessions (0.7.0), also name
 // one workingDirectory instead of a list of workingDirectories; and 0.5.x
 // keeps a chat's open input requests in ChatState.inputRequests rather
-// than in the active turn's response parts (0.6.0).
+// than in the active turn's response parts (0.6.0). The two 0.5 versions
+// record input requests differently: 0.5.2 appends a resolved request to
+// its turn as an inputRequest part, 0.5.1 (before that part existed)
+// records nothing; neither keeps a request the turn ended without
+// answering, which 0.6.0 and later keep unresolved in the completed turn.
 //
 // Conversions never modify their input: host states are shared by every
 // reader. A value that needs no change is returned as it is (the same
@@ -68,7 +72,9 @@ func For(version string) *View {
 	}
 	shape := Shape08
 	switch {
-	case v.Minor <= 5:
+	case v.Minor < 5 || v.Minor == 5 && v.Patch < 2:
+		shape = Shape051
+	case v.Minor == 5:
 		shape = Shape05
 	case v.Minor == 6:
 		shape = Shape06
@@ -91,8 +97,12 @@ const (
 	// Shape06 is Shape08 with one workingDirectory for the list (0.6.x).
 	Shape06
 	// Shape05 is Shape06 with open input requests in
-	// ChatState.inputRequests (0.5.x).
+	// ChatState.inputRequests, and only resolved ones recorded in the
+	// turn's parts (0.5.2).
 	Shape05
+	// Shape051 is Shape05 without inputRequest parts at all: 0.5.1 records
+	// no resolved input request.
+	Shape051
 
 	// Shapes is the number of sets of shapes, for arrays indexed by Shape.
 	Shapes = iota
@@ -127,7 +137,7 @@ func (v *View) Action(a protocol.StateAction) protocol.StateAction {
 	}
 	a = downAction(a)
 	if v.shape >= Shape06 {
-		a = down06Action(a)
+		a = down06Action(a, v.shape)
 	}
 	return a
 }
@@ -151,7 +161,7 @@ func (v *View) State(s protocol.SnapshotState) protocol.SnapshotState {
 	}
 	s = downState(s)
 	if v.shape >= Shape06 {
-		s = down06State(s, v.shape == Shape05)
+		s = down06State(s, v.shape)
 	}
 	return s
 }
@@ -185,7 +195,11 @@ func (v *View) Turns(turns []protocol.Turn) []protocol.Turn {
 	if !v.legacy {
 		return turns
 	}
-	return downTurns(turns)
+	turns = downTurns(turns)
+	if v.shape >= Shape05 {
+		turns = down05Turns(turns, v.shape)
+	}
+	return turns
 }
 
 // Summaries returns session summaries as the version sees them.

@@ -320,3 +320,59 @@ func stateOf(t *testing.T, typ, data string) protocol.SnapshotState {
 	t.Helper()
 	return decodeKind(t, typ, data).(protocol.SnapshotState)
 }
+
+// TestInputRequestRecords: how a turn records its input requests differs
+// between the two 0.5 versions (CHANGELOG 0.5.2, "InputRequestResponsePart"):
+// 0.5.2 appends a resolved request to the turn as an inputRequest part and
+// records nothing for a request the turn ended without answering; 0.5.1,
+// before that part existed, records no request at all. From 0.6.0 the
+// parts hold open and resolved requests alike, and an unanswered one stays
+// in the completed turn.
+func TestInputRequestRecords(t *testing.T) {
+	done := `{"kind":"inputRequest","request":{"id":"done"},"response":"accept"}`
+	open := `{"kind":"inputRequest","request":{"id":"open","message":"Which?"}}`
+	abandoned := `{"kind":"inputRequest","request":{"id":"gone"}}`
+	md := `{"kind":"markdown","id":"p","content":"so far"}`
+	msg := `"message":{"text":"hi","origin":{"kind":"user"}}`
+	chat := func(turnParts, activeParts, extra string) string {
+		return `{"resource":"ahp-chat:/c","title":"T","status":24,"modifiedAt":"m","turns":[{"id":"t0",` + msg + `,"responseParts":[` + turnParts + `],"state":"complete"}],` +
+			`"activeTurn":{"id":"t","startedAt":"s",` + msg + `,"responseParts":[` + activeParts + `]}` + extra + `}`
+	}
+	current := chat(done+","+abandoned, md+","+done+","+open, "")
+	loaded := `{"type":"chat/turnsLoaded","turns":[{"id":"t0",` + msg + `,"responseParts":[` + done + `,` + abandoned + `],"state":"complete"}]}`
+	tests := []struct {
+		version      string
+		chat, loaded string
+	}{{
+		version: "0.5.2",
+		chat:    chat(done, md+","+done, `,"inputRequests":[{"id":"open","message":"Which?"}]`),
+		loaded:  `{"type":"chat/turnsLoaded","turns":[{"id":"t0",` + msg + `,"responseParts":[` + done + `],"state":"complete"}]}`,
+	}, {
+		version: "0.5.1",
+		chat:    chat("", md, `,"inputRequests":[{"id":"open","message":"Which?"}]`),
+		loaded:  `{"type":"chat/turnsLoaded","turns":[{"id":"t0",` + msg + `,"responseParts":[],"state":"complete"}]}`,
+	}, {
+		version: "0.6.0",
+		chat:    current,
+		loaded:  loaded,
+	}}
+	for _, tc := range tests {
+		v := view.For(tc.version)
+		sameJSON(t, tc.version+" chat", tc.chat, v.State(stateOf(t, "ChatState", current)))
+		a := decodeKind(t, "action", loaded).(protocol.StateAction)
+		sameJSON(t, tc.version+" turnsLoaded", tc.loaded, v.Action(a))
+		turns := a.(*protocol.ChatTurnsLoadedAction).Turns
+		if got, want := encodeJSON(t, v.Turns(turns)), encodeJSON(t, decodeKind(t, "action", tc.loaded).(*protocol.ChatTurnsLoadedAction).Turns); got != want {
+			t.Errorf("%s fetchTurns turns:\n got %s\nwant %s", tc.version, got, want)
+		}
+		// What the version sends comes up with its open requests back in
+		// the active turn's parts.
+		up := v.UpState(chatURI, stateOf(t, "ChatState", tc.chat)).(*protocol.ChatState)
+		if n := len(up.ActiveTurn.ResponseParts); up.InputRequests != nil || up.ActiveTurn.ResponseParts[n-1].(*protocol.InputRequestResponsePart).Request.ID != "open" {
+			t.Errorf("%s up: %s", tc.version, encodeJSON(t, up))
+		}
+	}
+	if view.For("0.5.1").Shape() == view.For("0.5.2").Shape() {
+		t.Error("0.5.1 and 0.5.2 share a shape")
+	}
+}
