@@ -63,6 +63,7 @@ const (
 	DefaultListLimit       = 100
 	DefaultRecentTurns     = 100
 	DefaultMaxSaveDelay    = 2 * time.Second
+	DefaultSaveWindow      = 5 * time.Millisecond
 )
 
 // Options configures a Host. The zero value is usable: an empty host with
@@ -114,6 +115,12 @@ type Options struct {
 	// it (a stalled or failing store) the host refuses new work until the
 	// store catches up. Zero means DefaultMaxSaveDelay.
 	MaxSaveDelay time.Duration
+	// SaveWindow is how long changes nobody waits for may gather before
+	// they are written to the store together: a crash can lose up to that
+	// much more, and a steady stream costs one commit per window instead
+	// of one per change. Zero means DefaultSaveWindow; negative writes
+	// each batch as soon as the previous write ends.
+	SaveWindow time.Duration
 	// Workspace, when set, is called once by New to make the Workspace
 	// that serves files, terminals, watches and changesets. Nil means the
 	// host answers those commands with -32601.
@@ -244,6 +251,9 @@ func New(opts *Options) (*Host, error) {
 	}
 	if o.RecentTurns <= 0 {
 		o.RecentTurns = DefaultRecentTurns
+	}
+	if o.SaveWindow == 0 {
+		o.SaveWindow = DefaultSaveWindow
 	}
 	if o.MaxSaveDelay <= 0 {
 		o.MaxSaveDelay = DefaultMaxSaveDelay

@@ -22,6 +22,13 @@ import (
 // next one gathers, so under load every commit carries many actions and the
 // store's per-commit cost (an fsync) is shared between them.
 //
+// A steady stream (one delta a millisecond, say) would otherwise make every
+// change a batch of its own, and the store's per-commit work would then
+// cost about as much as everything else the host does for it. So, unless
+// somebody waits for a change to be saved, the writer lets a batch gather
+// for up to gather after the previous write began: at most that much more
+// can be lost in a crash, and a commit carries a whole window of changes.
+//
 // A change is durable once the batch holding it has been written. durable
 // is the serverSeq up to which everything queued is durable; wait blocks
 // until a given serverSeq is. What a crash can lose is what was queued and
@@ -38,6 +45,7 @@ type journal struct {
 	st     store.Store
 	log    *slog.Logger
 	maxAge time.Duration
+	gather time.Duration    // how long a batch may gather when nobody waits
 	now    func() time.Time // the host's clock
 
 	mu       sync.Mutex
@@ -53,9 +61,12 @@ type journal struct {
 	checkLog logbound.Repeats
 	changed  chan struct{} // closed and replaced when durable or err changes
 	stopping bool
-	lost     error // set when the writer gave up on stop
+	waiters  int       // callers of wait and waitLease blocked on a write
+	began    time.Time // when the last write began
+	lost     error     // set when the writer gave up on stop
 
 	wake    chan struct{}
+	hurry   chan struct{} // a waiter arrived: write what has gathered now
 	done    chan struct{}
 	ctx     context.Context // bounds writes; cancelled to abandon them
 	cancel  context.CancelFunc
@@ -79,17 +90,23 @@ type journalStats struct {
 	Retries int64
 }
 
-func newJournal(st store.Store, log *slog.Logger, now func() time.Time, maxAge time.Duration, durable int64) *journal {
+// maxGatherOps is how many operations a batch holds before it is written
+// without waiting for the rest of its window.
+const maxGatherOps = 4096
+
+func newJournal(st store.Store, log *slog.Logger, now func() time.Time, maxAge, gather time.Duration, durable int64) *journal {
 	j := &journal{
 		st:      st,
 		log:     log,
 		maxAge:  maxAge,
+		gather:  gather,
 		now:     now,
 		catalog: map[string]int{},
 		queued:  durable,
 		durable: durable,
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
+		hurry:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
 	j.ctx, j.cancel = context.WithCancel(context.Background())
@@ -162,8 +179,14 @@ func (j *journal) run() {
 			j.mu.Unlock()
 			return // stopping, and everything is written
 		}
+		if d := j.gatherLocked(); d > 0 {
+			j.mu.Unlock()
+			j.linger(d)
+			j.mu.Lock()
+		}
 		ops, upTo, since := j.ops, j.queued, j.oldest
 		j.ops, j.oldest, j.inflight = nil, time.Time{}, since
+		j.began = time.Now()
 		clear(j.catalog)
 		j.mu.Unlock()
 		if err := j.write(ops, upTo, since); err != nil {
@@ -172,6 +195,45 @@ func (j *journal) run() {
 			j.mu.Unlock()
 			return
 		}
+	}
+}
+
+// gatherLocked returns how long the gathering batch should wait before it
+// is written: what is left of the window since the last write began, or
+// zero when somebody waits, the journal stops or the batch is big.
+func (j *journal) gatherLocked() time.Duration {
+	if j.gather <= 0 || j.waiters > 0 || j.stopping || len(j.ops) >= maxGatherOps || j.began.IsZero() {
+		return 0
+	}
+	return j.gather - time.Since(j.began)
+}
+
+// linger waits up to d for more of the batch, returning early when a
+// waiter arrives or the journal stops.
+func (j *journal) linger(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-j.hurry:
+	case <-j.ctx.Done():
+	}
+}
+
+// waiting counts a caller blocked until a write, and makes the writer
+// write what has gathered; the returned func ends the count.
+func (j *journal) waiting() func() {
+	j.mu.Lock()
+	j.waiters++
+	j.mu.Unlock()
+	select {
+	case j.hurry <- struct{}{}:
+	default:
+	}
+	return func() {
+		j.mu.Lock()
+		j.waiters--
+		j.mu.Unlock()
 	}
 }
 
@@ -316,6 +378,7 @@ var errNotSaved = errors.New("the change is not saved yet")
 // returns an error when ctx ends, or when a write fails meanwhile (the
 // writer keeps retrying; the error says so).
 func (j *journal) wait(ctx context.Context, seq int64) error {
+	counted := false
 	for {
 		j.mu.Lock()
 		durable, err, ch, lost := j.durable, j.err, j.changed, j.lost
@@ -327,6 +390,10 @@ func (j *journal) wait(ctx context.Context, seq int64) error {
 			return fmt.Errorf("%w: %w", errNotSaved, lost)
 		case err != nil:
 			return fmt.Errorf("%w (the host keeps retrying): %w", errNotSaved, err)
+		}
+		if !counted {
+			counted = true
+			defer j.waiting()()
 		}
 		select {
 		case <-ch:
@@ -373,6 +440,10 @@ func (j *journal) durableSeq() int64 {
 // seq. The host asks for a new limit long before it needs it, so this only
 // waits when the store is far behind.
 func (j *journal) waitLease(seq int64) {
+	if j.leaseOK.Load() >= seq {
+		return
+	}
+	defer j.waiting()()
 	for j.leaseOK.Load() < seq {
 		j.mu.Lock()
 		ch, lost := j.changed, j.lost
@@ -395,6 +466,10 @@ func (j *journal) close() error {
 	j.stopping = true
 	j.mu.Unlock()
 	j.signal()
+	select {
+	case j.hurry <- struct{}{}:
+	default:
+	}
 	<-j.done
 	j.cancel()
 	j.mu.Lock()

@@ -60,7 +60,7 @@ func (h *Host) open() error {
 	if err := h.st.Write(ctx, store.Batch{store.SetSeq{Seq: h.leaseAsked}}); err != nil {
 		return fmt.Errorf("host: writing to the store: %w", err)
 	}
-	h.jr = newJournal(h.st, h.log, h.opts.Now, h.opts.MaxSaveDelay, h.seq)
+	h.jr = newJournal(h.st, h.log, h.opts.Now, h.opts.MaxSaveDelay, h.opts.SaveWindow, h.seq)
 	h.jr.leaseOK.Store(h.leaseAsked)
 
 	var after *store.Position

@@ -298,6 +298,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		MaxMessageBytes:   cfg.MaxMessage,
 		QueueBytes:        cfg.QueueBytes,
 		InitializeTimeout: mustDuration(cfg.InitTimeout),
+		SaveWindow:        cfg.storeConfig.saveWindow(),
 		Logger:            log,
 	}
 	cfg.workspaceConfig.apply(opts, log)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store/sqlite"
@@ -44,6 +45,31 @@ func TestStoreFlags(t *testing.T) {
 	}
 	if _, err := parseConfig([]string{"--store", "postgres"}, io.Discard); err == nil {
 		t.Fatal("an unknown store was accepted")
+	}
+	for _, tc := range []struct {
+		flag string
+		want time.Duration
+		ok   bool
+	}{
+		{"", host.DefaultSaveWindow, true},
+		{"0s", -1, true}, // the host's "write at once"
+		{"20ms", 20 * time.Millisecond, true},
+		{"-1ms", 0, false},
+		{"2s", 0, false},
+		{"soon", 0, false},
+	} {
+		args := []string{}
+		if tc.flag != "" {
+			args = []string{"--save-window", tc.flag}
+		}
+		cfg, err := parseConfig(args, io.Discard)
+		if (err == nil) != tc.ok {
+			t.Errorf("--save-window %q: error %v, want ok=%v", tc.flag, err, tc.ok)
+			continue
+		}
+		if err == nil && cfg.saveWindow() != tc.want {
+			t.Errorf("--save-window %q: window %v, want %v", tc.flag, cfg.saveWindow(), tc.want)
+		}
 	}
 	dir, err := defaultDataDir()
 	if err != nil || dir != filepath.Join(os.Getenv("XDG_DATA_HOME"), "ahpd") {

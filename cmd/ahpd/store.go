@@ -8,7 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
+	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/store"
 	"github.com/ahp-go/ahp/store/sqlite"
 )
@@ -20,21 +22,40 @@ type storeConfig struct {
 	Store string `json:"store"`
 	// DataDir holds the database; empty means defaultDataDir.
 	DataDir string `json:"dataDir"`
+	// SaveWindow is how long changes may gather before they are written
+	// together (host.Options.SaveWindow); "0s" writes each batch at once.
+	SaveWindow string `json:"saveWindow"`
 }
 
-func (c *storeConfig) defaults() { c.Store = "sqlite" }
+func (c *storeConfig) defaults() {
+	c.Store = "sqlite"
+	c.SaveWindow = host.DefaultSaveWindow.String()
+}
 
 func (c *storeConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "where sessions are kept: sqlite (in --data-dir, survives restarts) or memory (lost on exit)")
+	fs.StringVar(&c.SaveWindow, "save-window", c.SaveWindow, "how long streamed changes may gather before one write saves them all; a crash can lose up to this much more (0s: write at once)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
 }
 
 func (c *storeConfig) validate() error {
+	if d, err := time.ParseDuration(c.SaveWindow); err != nil || d < 0 || d > time.Second {
+		return fmt.Errorf("--save-window %q: want a duration from 0s to 1s", c.SaveWindow)
+	}
 	switch c.Store {
 	case "sqlite", "memory":
 		return nil
 	}
 	return fmt.Errorf("--store %q: want sqlite or memory", c.Store)
+}
+
+// saveWindow is the host's SaveWindow for the configured --save-window.
+func (c *storeConfig) saveWindow() time.Duration {
+	d, _ := time.ParseDuration(c.SaveWindow)
+	if d == 0 {
+		return -1 // the host's zero means its default
+	}
+	return d
 }
 
 // open opens the configured store; the caller closes it after the host.
