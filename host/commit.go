@@ -119,6 +119,9 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 		}
 	}
 	h.syncCatalogLocked(s, h.syncSessionSummaryLocked(s))
+	if o := h.observerLocked(); o != nil {
+		o.Committed(s.uri, ch.uri, a)
+	}
 }
 
 // isHostTurnStart reports a turn the host itself started (from a queued

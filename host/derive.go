@@ -254,6 +254,7 @@ func (h *Host) summaryLocked(s *session) protocol.SessionSummary {
 		Meta:               memoMeta(s.memo),
 		Chats:              sessionChats(st.Chats),
 		DefaultChat:        st.DefaultChat,
+		Changes:            reducer.SummaryChanges(st.Chats),
 	}
 }
 
@@ -279,8 +280,16 @@ func sessionChats(chats []protocol.ChatSummary) []protocol.SessionChatSummary {
 func sameSessionChats(a, b []protocol.SessionChatSummary) bool {
 	return slices.EqualFunc(a, b, func(x, y protocol.SessionChatSummary) bool {
 		return x.Resource == y.Resource && x.Title == y.Title && equalPtr(x.Interactivity, y.Interactivity) &&
-			equalPtr(x.Status, y.Status) && equalPtr(x.Changes, y.Changes) && sameOrigin(x.Origin, y.Origin)
+			equalPtr(x.Status, y.Status) && sameChanges(x.Changes, y.Changes) && sameOrigin(x.Origin, y.Origin)
 	})
+}
+
+// sameChanges reports whether two changes summaries hold the same counts.
+func sameChanges(a, b *protocol.ChangesSummary) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return equalPtr(a.Additions, b.Additions) && equalPtr(a.Deletions, b.Deletions) && equalPtr(a.Files, b.Files)
 }
 
 // sameOrigin compares two chat origins by their encoding; origins are set
@@ -348,6 +357,11 @@ func (h *Host) syncSessionSummaryLocked(s *session) bool {
 	}
 	if !slices.Equal(old.WorkingDirectories, cur.WorkingDirectories) {
 		ch.WorkingDirectories, changed = cur.WorkingDirectories, true
+	}
+	if !sameChanges(old.Changes, cur.Changes) {
+		if ch.Changes, changed = cur.Changes, true; cur.Changes == nil {
+			ch.Cleared = append(ch.Cleared, "changes")
+		}
 	}
 	if !sameSessionChats(old.Chats, cur.Chats) {
 		ch.Chats, changed = cur.Chats, true

@@ -308,7 +308,18 @@ func New(opts *Options) (*Host, error) {
 			h.shutdown(false)
 			return nil, fmt.Errorf("host: workspace: %w", err)
 		}
+		h.mu.Lock()
 		h.ws = ws
+		// Sessions loaded before the workspace existed (running ones,
+		// restored above).
+		if o := h.observerLocked(); o != nil {
+			for uri, s := range h.sessions {
+				if _, ok := h.channels[uri]; ok && s.loaded {
+					o.SessionOpened(uri)
+				}
+			}
+		}
+		h.mu.Unlock()
 	}
 	return h, nil
 }

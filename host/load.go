@@ -297,6 +297,9 @@ func (h *Host) installSessionLocked(s *session, channels []*channel) {
 		h.channels[uri] = ch
 		h.chatOwner[uri] = s
 	}
+	if o := h.observerLocked(); o != nil {
+		o.SessionOpened(s.uri)
+	}
 	s.mb = newMailbox()
 	h.goFunc(func() { s.mb.run(h.ctx) })
 	st := sch.state.(*protocol.SessionState)

@@ -304,6 +304,9 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	h.channels[s.uri] = sch
 	s.chats[chatURI] = &channel{uri: chatURI, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
 	h.channels[chatURI] = s.chats[chatURI]
+	if o := h.observerLocked(); o != nil {
+		o.SessionOpened(s.uri)
+	}
 	h.setSummaryLocked(s, h.summaryLocked(s))
 	h.catalogLocked(s)
 	h.jr.queue(h.seq, snapshotOf(sch, h.seq), snapshotOf(s.chats[chatURI], h.seq))
@@ -441,6 +444,9 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	}
 	h.dropChannelLocked(s.uri)
 	delete(h.sessions, s.uri)
+	if o := h.observerLocked(); o != nil {
+		o.SessionClosed(s.uri)
+	}
 	h.unlistLocked(s)
 	s.stop()
 	h.jr.forget(s.uri)

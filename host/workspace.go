@@ -30,6 +30,21 @@ type Workspace interface {
 	Close() error
 }
 
+// A SessionObserver is a Workspace that follows the sessions held in
+// memory and what happens on their channels (changesets recompute after
+// turns, for one). Its methods are called with the host locked: they must
+// not block and must not call Host methods (queue the work instead).
+type SessionObserver interface {
+	// SessionOpened is called when a session's channels come into memory:
+	// created, or loaded from the store.
+	SessionOpened(session string)
+	// SessionClosed is called when a session is disposed.
+	SessionClosed(session string)
+	// Committed is called after an action was applied on the session's
+	// channel or on one of its chats' channels.
+	Committed(session, channel string, a protocol.StateAction)
+}
+
 // ErrNotServed is what Workspace.Serve returns for methods it does not
 // serve; the host answers those with -32601.
 var ErrNotServed = errors.New("method not served")
@@ -113,6 +128,37 @@ func (h *Host) Publish(uri string, a protocol.StateAction) error {
 	}
 	h.commitLocked(ch, a, nil)
 	return nil
+}
+
+// PublishToSession applies a server action to a session's channel or to
+// one of its chats' channels (a changeset catalogue, a chat's changes
+// summary) and sends it to subscribers. Like an agent's actions it is
+// stored with the session, and the session's summary follows it.
+func (h *Host) PublishToSession(uri string, a protocol.StateAction) error {
+	h.leaseRoom()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return errHostShutdown
+	}
+	ch, ok := h.channels[uri]
+	if !ok || ch.session == nil || ch.session.disposing {
+		return fmt.Errorf("host: no session or chat channel %s", uri)
+	}
+	if scope := protocol.ActionScope(a.Type()); scope != ch.kind {
+		return fmt.Errorf("host: %s action on a %s channel", a.Type(), ch.kind)
+	}
+	if err := h.jr.failing(); err != nil {
+		return fmt.Errorf("host: %w", err)
+	}
+	h.commitLocked(ch, a, nil)
+	return nil
+}
+
+// observerLocked returns the workspace as a SessionObserver, or nil.
+func (h *Host) observerLocked() SessionObserver {
+	o, _ := h.ws.(SessionObserver)
+	return o
 }
 
 // State returns the current state of a channel, or nil. The value must not

@@ -167,6 +167,10 @@ func sessionMergeChat(c protocol.ChatSummary, changes *protocol.SessionChatUpdat
 			c.Interactivity = nil
 		case "workingDirectories":
 			c.WorkingDirectories = nil
+		case "changes":
+			c.Changes = nil
+		case "movable":
+			c.Movable = nil
 		}
 	}
 	if changes.Title != nil {
@@ -189,6 +193,12 @@ func sessionMergeChat(c protocol.ChatSummary, changes *protocol.SessionChatUpdat
 	}
 	if changes.WorkingDirectories != nil {
 		c.WorkingDirectories = changes.WorkingDirectories
+	}
+	if changes.Changes != nil {
+		c.Changes = changes.Changes
+	}
+	if changes.Movable != nil {
+		c.Movable = changes.Movable
 	}
 	return c
 }

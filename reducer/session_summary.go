@@ -134,3 +134,40 @@ func sessionLatestChat(chats []protocol.ChatSummary, keep func(i int) bool) int 
 	}
 	return best
 }
+
+// SummaryChanges returns the roll-up of the chats' changes summaries a
+// session should report (SessionSummary.changes), or nil when no chat has
+// one. Of the two roll-ups the spec allows, summing the chats' stats or
+// reporting the most expensive chat's, this takes the most expensive chat
+// (the most lines added and deleted, then the most files): chats of one
+// session usually share their working directories, and a sum would count
+// the same changes once per chat.
+func SummaryChanges(chats []protocol.ChatSummary) *protocol.ChangesSummary {
+	var best *protocol.ChangesSummary
+	cost := func(c *protocol.ChangesSummary) (int64, int64) {
+		return deref64(c.Additions) + deref64(c.Deletions), deref64(c.Files)
+	}
+	for i := range chats {
+		c := chats[i].Changes
+		if c == nil {
+			continue
+		}
+		if best == nil {
+			best = c
+			continue
+		}
+		lines, files := cost(c)
+		bl, bf := cost(best)
+		if lines > bl || lines == bl && files > bf {
+			best = c
+		}
+	}
+	return best
+}
+
+func deref64(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/workspace/changeset"
 	"github.com/ahp-go/ahp/workspace/files"
 )
 
@@ -41,12 +42,17 @@ type readResult struct {
 
 func resourceRead(ctx context.Context, w *Workspace, c host.Client, p *protocol.ResourceReadParams) (*readResult, error) {
 	var r files.Range
+	var asked *readRange
 	if raw, ok := p.Meta[RangeMetaKey]; ok {
 		var rr readRange
 		if err := protocol.Unmarshal(raw, &rr); err != nil {
 			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "resourceRead: _meta[" + RangeMetaKey + "]: " + err.Error()}
 		}
 		r = files.Range{Set: true, Offset: rr.Offset, Length: rr.Length}
+		asked = &rr
+	}
+	if changeset.IsContentURI(p.URI) {
+		return readChangesetContent(ctx, w, p, asked)
 	}
 	content, err := w.files.Read(ctx, w.scope(c), p.URI, r)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/workspace/changeset"
 	"github.com/ahp-go/ahp/workspace/files"
 )
 
@@ -48,6 +49,9 @@ type Options struct {
 	// Scrollback is how many bytes of output each terminal keeps for
 	// clients that subscribe later. Zero means DefaultScrollback.
 	Scrollback int
+	// Git is the git executable changesets use; empty means "git" on
+	// $PATH. Without one no changesets are offered.
+	Git string
 	// Logger receives the workspace's logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -60,6 +64,8 @@ type Workspace struct {
 	log   *slog.Logger
 	files *files.Service
 	roots []string
+
+	changesets *changeset.Manager
 
 	mu        sync.Mutex
 	closed    bool
@@ -110,6 +116,7 @@ func New(opts *Options) func(*host.Host) (host.Workspace, error) {
 			releaseSig: make(chan struct{}, 1),
 			stop:       make(chan struct{}),
 		}
+		w.changesets = changeset.New(h, &changeset.Options{Git: o.Git, MaxContentBytes: o.MaxReadBytes, Logger: o.Logger})
 		w.wg.Go(w.rootLoop)
 		return w, nil
 	}
@@ -143,6 +150,8 @@ var handlers = map[string]handler{
 	"createTerminal":      serve(createTerminal),
 	"disposeTerminal":     serve(disposeTerminal),
 	"createResourceWatch": serve(createResourceWatch),
+
+	"invokeChangesetOperation": serve(invokeChangesetOperation),
 }
 
 // serve adapts a typed handler: params decoded strictly, -32602 when they
@@ -187,6 +196,7 @@ func (w *Workspace) Close() error {
 	}
 	w.closed = true
 	w.mu.Unlock()
+	w.changesets.Close()
 	w.closeTerminals()
 	w.closeWatches()
 	close(w.stop)

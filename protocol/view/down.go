@@ -93,6 +93,13 @@ func downAction(a protocol.StateAction) protocol.StateAction {
 			return a
 		}
 		return &protocol.TerminalClaimedAction{Claim: c}
+	case *protocol.ChangesetStatusChangedAction:
+		if a.Status != protocol.ChangesetStatusRecomputing {
+			return a
+		}
+		out := *a
+		out.Status = protocol.ChangesetStatusComputing
+		return &out
 	case *protocol.RootTerminalsChangedAction:
 		list := downTerminals(a.Terminals)
 		if sameSlice(list, a.Terminals) {
@@ -156,6 +163,15 @@ func downState(s protocol.SnapshotState) protocol.SnapshotState {
 		}
 		out := *s
 		out.Terminals = list
+		return &out
+	case *protocol.ChangesetState:
+		// recomputing is a 1.x status; older versions know a changeset
+		// being worked on as computing.
+		if s.Status != protocol.ChangesetStatusRecomputing {
+			return s
+		}
+		out := *s
+		out.Status = protocol.ChangesetStatusComputing
 		return &out
 	case *protocol.AnnotationsState:
 		changed := false

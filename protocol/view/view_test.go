@@ -37,6 +37,18 @@ type shapeCase struct {
 }
 
 var shapes = []shapeCase{{
+	// ChangesetStatus recomputing is 1.x; the 0.8.0 enum has computing,
+	// ready and error (SCHEMA-DIFF: ChangesetStatus).
+	name: "changeset/statusChanged recomputing", kind: "action", channel: "ahp-session:/s/changeset/uncommitted/k",
+	current: `{"type":"changeset/statusChanged","status":"recomputing"}`,
+	older:   `{"type":"changeset/statusChanged","status":"computing"}`,
+	up:      `{"type":"changeset/statusChanged","status":"computing"}`,
+}, {
+	name: "ChangesetState recomputing", kind: "ChangesetState", channel: "ahp-session:/s/changeset/uncommitted/k",
+	current: `{"status":"recomputing","files":[{"id":"file:///r/a","edit":{"after":{"uri":"file:///r/a","content":{"uri":"file:///r/a"}},"diff":{"added":1,"removed":0}}}]}`,
+	older:   `{"status":"computing","files":[{"id":"file:///r/a","edit":{"after":{"uri":"file:///r/a","content":{"uri":"file:///r/a"}},"diff":{"added":1,"removed":0}}}]}`,
+	up:      `{"status":"computing","files":[{"id":"file:///r/a","edit":{"after":{"uri":"file:///r/a","content":{"uri":"file:///r/a"}},"diff":{"added":1,"removed":0}}}]}`,
+}, {
 	// ChatErrorAction.part (1.x) versus error (0.8.0).
 	name: "chat/error", kind: "action", channel: chatURI,
 	current: `{"type":"chat/error","turnId":"t","duration":5,"part":{"kind":"error","error":{"errorType":"x","message":"boom"}}}`,
