@@ -59,13 +59,18 @@ type Host interface {
 	// handed back in OpenRequest.Resume when the session is opened again
 	// after a host restart. An empty value forgets the key. Clients can
 	// see these values in the session summary's _meta, so they must not
-	// be secrets.
+	// be secrets. A value kept under a chat's URI moves with the chat when
+	// it moves to another session (and is handed to that session's agent
+	// in OpenRequest.Resume when the move creates the session).
 	Remember(key, value string)
 }
 
 // Event is something that happened on one of a session's channels that the
 // agent may need to act on: an action a client dispatched and the host
-// accepted, or a chat created on the session.
+// accepted, a chat created on the session, or a chat moved in or out of it
+// (moveChat: session/chatRemoved on the session it left, session/chatAdded
+// with Chat set on the one it joined; a chat never moves while a turn
+// runs in it).
 type Event struct {
 	// Channel is the channel the action was applied to.
 	Channel string

@@ -85,8 +85,9 @@ func TestSummaryChatsAndFlags(t *testing.T) {
 
 // TestMoveChat: the default chat is never movable (ChatState.movable),
 // other chats move within their session and the order goes out as
-// session/chatsReordered; other destinations are refused with nothing
-// changed.
+// session/chatsReordered; bad sources, anchors and destinations are
+// refused with nothing changed (MoveChatParams: "Rejection leaves
+// ownership, catalog order, chat state, and root summaries unchanged").
 func TestMoveChat(t *testing.T) {
 	th := startHost(t, nil)
 	c := th.dial(t, "c")
@@ -117,38 +118,58 @@ func TestMoveChat(t *testing.T) {
 	}
 	c.Must("moveChat", &protocol.MoveChatParams{Channel: chats[2], Destination: &protocol.ChatMoveToSessionDestination{Session: uri, After: &chats[0]}}, nil)
 	envs := c.WaitFor("two reorders", func(envs []protocol.ActionEnvelope) bool {
-		n := 0
-		for _, e := range envs {
-			if _, ok := e.Action.(*protocol.SessionChatsReorderedAction); ok {
-				n++
-			}
-		}
-		return n == 2
+		return countType("session/chatsReordered", envs) == 2
 	})
-	st = c.Subscribe(uri).State.(*protocol.SessionState)
-	var order []string
-	for _, ch := range st.Chats {
-		order = append(order, ch.Resource)
+	order := func(uri string) []string {
+		var out []string
+		for _, ch := range c.Subscribe(uri).State.(*protocol.SessionState).Chats {
+			out = append(out, ch.Resource)
+		}
+		return out
 	}
-	if want := []string{chats[0], chats[2], chats[1]}; !slices.Equal(order, want) {
-		t.Fatalf("order %v, want %v (%d envelopes)", order, want, len(envs))
+	if got, want := order(uri), []string{chats[0], chats[2], chats[1]}; !slices.Equal(got, want) {
+		t.Fatalf("order %v, want %v (%d envelopes)", got, want, len(envs))
 	}
+	// A running turn holds its chat.
+	c.Subscribe(chats[1])
+	c.Dispatch(chats[1], &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: "2026-01-01T00:00:00.000Z", Message: userMessage("/input which?")})
+	c.WaitFor("the input request", hasType("chat/inputRequested"))
+	before := len(c.Envelopes())
 	for _, tc := range []struct {
 		name string
 		err  error
 		code protocol.ErrorCode
 	}{
 		{"the default chat", move(def, &protocol.ChatMoveToSessionDestination{Session: uri}), protocol.CodeInvalidParams},
-		{"after itself", move(chats[1], &protocol.ChatMoveToSessionDestination{Session: uri, After: &chats[1]}), protocol.CodeInvalidParams},
-		{"after a chat elsewhere", move(chats[1], &protocol.ChatMoveToSessionDestination{Session: uri, After: protocol.Ptr("ahp-chat:/nope")}), protocol.CodeInvalidParams},
-		{"to another session", move(chats[1], &protocol.ChatMoveToSessionDestination{Session: other}), protocol.CodeInvalidParams},
-		{"to a new session", move(chats[1], &protocol.ChatMoveToNewSessionDestination{}), protocol.CodeInvalidParams},
-		{"to no session", move(chats[1], &protocol.ChatMoveToSessionDestination{Session: "ahp-session:/nope"}), protocol.CodeNotFound},
+		{"after itself", move(chats[2], &protocol.ChatMoveToSessionDestination{Session: uri, After: &chats[2]}), protocol.CodeInvalidParams},
+		{"after a chat elsewhere", move(chats[2], &protocol.ChatMoveToSessionDestination{Session: uri, After: protocol.Ptr("ahp-chat:/nope")}), protocol.CodeInvalidParams},
+		{"after a chat of the source, to another session", move(chats[2], &protocol.ChatMoveToSessionDestination{Session: other, After: &chats[0]}), protocol.CodeInvalidParams},
+		{"after itself, to another session", move(chats[2], &protocol.ChatMoveToSessionDestination{Session: other, After: &chats[2]}), protocol.CodeInvalidParams},
+		{"to no session", move(chats[2], &protocol.ChatMoveToSessionDestination{Session: "ahp-session:/nope"}), protocol.CodeNotFound},
+		{"to a chat", move(chats[2], &protocol.ChatMoveToSessionDestination{Session: chats[0]}), protocol.CodeNotFound},
 		{"an unknown chat", move("ahp-chat:/nope", &protocol.ChatMoveToSessionDestination{Session: uri}), protocol.CodeNotFound},
+		{"a session", move(uri, &protocol.ChatMoveToNewSessionDestination{}), protocol.CodeNotFound},
+		{"no destination", move(chats[2], nil), protocol.CodeInvalidParams},
+		{"a running turn", move(chats[1], &protocol.ChatMoveToSessionDestination{Session: other}), protocol.CodeTurnInProgress},
+		{"a running turn, to a new session", move(chats[1], &protocol.ChatMoveToNewSessionDestination{}), protocol.CodeTurnInProgress},
 	} {
 		if rpcCode(tc.err) != tc.code {
 			t.Errorf("%s: %v, want code %d", tc.name, tc.err, tc.code)
 		}
+	}
+	if got, want := order(uri), []string{chats[0], chats[2], chats[1]}; !slices.Equal(got, want) {
+		t.Errorf("after refusals the order is %v, want %v", got, want)
+	}
+	for _, e := range c.Envelopes()[before:] {
+		if e.Channel == uri || e.Channel == other {
+			switch e.Action.(type) {
+			case *protocol.SessionChatRemovedAction, *protocol.SessionChatAddedAction, *protocol.SessionChatsReorderedAction:
+				t.Errorf("a refused move changed %s: %s", e.Channel, e.Action.Type())
+			}
+		}
+	}
+	if n := len(list(c)); n != 2 {
+		t.Errorf("refused moves left %d sessions", n)
 	}
 }
 

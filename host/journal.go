@@ -64,6 +64,10 @@ type journal struct {
 	waiters  int       // callers of wait and waitLease blocked on a write
 	began    time.Time // when the last write began
 	lost     error     // set when the writer gave up on stop
+	// held counts open holds (see hold); unheld is closed when the last
+	// one is released.
+	held   int
+	unheld chan struct{}
 
 	wake    chan struct{}
 	hurry   chan struct{} // a waiter arrived: write what has gathered now
@@ -150,6 +154,32 @@ func (j *journal) queueCatalog(uri string, seq int64, p pending) {
 	j.signal()
 }
 
+// hold keeps the writer from taking what is queued until the matching
+// release, so that every operation queued in between goes to the store in
+// the same batch, which the store applies atomically: a change made of
+// several operations (a chat moving between sessions) is then kept whole
+// or not at all. Holds are taken and released under Host.mu, with no I/O
+// in between.
+func (j *journal) hold() {
+	j.mu.Lock()
+	if j.held == 0 {
+		j.unheld = make(chan struct{})
+	}
+	j.held++
+	j.mu.Unlock()
+}
+
+// release ends a hold.
+func (j *journal) release() {
+	j.mu.Lock()
+	j.held--
+	if j.held == 0 {
+		close(j.unheld)
+	}
+	j.mu.Unlock()
+	j.signal()
+}
+
 // forget drops the pending catalog entry of a session about to be deleted,
 // so no later upsert can land in its place.
 func (j *journal) forget(uri string) {
@@ -170,9 +200,15 @@ func (j *journal) run() {
 	defer close(j.done)
 	for {
 		j.mu.Lock()
-		for len(j.ops) == 0 && j.queued <= j.durable && !j.stopping {
-			j.mu.Unlock()
-			j.idle()
+		for j.held > 0 || len(j.ops) == 0 && j.queued <= j.durable && !j.stopping {
+			if j.held > 0 {
+				unheld := j.unheld
+				j.mu.Unlock()
+				<-unheld
+			} else {
+				j.mu.Unlock()
+				j.idle()
+			}
 			j.mu.Lock()
 		}
 		if len(j.ops) == 0 && j.queued <= j.durable {
@@ -182,6 +218,12 @@ func (j *journal) run() {
 		if d := j.gatherLocked(); d > 0 {
 			j.mu.Unlock()
 			j.linger(d)
+			j.mu.Lock()
+		}
+		for j.held > 0 { // a hold began while lingering
+			unheld := j.unheld
+			j.mu.Unlock()
+			<-unheld
 			j.mu.Lock()
 		}
 		ops, upTo, since := j.ops, j.queued, j.oldest
