@@ -196,3 +196,50 @@ func ExampleSummaryStatus() {
 	// Waiting for approval
 	// 2025-01-01T00:00:02.000Z
 }
+
+// SessionSummary's aggregation rules: "changes: optional roll-up across
+// all chats. Producers MAY sum the per-chat changes summaries or report the
+// most expensive chat's stats". The most expensive chat is taken, so chats
+// sharing a directory do not count its changes twice.
+func TestSummaryChanges(t *testing.T) {
+	cs := func(add, del, files int64) *protocol.ChangesSummary {
+		return &protocol.ChangesSummary{Additions: &add, Deletions: &del, Files: &files}
+	}
+	chat := func(c *protocol.ChangesSummary) protocol.ChatSummary { return protocol.ChatSummary{Changes: c} }
+	tests := []struct {
+		name  string
+		chats []protocol.ChatSummary
+		want  *protocol.ChangesSummary
+	}{
+		{"no chats", nil, nil},
+		{"no chat has changes", []protocol.ChatSummary{chat(nil), chat(nil)}, nil},
+		{"one chat passes through", []protocol.ChatSummary{chat(cs(3, 1, 2))}, cs(3, 1, 2)},
+		{"the most lines wins", []protocol.ChatSummary{chat(cs(3, 1, 2)), chat(nil), chat(cs(1, 10, 1))}, cs(1, 10, 1)},
+		{"equal lines: the most files", []protocol.ChatSummary{chat(cs(2, 2, 1)), chat(cs(4, 0, 3))}, cs(4, 0, 3)},
+		{"absent counts are zero", []protocol.ChatSummary{chat(&protocol.ChangesSummary{}), chat(cs(0, 0, 1))}, cs(0, 0, 1)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := reducer.SummaryChanges(tc.chats)
+			if (got == nil) != (tc.want == nil) || got != nil && (*got.Additions != *tc.want.Additions || *got.Deletions != *tc.want.Deletions || *got.Files != *tc.want.Files) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// session/chatUpdated writes the chat's changes summary and movable flag
+// ("only fields present in changes are written"), and a null clears them.
+func TestChatUpdatedChangesAndMovable(t *testing.T) {
+	add, files := int64(4), int64(2)
+	s := &protocol.SessionState{Chats: []protocol.ChatSummary{{Resource: "ahp-chat:/c", Title: "c"}}}
+	s = reducer.Session(s, &protocol.SessionChatUpdatedAction{Chat: "ahp-chat:/c", Changes: protocol.SessionChatUpdatedActionChanges{
+		Changes: &protocol.ChangesSummary{Additions: &add, Files: &files}, Movable: protocol.Ptr(true)}})
+	if c := s.Chats[0]; c.Changes == nil || *c.Changes.Additions != 4 || c.Movable == nil || !*c.Movable || c.Title != "c" {
+		t.Fatalf("after the update: %+v", c)
+	}
+	s = reducer.Session(s, &protocol.SessionChatUpdatedAction{Chat: "ahp-chat:/c", Changes: protocol.SessionChatUpdatedActionChanges{Cleared: []string{"changes", "movable"}}})
+	if c := s.Chats[0]; c.Changes != nil || c.Movable != nil {
+		t.Fatalf("after clearing: %+v", c)
+	}
+}

@@ -88,7 +88,7 @@ func changesetOf(t *testing.T, h *host.Host, session, kind string) string {
 func mirror(snap *protocol.Snapshot, envs []protocol.ActionEnvelope) *protocol.ChangesetState {
 	st := snap.State
 	for _, e := range envs {
-		if e.Channel == snap.Resource && e.ServerSeq > snap.FromSeq {
+		if e.Channel == snap.Resource && e.ServerSeq > snap.FromSeq && e.RejectionReason == nil {
 			st = reducer.Apply(st, e.Action)
 		}
 	}
@@ -231,6 +231,11 @@ func sameJSON(t *testing.T, a, b any) bool {
 // echoHost is a host with the built-in agent and a workspace, served on a
 // real socket.
 func echoHost(t *testing.T) (*host.Host, *hosttest.Client) {
+	h, _, c := echoServer(t)
+	return h, c
+}
+
+func echoServer(t *testing.T) (*host.Host, *hosttest.Server, *hosttest.Client) {
 	t.Helper()
 	h, err := host.New(&host.Options{Agents: []agent.Backend{echo.New(nil)}, Workspace: workspace.New(nil)})
 	if err != nil {
@@ -239,7 +244,7 @@ func echoHost(t *testing.T) (*host.Host, *hosttest.Client) {
 	srv := hosttest.Serve(t, h)
 	c := srv.Dial(t, "c1")
 	initialize(t, c)
-	return h, c
+	return h, srv, c
 }
 
 // Edits made outside ahpd (here by the test, on disk) are picked up by the
@@ -394,5 +399,183 @@ func TestChangesetBadInput(t *testing.T) {
 		if !errors.As(err, &pe) || (pe.Code != protocol.CodeInvalidParams && pe.Code != protocol.CodeNotFound) {
 			t.Errorf("%s: got %v, want a refusal", name, err)
 		}
+	}
+}
+
+// On a branch with a base, a branch changeset lists the branch's commits
+// against the fork point, both sides read from git.
+func TestBranchChangeset(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	gitIn(t, dir, "checkout", "-q", "-b", "feature")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "commit", "-q", "-am", "feature work")
+	h, c := echoHost(t)
+	sess := createSession(t, c, "s1", dir)
+	uri := changesetOf(t, h, sess, "branch")
+	snap := c.Subscribe(uri)
+	envs := c.WaitFor("the branch's file", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 1 }))
+	f := mirror(snap, envs).Files[0]
+	if f.Edit.Diff == nil || *f.Edit.Diff.Added != 1 || *f.Edit.Diff.Removed != 0 {
+		t.Fatalf("branch diff %+v", f.Edit.Diff)
+	}
+	if got := readContent(t, c, f.Edit.Before.Content.URI); got != "a\n" {
+		t.Fatalf("before %q", got)
+	}
+	if got := readContent(t, c, f.Edit.After.Content.URI); got != "a\nb\n" {
+		t.Fatalf("after %q", got)
+	}
+	if len(mirror(snap, envs).Operations) != 0 {
+		t.Fatal("the branch changeset offers operations")
+	}
+	// The uncommitted changeset is there too, and empty.
+	un := c.Subscribe(changesetOf(t, h, sess, "uncommitted"))
+	c.WaitFor("the clean working tree", readyWith(un, func(st *protocol.ChangesetState) bool { return len(st.Files) == 0 }))
+}
+
+// A client that negotiated 0.8.0 sees the changesets in 0.8.0's shapes:
+// recomputing shows as computing, and chat/changesetsChanged (0.9.0)
+// does not reach it.
+func TestChangesetOlderVersion(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	h, srv, c := echoServer(t)
+	old := srv.Dial(t, "old")
+	old.Must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: old.ID}, nil)
+	sess := createSession(t, c, "s1", dir)
+	st := old.Subscribe(sess).State.(*protocol.SessionState)
+	old.Subscribe(*st.DefaultChat)
+	uri := changesetOf(t, h, sess, "uncommitted")
+	snap := old.Subscribe(uri)
+	old.WaitFor("ready", readyWith(snap, func(*protocol.ChangesetState) bool { return true }))
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	envs := old.WaitFor("the change", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 1 }))
+	statuses := recomputingSeen(envs, uri)
+	if slices.Contains(statuses, protocol.ChangesetStatusRecomputing) || !slices.Contains(statuses, protocol.ChangesetStatusComputing) {
+		t.Fatalf("statuses seen at 0.8.0: %v", statuses)
+	}
+	for _, e := range envs {
+		if _, ok := e.Action.(*protocol.ChatChangesetsChangedAction); ok {
+			t.Fatal("a 0.8.0 client got chat/changesetsChanged")
+		}
+	}
+}
+
+// Disposing a session clears its changesets for their subscribers and
+// closes them; its content references stop resolving.
+func TestChangesetDisposedWithSession(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	h, c := echoHost(t)
+	sess := createSession(t, c, "s1", dir)
+	uri := changesetOf(t, h, sess, "uncommitted")
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap := c.Subscribe(uri)
+	envs := c.WaitFor("the change", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 1 }))
+	before := mirror(snap, envs).Files[0].Edit.Before.Content.URI
+	c.Must("disposeSession", &protocol.DisposeSessionParams{Channel: sess}, nil)
+	c.WaitFor("changeset/cleared", hasAction[*protocol.ChangesetClearedAction])
+	waitUntil(t, "the channel closed", func() bool { return h.State(uri) == nil })
+	err := c.Call("resourceRead", &protocol.ResourceReadParams{URI: before}, nil)
+	if pe := rpcCode(t, err); pe.Code != protocol.CodeNotFound {
+		t.Fatalf("reading a disposed session's content: %v", pe)
+	}
+}
+
+// The changesets advertise review: a client marks a file reviewed, the
+// mark survives recomputes while the file stays the same, and the server
+// resets it when the file changes (ChangesetFile.reviewed: "the server,
+// which is the authority on what changed, resets review explicitly").
+func TestChangesetReview(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	h, c := echoHost(t)
+	sess := createSession(t, c, "s1", dir)
+	uri := changesetOf(t, h, sess, "uncommitted")
+	st := h.State(sess).(*protocol.SessionState)
+	if i := slices.IndexFunc(st.Changesets, func(cs protocol.Changeset) bool { return cs.URITemplate == uri }); st.Changesets[i].Capabilities == nil || st.Changesets[i].Capabilities.Review == nil {
+		t.Fatalf("the catalogue entry does not advertise review: %+v", st.Changesets[i])
+	}
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	write := func(p, text string) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(a, "A\n")
+	snap := c.Subscribe(uri)
+	c.WaitFor("a.txt changed", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 1 }))
+	aURI := files.URIOf(a)
+	reviewed := func(st *protocol.ChangesetState) bool {
+		f := fileNamed(st, aURI)
+		return f != nil && f.Reviewed != nil && *f.Reviewed
+	}
+	c.Dispatch(uri, &protocol.ChangesetFilesReviewChangedAction{Files: []string{aURI}, Reviewed: true})
+	c.WaitFor("a.txt reviewed", readyWith(snap, reviewed))
+	// Another file changes: a.txt keeps its review.
+	write(b, "B\n")
+	envs := c.WaitFor("b.txt changed", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 2 }))
+	if !reviewed(mirror(snap, envs)) {
+		t.Fatal("a.txt lost its review when another file changed")
+	}
+	// a.txt changes again: its review is reset.
+	write(a, "AA\nmore\n")
+	c.WaitFor("a.txt unreviewed with its new stats", readyWith(snap, func(st *protocol.ChangesetState) bool {
+		f := fileNamed(st, aURI)
+		return f != nil && !reviewed(st) && f.Edit.Diff != nil && *f.Edit.Diff.Added == 2
+	}))
+	// Nothing else is client-dispatchable.
+	seq := c.Dispatch(uri, &protocol.ChangesetClearedAction{})
+	c.WaitFor("the rejection", func(envs []protocol.ActionEnvelope) bool {
+		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
+			return e.Origin != nil && e.Origin.ClientSeq == seq && e.RejectionReason != nil
+		})
+	})
+	if len(h.State(uri).(*protocol.ChangesetState).Files) != 2 {
+		t.Fatal("a client's changeset/cleared was applied")
+	}
+}
+
+// A symlink in the working tree that leads to another session's directory
+// is listed as the link it is: a range revert refuses it, a revert removes
+// the link and never touches its target, and its content is not served
+// through it.
+func TestChangesetSymlinkOut(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	otherDir := gitRepo(t, map[string]string{"secret.txt": "secret\n"})
+	secret := filepath.Join(otherDir, "secret.txt")
+	link := filepath.Join(dir, "link.txt")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	h, c := echoHost(t)
+	sess := createSession(t, c, "s1", dir)
+	uri := changesetOf(t, h, sess, "uncommitted")
+	snap := c.Subscribe(uri)
+	linkURI := files.URIOf(link)
+	envs := c.WaitFor("the link listed", readyWith(snap, func(st *protocol.ChangesetState) bool { return fileNamed(st, linkURI) != nil }))
+	f := fileNamed(mirror(snap, envs), linkURI)
+	if f.Edit.Diff != nil {
+		t.Fatalf("the link's target was counted: %+v", f.Edit.Diff)
+	}
+	err := c.Call("resourceRead", &protocol.ResourceReadParams{URI: f.Edit.After.Content.URI}, nil)
+	if pe := rpcCode(t, err); pe.Code != protocol.CodePermissionDenied && pe.Code != protocol.CodeInvalidParams {
+		t.Fatalf("reading through the link: %v", pe)
+	}
+	err = c.Call("invokeChangesetOperation", &protocol.InvokeChangesetOperationParams{Channel: uri, OperationID: "revert",
+		Target: &protocol.ChangesetOperationTargetRange{Resource: linkURI, Range: protocol.TextRange{End: protocol.TextPosition{Line: 1}}}}, nil)
+	if pe := rpcCode(t, err); pe.Code != protocol.CodeInvalidParams {
+		t.Fatalf("range revert of a link: %v", pe)
+	}
+	c.Must("invokeChangesetOperation", &protocol.InvokeChangesetOperationParams{Channel: uri, OperationID: "revert",
+		Target: &protocol.ChangesetOperationTargetResource{Resource: linkURI}}, nil)
+	if _, err := os.Lstat(link); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the link is still there: %v", err)
+	}
+	if got, err := os.ReadFile(secret); err != nil || string(got) != "secret\n" {
+		t.Fatalf("the link's target changed: %q, %v", got, err)
 	}
 }

@@ -23,12 +23,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
@@ -43,6 +46,9 @@ const (
 	// maxCountBytes bounds how much of an untracked file is read to count
 	// its lines; a larger file is listed without line counts.
 	maxCountBytes = 8 << 20
+	// maxCountTotal bounds what one computation reads to count the lines
+	// of untracked files; files past it are listed without line counts.
+	maxCountTotal = 64 << 20
 )
 
 // Kinds of changeset, as Changeset.changeKind names them.
@@ -479,7 +485,8 @@ func catalogue(sets []*set, dirs []string) []protocol.Changeset {
 		if dirs != nil && !slices.Contains(dirs, s.dirURI) {
 			continue
 		}
-		c := protocol.Changeset{URITemplate: s.uri, ChangeKind: s.kind}
+		c := protocol.Changeset{URITemplate: s.uri, ChangeKind: s.kind,
+			Capabilities: &protocol.ChangesetCapabilities{Review: map[string]jsontext.Value{}}}
 		name := filepath.Base(s.dir)
 		switch s.kind {
 		case KindUncommitted:
@@ -578,6 +585,7 @@ func (s *set) recompute(ctx context.Context) {
 		h.Publish(s.uri, &protocol.ChangesetContentChangedAction{Files: next, Operations: s.operations()})
 	} else {
 		cur, _ := h.State(s.uri).(*protocol.ChangesetState)
+		keepReviews(cur, next)
 		publishDiff(h, s.uri, cur, next)
 	}
 	h.Publish(s.uri, &protocol.ChangesetStatusChangedAction{Status: protocol.ChangesetStatusReady})
@@ -604,6 +612,27 @@ func publishDiff(h *host.Host, uri string, cur *protocol.ChangesetState, next []
 			continue
 		}
 		h.Publish(uri, &protocol.ChangesetFileSetAction{File: f})
+	}
+}
+
+// keepReviews carries the reviewed flag of each file that is the same as
+// before (same edit: same sides, content nonces and stats) into next. A
+// file whose content changed comes back unreviewed: the server resets
+// review, as ChangesetFile.reviewed asks.
+func keepReviews(cur *protocol.ChangesetState, next []protocol.ChangesetFile) {
+	if cur == nil {
+		return
+	}
+	for i := range next {
+		j := slices.IndexFunc(cur.Files, func(o protocol.ChangesetFile) bool { return o.ID == next[i].ID })
+		if j < 0 || cur.Files[j].Reviewed == nil {
+			continue
+		}
+		x, err1 := protocol.Marshal(cur.Files[j].Edit)
+		y, err2 := protocol.Marshal(next[i].Edit)
+		if err1 == nil && err2 == nil && string(x) == string(y) {
+			next[i].Reviewed = cur.Files[j].Reviewed
+		}
 	}
 }
 
@@ -638,22 +667,40 @@ func (s *set) compute(ctx context.Context) ([]fileEntry, error) {
 		if err != nil {
 			return nil, err
 		}
+		budget := int64(maxCountTotal)
 		for _, p := range paths {
 			c := change{status: untracked, path: p, oldPath: p, oldMode: "000000"}
-			c.added, c.binary, c.counted = countLines(s.dir, p)
+			if budget > 0 {
+				var read int64
+				c.added, c.binary, c.counted, read = countLines(s.dir, p)
+				budget -= read
+			}
 			changes = append(changes, c)
 		}
 	}
 	slices.SortFunc(changes, func(a, b change) int { return strings.Compare(a.path, b.path) })
+	var root *os.Root
+	if to == "" {
+		if root, err = os.OpenRoot(s.dir); err != nil {
+			return nil, err
+		}
+		defer root.Close()
+	}
 	entries := make([]fileEntry, 0, len(changes))
 	for _, c := range changes {
-		entries = append(entries, fileEntry{c: c, file: s.fileOf(c, from, to)})
+		entries = append(entries, fileEntry{c: c, file: s.fileOf(root, c, from, to)})
 	}
 	return entries, nil
 }
 
 // fileOf builds the changeset entry of one changed file.
-func (s *set) fileOf(c change, from, to string) protocol.ChangesetFile {
+//
+// A working-tree side names its content by the file's own URI, with a
+// nonce that changes whenever the file does (its size and modification
+// time), so that a client can tell a cached copy is stale and the
+// changeset can keep a file's review across recomputes only while the
+// file stays the same.
+func (s *set) fileOf(root *os.Root, c change, from, to string) protocol.ChangesetFile {
 	var edit protocol.FileEdit
 	newFile := c.status == added || c.status == untracked || c.oldMode == "000000"
 	if !newFile {
@@ -667,6 +714,9 @@ func (s *set) fileOf(c change, from, to string) protocol.ChangesetFile {
 		ref := protocol.ContentRef{URI: uri}
 		if to != "" {
 			ref.URI = contentURI(s.t.id, s.key, to, c.path)
+		} else if info, err := root.Lstat(c.path); err == nil {
+			ref.Nonce = protocol.Ptr(fmt.Sprintf("%x-%x", info.Size(), info.ModTime().UnixNano()))
+			ref.SizeHint = protocol.Ptr(info.Size())
 		}
 		edit.After = &protocol.FileEditSide{URI: uri, Content: ref}
 	}
@@ -705,10 +755,13 @@ func (s *set) operations() []protocol.ChangesetOperation {
 	}
 }
 
-// ValidateAction implements host.ChannelOwner: the changesets advertise no
-// review capability, so clients dispatch nothing on them.
-func (s *set) ValidateAction(host.Client, protocol.SnapshotState, protocol.StateAction) string {
-	return "this changeset takes no client actions (it does not advertise review)"
+// ValidateAction implements host.ChannelOwner: clients may mark files
+// reviewed (the changesets advertise review), and do nothing else.
+func (s *set) ValidateAction(_ host.Client, _ protocol.SnapshotState, a protocol.StateAction) string {
+	if _, ok := a.(*protocol.ChangesetFilesReviewChangedAction); ok {
+		return ""
+	}
+	return "clients may only mark a changeset's files reviewed (changeset/filesReviewChanged)"
 }
 
 // ActionAccepted implements host.ChannelOwner.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -125,32 +126,36 @@ func isHex(s string) bool {
 // countLines counts the lines of a file that git does not track, reading
 // at most maxCountBytes; counted is false for a larger or unreadable file
 // and binary is set for a file with a NUL byte in its first 8000 bytes
-// (git's own test).
-func countLines(dir, rel string) (lines int64, binary, counted bool) {
+// (git's own test). read is how many bytes it read.
+func countLines(dir, rel string) (lines int64, binary, counted bool, read int64) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return 0, false, false
+		return 0, false, false, 0
 	}
 	defer root.Close()
 	info, err := root.Lstat(rel)
 	if err != nil || !info.Mode().IsRegular() || info.Size() > maxCountBytes {
-		return 0, false, false
+		return 0, false, false, 0
 	}
-	f, err := root.Open(rel)
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return 0, false, false
+		return 0, false, false, 0
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return 0, false, false, 0 // swapped for something else since the Lstat
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxCountBytes+1))
+	read = int64(len(data))
 	if err != nil || len(data) > maxCountBytes {
-		return 0, false, false
+		return 0, false, false, read
 	}
 	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
-		return 0, true, true
+		return 0, true, true, read
 	}
 	n := int64(bytes.Count(data, []byte{'\n'}))
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		n++
 	}
-	return n, false, true
+	return n, false, true, read
 }
