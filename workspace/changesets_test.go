@@ -20,6 +20,7 @@ import (
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
+	"github.com/ahp-go/ahp/store"
 	"github.com/ahp-go/ahp/workspace"
 	"github.com/ahp-go/ahp/workspace/files"
 )
@@ -577,5 +578,118 @@ func TestChangesetSymlinkOut(t *testing.T) {
 	}
 	if got, err := os.ReadFile(secret); err != nil || string(got) != "secret\n" {
 		t.Fatalf("the link's target changed: %q, %v", got, err)
+	}
+}
+
+// A session read back from the store after a restart gets its changesets
+// again when it is loaded.
+func TestChangesetAfterRestart(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := store.NewMemory()
+	t.Cleanup(func() { st.Close() })
+	open := func() (*host.Host, *hosttest.Client) {
+		h, err := host.New(&host.Options{Agents: []agent.Backend{echo.New(nil)}, Workspace: workspace.New(nil), Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := hosttest.Serve(t, h)
+		c := srv.Dial(t, "c1")
+		initialize(t, c)
+		return h, c
+	}
+	h1, c1 := open()
+	sess := createSession(t, c1, "s1", dir)
+	uri := changesetOf(t, h1, sess, "uncommitted")
+	waitUntil(t, "the chat's changes saved in its summary", func() bool {
+		ch := h1.State(sess).(*protocol.SessionState).Chats[0].Changes
+		return ch != nil && *ch.Files == 1
+	})
+	if err := h1.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	h2, c2 := open()
+	c2.Subscribe(sess)
+	waitUntil(t, "the changeset open again", func() bool { return h2.State(uri) != nil })
+	snap := c2.Subscribe(uri)
+	c2.WaitFor("the change", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 1 }))
+}
+
+// multiDir is the echo agent with several working directories per session.
+type multiDir struct{ *echo.Backend }
+
+func (m multiDir) Info() protocol.AgentInfo {
+	info := m.Backend.Info()
+	info.Capabilities = &protocol.AgentCapabilities{
+		MultipleWorkingDirectories: &protocol.MultipleWorkingDirectoriesCapability{},
+		MultipleChats:              &protocol.MultipleChatsCapability{},
+	}
+	return info
+}
+
+// A chat restricted to one of the session's directories lists only that
+// directory's changesets, and its changes summary counts only them. The
+// session summary reports the most expensive chat (SessionSummary's
+// aggregation rules: "report the most expensive chat's stats").
+func TestChangesetChatScope(t *testing.T) {
+	dirA := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	dirB := gitRepo(t, map[string]string{"b.txt": "b\n"})
+	h, err := host.New(&host.Options{Agents: []agent.Backend{multiDir{echo.New(nil)}}, Workspace: workspace.New(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := hosttest.Serve(t, h)
+	c := srv.Dial(t, "c1")
+	initialize(t, c)
+	sess := createSession(t, c, "s1", dirA, dirB)
+	chatB := protocol.ChatURI("chat-b")
+	c.Must("createChat", &protocol.CreateChatParams{Channel: sess, Chat: chatB, WorkingDirectories: []string{files.URIOf(dirB)}}, nil)
+	if err := os.WriteFile(filepath.Join(dirA, "a.txt"), []byte("A\nA2\nA3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dirB, "b.txt"), []byte("B\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	uA, uB := changesetOf(t, h, sess, "uncommitted"), ""
+	waitUntil(t, "both directories' changesets", func() bool {
+		n := 0
+		for _, cs := range h.State(sess).(*protocol.SessionState).Changesets {
+			if cs.ChangeKind == "uncommitted" {
+				n++
+				if cs.URITemplate != uA {
+					uB = cs.URITemplate
+				}
+			}
+		}
+		return n == 2
+	})
+	waitUntil(t, "chat B's catalogue", func() bool {
+		cs := h.State(chatB).(*protocol.ChatState).Changesets
+		return len(cs) == 1 && cs[0].URITemplate == uB
+	})
+	def := *h.State(sess).(*protocol.SessionState).DefaultChat
+	waitUntil(t, "the chats' changes", func() bool {
+		ss := h.State(sess).(*protocol.SessionState)
+		got := map[string]int64{}
+		for _, ch := range ss.Chats {
+			if ch.Changes != nil {
+				got[ch.Resource] = *ch.Changes.Additions + *ch.Changes.Deletions
+			}
+		}
+		// Default chat: A (3 added, 1 removed) and B (1 and 1); chat B: B.
+		return got[def] == 6 && got[chatB] == 2
+	})
+	waitUntil(t, "the session summary", func() bool {
+		var list protocol.ListSessionsResult
+		c.Must("listSessions", &protocol.ListSessionsParams{}, &list)
+		s := list.Items[0]
+		return s.Changes != nil && *s.Changes.Additions == 4 && *s.Changes.Files == 2 && len(s.Chats) == 2
+	})
+	cs := h.State(def).(*protocol.ChatState).Changesets
+	if !slices.ContainsFunc(cs, func(c protocol.Changeset) bool { return c.URITemplate == uA }) || !slices.ContainsFunc(cs, func(c protocol.Changeset) bool { return c.URITemplate == uB }) {
+		t.Fatalf("the default chat's catalogue %+v", cs)
 	}
 }
