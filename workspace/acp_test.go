@@ -16,9 +16,14 @@ import (
 	"github.com/ahp-go/ahp/workspace/files"
 )
 
-// TestMain lets this test binary also serve as the scripted ACP agent.
+// TestMain lets this test binary also serve as the scripted ACP agent and
+// as a benchmark's host. The terminals' bash does not read the user's
+// ~/.bashrc, which can be slow or hang (waiting on a lock, say) and is no
+// part of what the tests check.
 func TestMain(m *testing.M) {
 	acptest.ServeIfAsked()
+	serveHostIfAsked()
+	os.Setenv("AHPD_NO_BASHRC", "1")
 	os.Exit(m.Run())
 }
 
