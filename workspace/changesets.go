@@ -2,10 +2,10 @@ package workspace
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/workspace/changeset"
 )
@@ -40,7 +40,7 @@ func invokeChangesetOperation(ctx context.Context, w *Workspace, _ host.Client, 
 
 // readChangesetContent serves resourceRead for a changeset content
 // reference (a file as git holds it at a commit), ranged like a file.
-func readChangesetContent(ctx context.Context, w *Workspace, p *protocol.ResourceReadParams, r *readRange) (*readResult, error) {
+func readChangesetContent(ctx context.Context, w *Workspace, p *protocol.ResourceReadParams, r *readRange) (*jsonrpc.Encoded, error) {
 	data, err := w.changesets.Read(ctx, p.URI)
 	if err != nil {
 		var re *changeset.ReadError
@@ -49,7 +49,7 @@ func readChangesetContent(ctx context.Context, w *Workspace, p *protocol.Resourc
 		}
 		return nil, &protocol.Error{Code: protocol.CodeInternalError, Message: "resourceRead: " + err.Error()}
 	}
-	res := &readResult{}
+	var meta *rangeInfo
 	size := int64(len(data))
 	if r != nil {
 		if r.Offset < 0 || r.Length < 0 {
@@ -61,16 +61,15 @@ func readChangesetContent(ctx context.Context, w *Workspace, p *protocol.Resourc
 			end = min(off+r.Length, size)
 		}
 		data = data[off:end]
-		res.Meta = map[string]rangeInfo{RangeMetaKey: {Offset: off, Length: int64(len(data)), Size: size, EOF: end == size}}
+		meta = &rangeInfo{Offset: off, Length: int64(len(data)), Size: size, EOF: end == size}
 	}
 	want := protocol.ContentEncodingUtf8
 	if p.Encoding != nil {
 		want = *p.Encoding
 	}
-	if want == protocol.ContentEncodingUtf8 && isText(data) {
-		res.Data, res.Encoding = string(data), protocol.ContentEncodingUtf8
-	} else {
-		res.Data, res.Encoding = base64.StdEncoding.EncodeToString(data), protocol.ContentEncodingBase64
+	out, err := encodeReadResult(data, want == protocol.ContentEncodingUtf8 && isText(data), "", meta)
+	if err != nil {
+		return nil, err
 	}
-	return res, nil
+	return (*jsonrpc.Encoded)(&out), nil
 }

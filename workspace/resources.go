@@ -6,7 +6,11 @@ import (
 	"encoding/base64"
 	"unicode/utf8"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/workspace/changeset"
 	"github.com/ahp-go/ahp/workspace/files"
@@ -32,15 +36,11 @@ type rangeInfo struct {
 	EOF    bool  `json:"eof"`
 }
 
-// readResult is ResourceReadResult with the range _meta.
-type readResult struct {
-	Data        string                   `json:"data"`
-	Encoding    protocol.ContentEncoding `json:"encoding"`
-	ContentType string                   `json:"contentType,omitempty"`
-	Meta        map[string]rangeInfo     `json:"_meta,omitempty"`
-}
-
-func resourceRead(ctx context.Context, w *Workspace, c host.Client, p *protocol.ResourceReadParams) (*readResult, error) {
+// resourceRead answers with ResourceReadResult, plus the range _meta for a
+// ranged read, encoded here in one buffer (jsonrpc.Encoded): the file's
+// bytes go from a pooled page buffer straight into the result as base64 or
+// as a JSON string, with no string or whole-page copy in between.
+func resourceRead(ctx context.Context, w *Workspace, c host.Client, p *protocol.ResourceReadParams) (*jsonrpc.Encoded, error) {
 	var r files.Range
 	var asked *readRange
 	if raw, ok := p.Meta[RangeMetaKey]; ok {
@@ -58,22 +58,67 @@ func resourceRead(ctx context.Context, w *Workspace, c host.Client, p *protocol.
 	if err != nil {
 		return nil, wireError("resourceRead", err)
 	}
-	res := &readResult{ContentType: content.ContentType}
+	defer content.Release()
 	// utf-8 only when asked for or left to us, and the bytes are text;
 	// otherwise base64, as the schema's fallback rule allows.
 	want := protocol.ContentEncodingUtf8
 	if p.Encoding != nil {
 		want = *p.Encoding
 	}
-	if want == protocol.ContentEncodingUtf8 && isText(content.Data) {
-		res.Data, res.Encoding = string(content.Data), protocol.ContentEncodingUtf8
-	} else {
-		res.Data, res.Encoding = base64.StdEncoding.EncodeToString(content.Data), protocol.ContentEncodingBase64
-	}
+	text := want == protocol.ContentEncodingUtf8 && isText(content.Data)
+	var meta *rangeInfo
 	if r.Set {
-		res.Meta = map[string]rangeInfo{RangeMetaKey: {Offset: content.Offset, Length: int64(len(content.Data)), Size: content.Size, EOF: content.EOF}}
+		meta = &rangeInfo{Offset: content.Offset, Length: int64(len(content.Data)), Size: content.Size, EOF: content.EOF}
 	}
-	return res, nil
+	out, err := encodeReadResult(content.Data, text, content.ContentType, meta)
+	if err != nil {
+		return nil, err
+	}
+	return (*jsonrpc.Encoded)(&out), nil
+}
+
+// encodeReadResult encodes a ResourceReadResult holding data (as a JSON
+// string when text, as base64 otherwise) in a buffer of about the
+// result's size.
+func encodeReadResult(data []byte, text bool, contentType string, meta *rangeInfo) ([]byte, error) {
+	enc := protocol.ContentEncodingBase64
+	if text {
+		enc = protocol.ContentEncodingUtf8
+	}
+	// Everything after the data is small: encode it first.
+	tail := append(make([]byte, 0, 128), `","encoding":`...)
+	tail, _ = jsontext.AppendQuote(tail, string(enc))
+	if contentType != "" {
+		tail = append(tail, `,"contentType":`...)
+		tail, _ = jsontext.AppendQuote(tail, contentType)
+	}
+	if meta != nil {
+		m, err := json.Marshal(map[string]rangeInfo{RangeMetaKey: *meta})
+		if err != nil {
+			return nil, err
+		}
+		tail = append(tail, `,"_meta":`...)
+		tail = append(tail, m...)
+	}
+	tail = append(tail, '}')
+	const head = `{"data":`
+	var out []byte
+	if text {
+		// A JSON string: the quotes, and room for a few escapes.
+		out = make([]byte, 0, len(head)+len(data)+len(data)/64+2+len(tail))
+		out = append(out, head...)
+		var err error
+		if out, err = jsontext.AppendQuote(out, data); err != nil {
+			return nil, err
+		}
+		out = out[:len(out)-1] // the closing quote is tail's first byte
+	} else {
+		out = make([]byte, 0, len(head)+1+base64.StdEncoding.EncodedLen(len(data))+len(tail))
+		out = append(out, head...)
+		out = append(out, '"')
+		out = base64.StdEncoding.AppendEncode(out, data)
+	}
+	return append(out, tail...), nil
 }
 
 func resourceWrite(ctx context.Context, w *Workspace, c host.Client, p *protocol.ResourceWriteParams) (*protocol.ResourceWriteResult, error) {

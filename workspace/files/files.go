@@ -30,6 +30,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,8 +62,16 @@ type Options struct {
 
 // Service performs file operations within a Scope. Create one with New.
 type Service struct {
-	opts Options
+	opts  Options
+	pages sync.Pool // *[]byte of pageBuffer bytes, for ranged reads
 }
+
+// pageBuffer is the size of the pooled buffers ranged reads go through;
+// a read of more than that, or of less than minPooled, gets its own.
+const (
+	pageBuffer = 1 << 20
+	minPooled  = 64 << 10
+)
 
 // New returns a Service.
 func New(opts *Options) *Service {
@@ -176,6 +185,18 @@ type Content struct {
 	EOF bool
 	// ContentType is the sniffed media type.
 	ContentType string
+
+	pool *sync.Pool // where Data's buffer goes back on Release, or nil
+	buf  *[]byte
+}
+
+// Release gives the buffer holding Data back for reuse by later reads.
+// Data must not be used after. Calling it is optional.
+func (c *Content) Release() {
+	if c.pool != nil {
+		c.pool.Put(c.buf)
+		c.pool, c.buf, c.Data = nil, nil, nil
+	}
 }
 
 const openRead = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
@@ -215,16 +236,35 @@ func (s *Service) Read(ctx context.Context, scope Scope, uri string, r Range) (*
 			n = min(r.Length, max)
 		}
 		n = max64(0, min(n, size-r.Offset))
-		buf := make([]byte, n)
+		var buf []byte
+		if n >= minPooled && n <= pageBuffer {
+			// Paging through a large file: one buffer goes round, so
+			// its pages do not each cost a new one.
+			c.pool = &s.pages
+			if p, ok := s.pages.Get().(*[]byte); ok {
+				c.buf = p
+			} else {
+				b := make([]byte, pageBuffer)
+				c.buf = &b
+			}
+			buf = (*c.buf)[:n]
+		} else {
+			buf = make([]byte, n)
+		}
 		got, err := f.ReadAt(buf, r.Offset)
 		if err != nil && !errors.Is(err, io.EOF) {
+			c.Release()
 			return nil, osErr(uri, "reading", err)
 		}
 		c.Data, c.Offset = buf[:got], r.Offset
 		c.EOF = r.Offset+int64(got) >= size
 	}
 	c.ContentType = contentType(t.abs, c.Data, c.Offset == 0)
-	return c, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		c.Release()
+		return nil, err
+	}
+	return c, nil
 }
 
 func max64(a, b int64) int64 {
