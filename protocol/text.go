@@ -20,8 +20,11 @@ import (
 //
 // The zero value is the empty text.
 type Text struct {
-	b    []byte
-	tail *atomic.Int64 // length of the longest Text sharing b's array
+	b []byte
+	// room is what the buffer has left past the end of the longest Text
+	// sharing it, cap(b)-len(b) for that Text. Counted from the buffer's
+	// end, it holds for Texts that start later in it too (see Suffix).
+	room *atomic.Int64
 }
 
 // TextOf returns a Text holding s.
@@ -29,8 +32,8 @@ func TextOf(s string) Text {
 	if s == "" {
 		return Text{}
 	}
-	t := Text{b: []byte(s), tail: new(atomic.Int64)}
-	t.tail.Store(int64(len(t.b)))
+	t := Text{b: []byte(s), room: new(atomic.Int64)}
+	t.room.Store(int64(cap(t.b) - len(t.b)))
 	return t
 }
 
@@ -39,18 +42,34 @@ func (t Text) Append(s string) Text {
 	if s == "" {
 		return t
 	}
-	n := len(t.b)
-	if t.tail != nil && cap(t.b)-n >= len(s) && t.tail.CompareAndSwap(int64(n), int64(n+len(s))) {
+	n, room := len(t.b), cap(t.b)-len(t.b)
+	if t.room != nil && room >= len(s) && t.room.CompareAndSwap(int64(room), int64(room-len(s))) {
 		// t is the newest value of this buffer and there is room: write in place.
-		return Text{b: append(t.b, s...), tail: t.tail}
+		return Text{b: append(t.b, s...), room: t.room}
 	}
 	// Copy into a new buffer with room to grow.
 	nb := make([]byte, n+len(s), max(2*(n+len(s)), 64))
 	copy(nb, t.b)
 	copy(nb[n:], s)
-	tail := new(atomic.Int64)
-	tail.Store(int64(len(nb)))
-	return Text{b: nb, tail: tail}
+	r := new(atomic.Int64)
+	r.Store(int64(cap(nb) - len(nb)))
+	return Text{b: nb, room: r}
+}
+
+// Suffix returns the last n bytes of t (all of t when n is larger), in
+// the same buffer and without a copy: appending to it goes on in place as
+// it would for t. What is cut off stays in memory until a later append
+// outgrows the buffer and copies what is kept into a new one, so a text
+// trimmed this way again and again (a terminal's scrollback) costs one
+// copy of what it keeps per buffer's worth of output.
+func (t Text) Suffix(n int) Text {
+	if n >= len(t.b) {
+		return t
+	}
+	if n <= 0 {
+		return Text{}
+	}
+	return Text{b: t.b[len(t.b)-n:], room: t.room}
 }
 
 // Len returns the length in bytes.

@@ -284,9 +284,12 @@ func partLen(p protocol.TerminalContentPart) int {
 	return 0
 }
 
-// cutPart keeps the last keep bytes of a part's output.
+// cutPart keeps the last keep bytes of a part's output (fewer, to start
+// at a character and, when one is near, at a line), without copying them:
+// protocol.Text.Suffix.
 func cutPart(p protocol.TerminalContentPart, keep int) protocol.TerminalContentPart {
-	cut := func(s string) string {
+	cut := func(t protocol.Text) protocol.Text {
+		s := t.String()
 		s = s[len(s)-min(keep, len(s)):]
 		for len(s) > 0 && !utf8.RuneStart(s[0]) {
 			s = s[1:]
@@ -294,14 +297,14 @@ func cutPart(p protocol.TerminalContentPart, keep int) protocol.TerminalContentP
 		if i := strings.IndexByte(s, '\n'); i >= 0 && i < 4<<10 {
 			s = s[i+1:]
 		}
-		return s
+		return t.Suffix(len(s))
 	}
 	switch p := p.(type) {
 	case *protocol.TerminalUnclassifiedPart:
-		return &protocol.TerminalUnclassifiedPart{Value: protocol.TextOf(cut(p.Value.String()))}
+		return &protocol.TerminalUnclassifiedPart{Value: cut(p.Value)}
 	case *protocol.TerminalCommandPart:
 		c := *p
-		c.Output = protocol.TextOf(cut(p.Output.String()))
+		c.Output = cut(p.Output)
 		return &c
 	}
 	return p
