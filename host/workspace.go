@@ -86,7 +86,9 @@ type ChannelOwner interface {
 
 // OpenChannel adds a channel the host does not derive from sessions: a
 // terminal, a changeset or a resource watch. Its state is kept, reduced,
-// sequenced and fanned out like every other channel's, but not stored.
+// sequenced and fanned out like every other channel's, but not stored,
+// and the replay log keeps a bounded share of its actions (2 MiB): a
+// client that missed more of them reconnects with a snapshot.
 func (h *Host) OpenChannel(uri string, state protocol.SnapshotState, owner ChannelOwner) error {
 	parsed, err := protocol.ParseChannel(uri)
 	if err != nil {
