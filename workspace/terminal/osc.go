@@ -51,6 +51,17 @@ type scanner struct {
 // feed scans the next bytes and calls emit for each output run and event,
 // in stream order.
 func (s *scanner) feed(b []byte, emit func(Event)) {
+	if len(s.pending) == 0 && bytes.Index(b, []byte("\x1b]")) < 0 {
+		// Plain output, the usual case: one copy, into the event.
+		n := incompleteTail(b)
+		if n > 0 {
+			s.pending = append([]byte(nil), b[len(b)-n:]...)
+		}
+		if len(b) > n {
+			emit(Event{Kind: Output, Data: string(b[:len(b)-n])})
+		}
+		return
+	}
 	buf := b
 	if len(s.pending) > 0 {
 		buf = append(s.pending, b...)

@@ -255,13 +255,32 @@ func (p *Process) writeLoop() {
 	}
 }
 
+// Output is read in chunks of up to maxChunk bytes. A PTY hands over at
+// most a few KiB per read, and a program writing line by line (most do
+// on a terminal) gets one line per read from a fast reader: a process
+// printing fast would become thousands of small terminal/data actions,
+// each encoded, sequenced and written to every subscriber on its own.
+// After a read, what else arrives with no pause longer than gatherGap
+// joins it, for up to gatherWindow and maxChunk bytes. A keystroke's echo
+// waits gatherGap at most.
+const (
+	maxChunk     = 64 << 10
+	gatherGap    = time.Millisecond
+	gatherWindow = 4 * time.Millisecond
+	minRead      = 4 << 10 // room left for one more read
+)
+
 func (p *Process) readLoop(emit func(Event)) {
 	defer close(p.done)
 	defer p.removeRC()
 	var sc scanner
-	buf := make([]byte, 32<<10)
+	buf := make([]byte, maxChunk)
+	fd := int(p.pty.Fd())
 	for {
 		n, err := p.pty.Read(buf)
+		if err == nil && n > 0 {
+			n, err = p.gather(fd, buf, n)
+		}
 		if n > 0 {
 			sc.feed(buf[:n], emit)
 		}
@@ -290,6 +309,35 @@ func (p *Process) readLoop(emit func(Event)) {
 	p.closed = true
 	p.mu.Unlock()
 	_ = err
+}
+
+// gather reads more output into buf after its first n bytes, while more
+// arrives within gatherGap of the last, for up to gatherWindow, and while
+// buf has room. It returns the bytes now in buf and the error of the last
+// read.
+func (p *Process) gather(fd int, buf []byte, n int) (int, error) {
+	end := time.Now().Add(gatherWindow)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for len(buf)-n >= minRead {
+		wait := min(time.Until(end), gatherGap)
+		if wait <= 0 {
+			break
+		}
+		ts := unix.NsecToTimespec(int64(wait))
+		ready, err := unix.Ppoll(fds, &ts, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || ready == 0 {
+			break // nothing more in time; a poll error shows on the next read
+		}
+		m, err := p.pty.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func (p *Process) removeRC() {

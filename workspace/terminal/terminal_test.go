@@ -27,6 +27,8 @@ func TestScanner(t *testing.T) {
 		{"osc 7 cwd", []string{"\x1b]7;file://host/tmp/x\x07"}, "out(\x1b]7;file://host/tmp/x\x07) cwd(/tmp/x)"},
 		{"633 cwd escaped", []string{"\x1b]633;P;Cwd=/a\\x3bb\x07"}, "cwd(/a;b)"},
 		{"utf-8 split", []string{"caf\xc3", "\xa9!"}, "out(caf) out(é!)"},
+		{"utf-8 split alone", []string{"\xc3", "\xa9", "\xe2\x82", "\xac"}, "out(é) out(€)"},
+		{"plain then sequence", []string{"ab", "c\x1b]633;A\x07d"}, "out(ab) out(c) prompt out(d)"},
 		{"escaped command line", []string{"\x1b]633;E;echo a\\x3bb\\\\\x07\x1b]633;C\x07"}, `cmd(echo a;b\)`},
 		{"other osc passes", []string{"\x1b]8;;http://x\x07link"}, "out(\x1b]8;;http://x\x07link)"},
 	}
@@ -251,3 +253,38 @@ func readFile(p string) (string, error) {
 }
 
 var osReadFile = os.ReadFile
+
+// A process printing fast has its output gathered into events of up to
+// maxChunk bytes; every byte arrives, in order.
+func TestFastOutputGathered(t *testing.T) {
+	const lines = 20000 // 20000 numbered lines: about 240 KB
+	r := newRecorder()
+	p, err := Start(Spec{Command: []string{"/bin/sh", "-c", fmt.Sprintf("seq -w 1 %d", lines)}, Dir: t.TempDir()}, r.emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	<-p.Done()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	outputs := 0
+	for _, ev := range r.events {
+		if ev.Kind != Output {
+			continue
+		}
+		outputs++
+		if len(ev.Data) > maxChunk {
+			t.Fatalf("an output event of %d bytes, over %d", len(ev.Data), maxChunk)
+		}
+	}
+	got := strings.Split(strings.TrimSuffix(r.out.String(), "\r\n"), "\r\n")
+	if len(got) != lines {
+		t.Fatalf("%d lines, want %d", len(got), lines)
+	}
+	for i, l := range got {
+		if want := fmt.Sprintf("%05d", i+1); l != want {
+			t.Fatalf("line %d is %q, want %q", i, l, want)
+		}
+	}
+	t.Logf("%d bytes in %d output events", r.out.Len(), outputs)
+}
