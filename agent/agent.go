@@ -13,6 +13,8 @@ package agent
 import (
 	"context"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -39,6 +41,11 @@ type OpenRequest struct {
 	WorkingDirectory string
 	// Params are the createSession parameters as the client sent them.
 	Params *protocol.CreateSessionParams
+	// Config holds the session's configuration values (SessionState's
+	// config), as the host resolved them from the agent's schema, or as
+	// they were when the host stopped; nil when it has none. The agent
+	// applies them when it opens the session.
+	Config map[string]jsontext.Value
 	// Resume holds what the session passed to Host.Remember before the
 	// host restarted; nil for a new session. An agent uses it to pick up
 	// its own conversation again (an ACP session id, say).

@@ -93,6 +93,16 @@ func TestCommands(t *testing.T) {
 		t.Fatalf("disposeSession: %v", err)
 	}
 
+	// The built-in agent takes no configuration: its schema is empty and
+	// it has no property to complete.
+	cfg, err := c.ResolveSessionConfig(ctx, nil)
+	if err != nil || len(cfg.Schema.Properties) != 0 {
+		t.Errorf("resolveSessionConfig: %+v, %v; want an empty schema", cfg, err)
+	}
+	if _, err := c.SessionConfigCompletions(ctx, &protocol.SessionConfigCompletionsParams{Property: "mode"}); !errors.Is(err, client.ErrInvalidParams) {
+		t.Errorf("sessionConfigCompletions of no property: %v, want invalid params", err)
+	}
+
 	unsupported := map[string]func() error{
 		"createTerminal": func() error {
 			return c.CreateTerminal(ctx, &protocol.CreateTerminalParams{Channel: protocol.TerminalURI("t")})
@@ -102,11 +112,6 @@ func TestCommands(t *testing.T) {
 		},
 		"invokeChangesetOperation": func() error {
 			_, err := c.InvokeChangesetOperation(ctx, &protocol.InvokeChangesetOperationParams{Channel: protocol.ChangesetURI("x")})
-			return err
-		},
-		"resolveSessionConfig": func() error { _, err := c.ResolveSessionConfig(ctx, nil); return err },
-		"sessionConfigCompletions": func() error {
-			_, err := c.SessionConfigCompletions(ctx, nil)
 			return err
 		},
 		"createResourceWatch": func() error { _, err := c.CreateResourceWatch(ctx, nil); return err },

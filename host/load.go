@@ -324,6 +324,9 @@ func (h *Host) installSessionLocked(s *session, channels []*channel) {
 		if len(st.WorkingDirectories) > 0 {
 			req.WorkingDirectory = st.WorkingDirectories[0]
 		}
+		if st.Config != nil {
+			req.Config = maps.Clone(st.Config.Values)
+		}
 		h.goFunc(func() { h.openAgent(s, req) })
 	}
 	for _, uri := range sortedKeys(chats) {

@@ -78,6 +78,9 @@ var served = map[string]route{
 	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
 	"completions":    handler((*conn).completions).paramsOptional(),
 	"authenticate":   handler((*conn).authenticate).paramsOptional(),
+
+	"resolveSessionConfig":     handler((*conn).resolveSessionConfig),
+	"sessionConfigCompletions": handler((*conn).sessionConfigCompletions),
 }
 
 // routes holds a route for every method the method table lets clients

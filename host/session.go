@@ -233,16 +233,9 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	if err != nil || parsed.Kind != protocol.ChannelSession {
 		return nil, rpcError(protocol.CodeInvalidParams, "createSession: channel must be a session URI (ahp-session:/<id>), got %q", p.Channel)
 	}
-	var backend agent.Backend
-	if p.Provider != nil && *p.Provider != "" {
-		backend = h.agents[*p.Provider]
-		if backend == nil {
-			return nil, rpcError(protocol.CodeProviderNotFound, "createSession: no agent provider %q", *p.Provider)
-		}
-	} else if len(h.opts.Agents) > 0 {
-		backend = h.opts.Agents[0]
-	} else {
-		return nil, rpcError(protocol.CodeProviderNotFound, "createSession: the host has no agents")
+	backend, err := h.backendFor("createSession", p.Provider)
+	if err != nil {
+		return nil, err
 	}
 	info := backend.Info()
 	provider := info.Provider
@@ -251,6 +244,10 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		// CreateSessionParams.workingDirectories: without the
 		// multipleWorkingDirectories capability only the first counts.
 		dirs = dirs[:1:1]
+	}
+	config, err := h.newSessionConfig(ctx, backend, dirs, p.Config)
+	if err != nil {
+		return nil, err
 	}
 
 	h.leaseRoom()
@@ -292,6 +289,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		ActiveClients:      []protocol.SessionActiveClient{},
 		Chats:              []protocol.ChatSummary{chatSummary(chat)},
 		DefaultChat:        &chatURI,
+		Config:             config,
 	}
 	if p.ActiveClient != nil {
 		state.ActiveClients = append(state.ActiveClients, *p.ActiveClient)
@@ -315,6 +313,9 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	h.broadcastLocked(protocol.RootURI, "root/sessionAdded", &protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: s.summary})
 
 	req := agent.OpenRequest{Session: s.uri, Chat: chatURI, Params: p}
+	if config != nil {
+		req.Config = maps.Clone(config.Values)
+	}
 	if len(dirs) > 0 {
 		req.WorkingDirectory = dirs[0]
 	}

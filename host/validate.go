@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ahp-go/ahp/agent/sessionconfig"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -216,6 +217,8 @@ func (h *Host) capabilitiesLocked(s *session) protocol.AgentCapabilities {
 // of the session action schemas. clientID is the sender's.
 func validateSessionAction(clientID string, caps protocol.AgentCapabilities, s *protocol.SessionState, a protocol.StateAction) string {
 	switch a := a.(type) {
+	case *protocol.SessionConfigChangedAction:
+		return sessionconfig.CheckChange(s.Config, a)
 	case *protocol.SessionDefaultChatChangedAction:
 		if a.DefaultChat != nil && !slices.ContainsFunc(s.Chats, func(c protocol.ChatSummary) bool { return c.Resource == *a.DefaultChat }) {
 			return fmt.Sprintf("default chat %s is not in the session's chat catalog", *a.DefaultChat)

@@ -75,6 +75,7 @@ type Backend struct {
 
 	mu       sync.Mutex
 	probed   *probeResult
+	probing  chan struct{} // closed when the probe in progress ends; nil when none is
 	sessions map[*session]struct{}
 	closed   bool
 }
@@ -84,6 +85,7 @@ type probeResult struct {
 	init       acpsdk.InitializeResponse
 	models     *acpsdk.SessionModelState
 	modes      *acpsdk.SessionModeState
+	options    []acpsdk.SessionConfigOption
 	sessionErr string // why session/new failed, when it did
 	err        error
 }
@@ -148,11 +150,34 @@ func (b *Backend) Config() Config { return b.cfg }
 // modes of a new session when it offers them. The process is stopped
 // before Probe returns. Info reflects the result; an agent that cannot
 // start is still listed, and its sessions fail with the reason.
+//
+// A Probe called while another is in progress waits for that one and
+// returns its result.
 func (b *Backend) Probe(ctx context.Context) error {
+	b.mu.Lock()
+	if ch := b.probing; ch != nil {
+		b.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.probed == nil {
+			return errors.New("the probe in progress ended without a result")
+		}
+		return b.probed.err
+	}
+	ch := make(chan struct{})
+	b.probing = ch
+	b.mu.Unlock()
 	res := &probeResult{}
 	res.err = b.probe(ctx, res)
 	b.mu.Lock()
 	b.probed = res
+	b.probing = nil
+	close(ch)
 	b.mu.Unlock()
 	return res.err
 }
@@ -184,7 +209,7 @@ func (b *Backend) probe(ctx context.Context, res *probeResult) error {
 		b.log.Info("probe: no session to learn models and modes from", "err", res.sessionErr)
 		return nil
 	}
-	res.models, res.modes = s.Models, s.Modes
+	res.models, res.modes, res.options = s.Models, s.Modes, s.ConfigOptions
 	return nil
 }
 

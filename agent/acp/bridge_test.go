@@ -618,7 +618,7 @@ func TestModeAndModelSelection(t *testing.T) {
 	a.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: msg})
 	a.waitTurnEnd("t1")
 	got := markdown(finishedTurn(t, th.chatState(t, chat), "t1").ResponseParts)
-	if want := "mode=code model=large cwd=" + dir; got != want {
+	if want := "mode=code model=large effort=medium cwd=" + dir; got != want {
 		t.Errorf("state %q, want %q", got, want)
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"sync"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
@@ -40,6 +42,10 @@ type session struct {
 
 	terms terminals // the agent's terminals (terminal.go)
 
+	// cfgMu serializes applying configuration to the agent
+	// (applyConfig); it is taken before mu, never while holding it.
+	cfgMu sync.Mutex
+
 	mu       sync.Mutex
 	opened   bool // Open has returned: session-level actions may be dispatched
 	closed   bool
@@ -60,6 +66,11 @@ type session struct {
 	// resume maps chat URIs to the ACP sessions they had before a host
 	// restart (agent.OpenRequest.Resume).
 	resume map[string]string
+	// config holds the session's configuration values as AHP has them
+	// (nil when it has no configuration); cfgReport the agent's changes
+	// not dispatched yet.
+	config    map[string]jsontext.Value
+	cfgReport map[string]jsontext.Value
 }
 
 // maxEarly bounds the updates kept for a session not registered yet.
@@ -83,6 +94,9 @@ type chat struct {
 	mode    string
 	model   string
 	models  []acpsdk.ModelInfo
+	modes   []acpsdk.SessionMode
+	options []acpsdk.SessionConfigOption
+	config  acpConfig // its ACP session's configuration (sessionconfig.go)
 }
 
 func newSession(b *Backend, req agent.OpenRequest, host agent.Host, dir string) *session {
@@ -107,6 +121,7 @@ func newSession(b *Backend, req agent.OpenRequest, host agent.Host, dir string) 
 		early:       map[acpKey][]*acpsdk.SessionNotification{},
 	}
 	s.resume = req.Resume
+	s.config = maps.Clone(req.Config)
 	s.chats[req.Chat] = &chat{uri: req.Chat, acpID: acpsdk.SessionId(req.Resume[req.Chat])}
 	return s
 }
@@ -146,6 +161,8 @@ func (s *session) Handle(ev agent.Event) {
 		s.cancelTurn(ev.Channel, "")
 	case *protocol.ChatToolCallConfirmedAction:
 		s.confirmed(ev.Channel, a)
+	case *protocol.SessionConfigChangedAction:
+		s.configChanged(a)
 	}
 }
 
@@ -364,9 +381,10 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 		s.mu.Lock()
 		c.loading = false
 		if err == nil {
-			s.sessionOpenedLocked(c, p, old, res.Models, res.Modes)
+			s.sessionOpenedLocked(c, p, old, res.Models, res.Modes, res.ConfigOptions)
 			s.mu.Unlock()
 			s.host.Remember(c.uri, string(old))
+			s.applyConfig(c, p)
 			return old, nil
 		}
 		delete(s.byACP, acpKey{p.gen, old})
@@ -378,16 +396,17 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 		return "", p.explain("session/new", err)
 	}
 	s.mu.Lock()
-	s.sessionOpenedLocked(c, p, res.SessionId, res.Models, res.Modes)
+	s.sessionOpenedLocked(c, p, res.SessionId, res.Models, res.Modes, res.ConfigOptions)
 	s.mu.Unlock()
 	// Kept with the session so that a host restart can reload it.
 	s.host.Remember(c.uri, string(res.SessionId))
+	s.applyConfig(c, p)
 	return res.SessionId, nil
 }
 
 // sessionOpenedLocked records a chat's ACP session and what the agent said
 // about it.
-func (s *session) sessionOpenedLocked(c *chat, p *process, id acpsdk.SessionId, models *acpsdk.SessionModelState, modes *acpsdk.SessionModeState) {
+func (s *session) sessionOpenedLocked(c *chat, p *process, id acpsdk.SessionId, models *acpsdk.SessionModelState, modes *acpsdk.SessionModeState, options []acpsdk.SessionConfigOption) {
 	c.acpID, c.gen = id, p.gen
 	key := acpKey{p.gen, id}
 	s.byACP[key] = c
@@ -396,6 +415,11 @@ func (s *session) sessionOpenedLocked(c *chat, p *process, id acpsdk.SessionId, 
 	if models != nil {
 		c.model, c.models = string(models.CurrentModelId), models.AvailableModels
 	}
+	c.modes, c.options = nil, options
+	if modes != nil {
+		c.modes = modes.AvailableModes
+	}
+	c.config = buildConfig(modes, models, options)
 	if modes != nil {
 		c.mode = string(modes.CurrentModeId)
 		if c.uri == s.defaultChat {
@@ -418,6 +442,10 @@ func (s *session) flushSessionLocked() {
 	if s.title != nil {
 		s.dispatchSession(&protocol.SessionTitleChangedAction{Title: *s.title})
 		s.title = nil
+	}
+	if len(s.cfgReport) > 0 {
+		s.dispatchSession(&protocol.SessionConfigChangedAction{Config: s.cfgReport})
+		s.cfgReport = nil
 	}
 	if s.custom {
 		s.custom = false

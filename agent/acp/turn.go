@@ -131,6 +131,9 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 		s.failTurn(t, "agentUnavailable", "The agent could not open a session: "+err.Error())
 		return
 	}
+	// Configuration changed before the turn started applies to it: this
+	// waits for a change being applied and applies one not started yet.
+	s.applyConfig(c, p)
 	s.applySelection(c, p, id, t.msg)
 
 	s.mu.Lock()
@@ -304,7 +307,7 @@ func (s *session) applySelection(c *chat, p *process, id acpsdk.SessionId, m pro
 			s.log.Warn("session/set_mode failed", "mode", mode, "err", errorText(err))
 		} else {
 			s.mu.Lock()
-			c.mode = mode
+			s.modeChangedLocked(c, mode)
 			s.mu.Unlock()
 		}
 	}
@@ -313,7 +316,7 @@ func (s *session) applySelection(c *chat, p *process, id acpsdk.SessionId, m pro
 			s.log.Warn("session/set_model failed", "model", model, "err", errorText(err))
 		} else {
 			s.mu.Lock()
-			c.model = model
+			s.modelChangedLocked(c, model)
 			s.mu.Unlock()
 		}
 	}

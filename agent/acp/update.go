@@ -98,7 +98,7 @@ func (s *session) updateLocked(p *process, n *acpsdk.SessionNotification) {
 	c := s.byACP[key]
 	if c == nil {
 		switch kind {
-		case kindCommands, kindMode, kindSessionInfo:
+		case kindCommands, kindMode, kindConfig, kindSessionInfo:
 			if len(s.early[key]) < maxEarly {
 				s.early[key] = append(s.early[key], n)
 			}
@@ -119,9 +119,10 @@ func (s *session) updateLocked(p *process, n *acpsdk.SessionNotification) {
 		}
 		return
 	case kindMode:
-		// AHP keeps no current mode: the bridge remembers it so as not to
-		// switch to the mode the agent is in.
-		c.mode = string(u.CurrentModeUpdate.CurrentModeId)
+		s.modeChangedLocked(c, string(u.CurrentModeUpdate.CurrentModeId))
+		return
+	case kindConfig:
+		s.optionsChangedLocked(c, u.ConfigOptionUpdate.ConfigOptions)
 		return
 	case kindSessionInfo:
 		if t := u.SessionInfoUpdate.Title; t != nil && *t != "" && c.uri == s.defaultChat {
@@ -129,7 +130,7 @@ func (s *session) updateLocked(p *process, n *acpsdk.SessionNotification) {
 			s.flushSessionLocked()
 		}
 		return
-	case kindConfig, kindPlan:
+	case kindPlan:
 		s.warnOnceLocked("dropped:"+kind, "dropping ACP updates that AHP has no counterpart for", "kind", kind)
 		return
 	case kindUserChunk:

@@ -29,7 +29,8 @@
 //	plan                 a plan update
 //	usage                a usage update, and token usage on the answer
 //	title TEXT           a session_info_update with a title
-//	mode ID              a current_mode_update
+//	mode ID              a current_mode_update (the mode changes)
+//	effort VALUE         a config_option_update (the effort changes)
 //	commands             an available_commands_update
 //	unknown              an update whose kind the SDK does not know
 //	stop REASON          answer with that stop reason
@@ -48,8 +49,10 @@
 // With LoadSessionEnv set to "1" in its environment the agent also
 // advertises session/load: it then accepts any session id, as if it had
 // kept that session from an earlier run.
-// Sessions advertise two modes ("ask", "code") and two models ("small",
-// "large"); set_mode and set_model are recorded and echoed by "state".
+// Sessions advertise two modes ("ask", "code"), two models ("small",
+// "large") and one config option, "effort" ("low", "medium", "high");
+// set_mode, set_model and set_config_option are recorded and echoed by
+// "state".
 package acptest
 
 import (
@@ -171,10 +174,11 @@ type agent struct {
 }
 
 type session struct {
-	id    acpsdk.SessionId
-	cwd   string
-	mode  string
-	model string
+	id     acpsdk.SessionId
+	cwd    string
+	mode   string
+	model  string
+	effort string
 
 	mu     sync.Mutex
 	cancel chan struct{} // closed by session/cancel; replaced per prompt
@@ -216,7 +220,7 @@ func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsd
 	a.next++
 	// The process id keeps ids apart across restarts of the agent.
 	id := acpsdk.SessionId("sess-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(a.next))
-	a.sessions[id] = &session{id: id, cwd: p.Cwd, mode: "ask", model: "small", cancel: make(chan struct{})}
+	a.sessions[id] = &session{id: id, cwd: p.Cwd, mode: "ask", model: "small", effort: "medium", cancel: make(chan struct{})}
 	a.mu.Unlock()
 	// Some agents announce their commands before answering.
 	err := a.conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: id, Update: acpsdk.SessionUpdate{
@@ -236,7 +240,22 @@ func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsd
 			{ModelId: "small", Name: "Small"},
 			{ModelId: "large", Name: "Large", Description: acpsdk.Ptr("The big one")},
 		}},
+		ConfigOptions: configOptions("medium"),
 	}, nil
+}
+
+// configOptions are the session's config options: one select, "effort".
+func configOptions(effort string) []acpsdk.SessionConfigOption {
+	opts := acpsdk.SessionConfigSelectOptionsUngrouped{
+		{Value: "low", Name: "Low"},
+		{Value: "medium", Name: "Medium"},
+		{Value: "high", Name: "High", Description: acpsdk.Ptr("Thinks the longest")},
+	}
+	return []acpsdk.SessionConfigOption{{Select: &acpsdk.SessionConfigOptionSelect{
+		Id: "effort", Name: "Effort", Description: acpsdk.Ptr("How hard the agent thinks"),
+		Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryThoughtLevel), Type: "select",
+		CurrentValue: acpsdk.SessionConfigValueId(effort), Options: acpsdk.SessionConfigSelectOptions{Ungrouped: &opts},
+	}}}
 }
 
 // LoadSession takes up a session of an earlier run of the agent. This
@@ -247,7 +266,7 @@ func (a *agent) LoadSession(_ context.Context, p acpsdk.LoadSessionRequest) (acp
 	}
 	a.mu.Lock()
 	if a.sessions[p.SessionId] == nil {
-		a.sessions[p.SessionId] = &session{id: p.SessionId, cwd: p.Cwd, mode: "ask", model: "small", cancel: make(chan struct{})}
+		a.sessions[p.SessionId] = &session{id: p.SessionId, cwd: p.Cwd, mode: "ask", model: "small", effort: "medium", cancel: make(chan struct{})}
 	}
 	a.mu.Unlock()
 	return acpsdk.LoadSessionResponse{}, nil
@@ -277,8 +296,28 @@ func (a *agent) UnstableSetSessionModel(_ context.Context, p acpsdk.UnstableSetS
 	return acpsdk.UnstableSetSessionModelResponse{}, nil
 }
 
-func (a *agent) SetSessionConfigOption(context.Context, acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
-	return acpsdk.SetSessionConfigOptionResponse{}, errors.New("no config options")
+// SetSessionConfigOption sets "effort" to one of its values.
+func (a *agent) SetSessionConfigOption(_ context.Context, p acpsdk.SetSessionConfigOptionRequest) (acpsdk.SetSessionConfigOptionResponse, error) {
+	v := p.ValueId
+	if v == nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "effort takes a value id"})
+	}
+	s, err := a.session(v.SessionId)
+	if err != nil {
+		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	if v.ConfigId != "effort" {
+		return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "no config option " + string(v.ConfigId)})
+	}
+	switch v.Value {
+	case "low", "medium", "high":
+	default:
+		return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "effort cannot be " + string(v.Value)})
+	}
+	s.mu.Lock()
+	s.effort = string(v.Value)
+	s.mu.Unlock()
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: configOptions(string(v.Value))}, nil
 }
 
 func (a *agent) ListSessions(context.Context, acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
@@ -461,7 +500,15 @@ func (r *run) command(cmd, arg string) {
 	case "title":
 		r.send(acpsdk.SessionUpdate{SessionInfoUpdate: &acpsdk.SessionSessionInfoUpdate{Title: acpsdk.Ptr(arg)}})
 	case "mode":
+		r.s.mu.Lock()
+		r.s.mode = arg
+		r.s.mu.Unlock()
 		r.send(acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: acpsdk.SessionModeId(arg)}})
+	case "effort":
+		r.s.mu.Lock()
+		r.s.effort = arg
+		r.s.mu.Unlock()
+		r.send(acpsdk.SessionUpdate{ConfigOptionUpdate: &acpsdk.SessionConfigOptionUpdate{ConfigOptions: configOptions(arg)}})
 	case "commands":
 		r.send(acpsdk.SessionUpdate{AvailableCommandsUpdate: &acpsdk.SessionAvailableCommandsUpdate{AvailableCommands: []acpsdk.AvailableCommand{
 			{Name: "review", Description: "Review the current change"},
@@ -516,7 +563,7 @@ func (r *run) command(cmd, arg string) {
 		r.err = r.ctx.Err()
 	case "state":
 		r.s.mu.Lock()
-		msg := fmt.Sprintf("mode=%s model=%s cwd=%s", r.s.mode, r.s.model, r.s.cwd)
+		msg := fmt.Sprintf("mode=%s model=%s effort=%s cwd=%s", r.s.mode, r.s.model, r.s.effort, r.s.cwd)
 		r.s.mu.Unlock()
 		r.say(msg)
 	}
