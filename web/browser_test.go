@@ -447,16 +447,16 @@ func TestBrowser(t *testing.T) {
 
 	// 20,000 deltas render without freezing the page: the longest task of
 	// the page's main thread stays under 100 ms. The other client sends the
-	// prompt, so the page does nothing but render. Tasks are measured by
-	// their thread time, from Chrome's trace: on a machine busy with other
-	// work, wall-clock durations (the page's long tasks, logged too) also
-	// count the time the thread waited for a CPU.
+	// prompt, so the page does nothing but render. Tasks are the browser's
+	// own long tasks (PerformanceObserver "longtask", 50 ms or more, wall
+	// clock); see longReply for how the main thread is kept from waiting
+	// for a CPU that other processes hold.
 	o.follow(eval[string](b, `window.ahpApp.chatURI`))
 	m := longReply(b, o, 20000)
-	t.Logf("20,000-delta reply rendered in %v over %d main-thread tasks; the longest ran %.1f ms on the CPU (%.1f ms wall clock); the page saw %d long tasks (50 ms or more), the longest %.0f ms",
-		m.elapsed.Round(time.Millisecond), m.tasks, m.cpu, m.wall, m.longTasks, m.longest)
-	if m.cpu >= 100 {
-		t.Errorf("the longest main-thread task ran %.1f ms, want under 100 ms", m.cpu)
+	t.Logf("20,000-delta reply rendered in %v; %s; the page saw %d long tasks (50 ms or more; the longest %.0f ms) and %d long animation frames (the longest %.0f ms)",
+		m.elapsed.Round(time.Millisecond), m.main, m.longTasks, m.longest, m.longFrames, m.longestFrame)
+	if m.longest >= 100 {
+		t.Errorf("the longest main-thread task took %.0f ms, want under 100 ms (%s)", m.longest, m.main)
 	}
 	b.shot("long-reply")
 
@@ -485,13 +485,14 @@ func TestBrowser(t *testing.T) {
 // TestBrowserPhoneWidth checks the layout at phone width: one pane at a
 // time, nothing wider than the screen.
 func TestBrowserPhoneWidth(t *testing.T) {
+	quietShell(t)
 	_, url := testHost(t)
 	b := newBrowser(t, 390, 844)
 	b.run("emulating a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(3), chromedp.EmulateMobile), chromedp.Navigate(url+"/"))
 	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
 	b.run("creating a session", chromedp.Click(chromedp.ID("#new-session")))
 	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
-	b.run("creating", chromedp.Click(chromedp.ID("#create-submit")))
+	b.run("creating", chromedp.SendKeys(chromedp.ID("#c-dir"), t.TempDir()), chromedp.Click(chromedp.ID("#create-submit")))
 	b.wait("the session view", `!!window.ahpApp.client.state(window.ahpApp.chatURI)`)
 	b.sendPrompt("/tool from a phone")
 	b.wait("the confirmation", `!!document.querySelector('#active .status-pending-confirmation .actions button.primary')`)
@@ -514,6 +515,19 @@ func TestBrowserPhoneWidth(t *testing.T) {
 	b.sendPrompt("/error")
 	b.wait("the error", `(document.querySelector('#turns article:last-child .turn-foot .tag.error')?.textContent || '').includes('failed this turn on purpose')`)
 	b.shot("phone-error")
+	// A terminal fits the phone's width.
+	b.run("opening the terminals", chromedp.Click(chromedp.ID("#term-tab")))
+	b.run("starting a terminal", chromedp.Click(chromedp.ID("#term-new")))
+	b.wait("the terminal, sized to the screen", `!!document.querySelector('#term-screen .xterm-rows') &&
+		window.ahpApp.client.state(window.ahpApp.terms.uri)?.cols === window.ahpApp.terms.emu.term.cols && window.ahpApp.terms.emu.term.cols < 60`)
+	l = eval[layout](b, check)
+	if l.ScrollWidth > 390 {
+		t.Errorf("a terminal at 390 px: %+v, want no horizontal scrolling", l)
+	}
+	b.shot("phone-terminal")
+	b.run("closing the terminal", chromedp.Click(chromedp.ID("#term-dispose")))
+	b.wait("the terminal gone", `!window.ahpApp.terms.uri`)
+	b.run("back to the chat", chromedp.Click(chromedp.ID("#terms-close")))
 	b.run("going back", chromedp.Click(chromedp.ID("#back")))
 	b.wait("the list", `getComputedStyle(document.querySelector('#side')).display !== 'none'`)
 	l = eval[layout](b, check)
@@ -547,28 +561,40 @@ func TestBrowserToken(t *testing.T) {
 
 // replyCost is what rendering a long reply cost the page.
 type replyCost struct {
-	elapsed   time.Duration // until the last word showed
-	tasks     int           // main-thread tasks in the trace
-	cpu, wall float64       // the longest task's thread time and wall time, ms
-	longTasks int           // long tasks the page observed (50 ms or more)
-	longest   float64       // the longest of those, ms
+	elapsed      time.Duration // until the last word showed
+	longTasks    int           // long tasks the page observed (50 ms or more)
+	longest      float64       // the longest of those, ms (0: none)
+	longFrames   int           // animation frames of 50 ms or more
+	longestFrame float64       // the longest of those, ms
+	main         string        // what the renderer's main thread did meanwhile
 }
 
 // longReply has the other client send a prompt of n words, which the echo
 // agent streams back as n+2 deltas, and measures the page while it renders
 // them.
+//
+// A long task's duration is wall-clock time, so on a machine busy with
+// other work it also counts time the main thread spent waiting for a CPU.
+// For the measurement the renderers' main threads get a high scheduling
+// priority (where the test may raise it, as root does), so that a task
+// takes as long as the page's own work makes it; the thread's time on a
+// CPU and waiting for one, from the kernel's scheduler statistics, are
+// reported beside it.
 func longReply(b *browser, o *other, n int) replyCost {
 	b.t.Helper()
-	eval[bool](b, `window.__long = []; window.__obs?.disconnect();
-		window.__obs = new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); });
-		window.__obs.observe({ type: 'longtask' }); true`)
+	eval[bool](b, `window.__long = []; window.__frames = []; window.__obs?.forEach((o) => o.disconnect());
+		const watch = (type, into) => { const o = new PerformanceObserver((l) => { for (const e of l.getEntries()) into.push(e.duration); }); o.observe({ type }); return o; };
+		window.__obs = [watch('longtask', window.__long)];
+		if (PerformanceObserver.supportedEntryTypes.includes('long-animation-frame')) window.__obs.push(watch('long-animation-frame', window.__frames));
+		true`)
 	words := make([]string, n)
 	for i := range words {
 		words[i] = fmt.Sprintf("w%d", i+1)
 	}
 	last := words[n-1]
 	turns := eval[int](b, `document.querySelectorAll('#turns article').length`)
-	tr := startTrace(b)
+	mains := b.rendererMains()
+	before := mains.stats()
 	start := time.Now()
 	o.say(strings.Join(words, " "))
 	// The check reads no layout (textContent of the block still growing,
@@ -578,10 +604,17 @@ func longReply(b *browser, o *other, n int) replyCost {
 		(document.querySelector('#turns article:last-child .stream > .md-block:last-child')?.textContent || '').trimEnd().endsWith('%s')`, turns+1, last))
 	var c replyCost
 	c.elapsed = time.Since(start)
-	c.cpu, c.wall, c.tasks = tr.stop()
+	c.main = mains.describe(before, mains.stats())
+	mains.restore()
+	// Entries are delivered after their task: let the observers catch up.
+	b.run("letting the observers catch up", chromedp.Sleep(100*time.Millisecond))
 	for _, d := range eval[[]float64](b, `window.__long`) {
 		c.longTasks++
 		c.longest = max(c.longest, d)
+	}
+	for _, d := range eval[[]float64](b, `window.__frames`) {
+		c.longFrames++
+		c.longestFrame = max(c.longestFrame, d)
 	}
 	return c
 }

@@ -13,6 +13,7 @@ package web
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
@@ -37,7 +38,13 @@ type asset struct {
 type Handler struct {
 	ws     http.Handler
 	assets map[string]*asset
+	index  []byte // index.html, with stylePlaceholder where each response's nonce goes
 }
+
+// stylePlaceholder marks, in index.html, where the nonce of the response
+// goes. The page hands it to the style elements the terminal emulator
+// creates, which a policy of 'self' alone would refuse.
+const stylePlaceholder = "{{style-nonce}}"
 
 // New returns a handler serving the embedded client in front of the
 // WebSocket endpoint ws.
@@ -54,6 +61,10 @@ func New(ws http.Handler) *Handler {
 		body, err := fs.ReadFile(sub, p)
 		if err != nil {
 			return err
+		}
+		if p == "index.html" {
+			h.index = body
+			return nil
 		}
 		h.assets["/"+p] = newAsset(p, body)
 		return nil
@@ -88,6 +99,7 @@ func newAsset(name string, body []byte) *asset {
 // Size returns the number of bytes the page and its scripts take, and the
 // number sent when the browser accepts gzip.
 func (h *Handler) Size() (raw, gzipped int) {
+	raw, gzipped = len(h.index), len(h.index)
 	for _, a := range h.assets {
 		raw += len(a.body)
 		if a.gzipped != nil {
@@ -100,9 +112,22 @@ func (h *Handler) Size() (raw, gzipped int) {
 }
 
 // contentPolicy allows the page its own scripts, styles and WebSocket and
-// nothing else: no inline script, no third-party origin, no framing.
-const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// nothing else: no inline script, no third-party origin, no framing. Style
+// elements are allowed only with the response's nonce, when it has one.
+func contentPolicy(nonce string) string {
+	style := "'self'"
+	if nonce != "" {
+		style += " 'nonce-" + nonce + "'"
+	}
+	return "default-src 'none'; script-src 'self'; style-src " + style + "; img-src 'self' data:; " +
+		"connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
+
+func securityHeaders(hd http.Header, nonce string) {
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Content-Security-Policy", contentPolicy(nonce))
+}
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isUpgrade(r) {
@@ -115,8 +140,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.URL.Path
-	if name == "/" {
-		name = "/index.html"
+	if name == "/" || name == "/index.html" {
+		h.serveIndex(w)
+		return
 	}
 	a, ok := h.assets[name]
 	if !ok {
@@ -127,9 +153,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Content-Type", a.ctype)
 	hd.Set("ETag", a.etag)
 	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Referrer-Policy", "no-referrer")
-	hd.Set("Content-Security-Policy", contentPolicy)
+	securityHeaders(hd, "")
 	hd.Add("Vary", "Accept-Encoding")
 	if r.Header.Get("If-None-Match") == a.etag {
 		w.WriteHeader(http.StatusNotModified)
@@ -141,6 +165,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		body = a.gzipped
 	}
 	w.Write(body)
+}
+
+// serveIndex sends the page with a fresh nonce, never cached: a nonce is
+// only worth something when it cannot be known before the response.
+func (h *Handler) serveIndex(w http.ResponseWriter) {
+	nonce := rand.Text()
+	hd := w.Header()
+	hd.Set("Content-Type", "text/html; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	securityHeaders(hd, nonce)
+	w.Write(bytes.ReplaceAll(h.index, []byte(stylePlaceholder), []byte(nonce)))
 }
 
 // isUpgrade reports whether r asks to switch to the WebSocket protocol.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -81,7 +82,12 @@ func TestServesThePage(t *testing.T) {
 		{"/app.css", "text/css; charset=utf-8", 200},
 		{"/js/app.js", "text/javascript; charset=utf-8", 200},
 		{"/js/reducers.js", "text/javascript; charset=utf-8", 200},
+		{"/index.html", "text/html; charset=utf-8", 200},
 		{"/vendor/markdown-it.mjs", "text/javascript; charset=utf-8", 200},
+		{"/js/terminal.js", "text/javascript; charset=utf-8", 200},
+		{"/vendor/xterm.mjs", "text/javascript; charset=utf-8", 200},
+		{"/vendor/xterm-addon-fit.mjs", "text/javascript; charset=utf-8", 200},
+		{"/vendor/xterm.css", "text/css; charset=utf-8", 200},
 		{"/js/fixtures_test.mjs", "", 404},
 		{"/js/reducers_v1_test.mjs", "", 404},
 		{"/nope", "", 404},
@@ -122,7 +128,7 @@ func TestPageIsSelfContained(t *testing.T) {
 			t.Errorf("index.html contains %q", bad)
 		}
 	}
-	for _, f := range []string{"js/app.js", "js/client.js", "js/markdown.js", "js/reducers.js"} {
+	for _, f := range []string{"js/app.js", "js/client.js", "js/dom.js", "js/markdown.js", "js/reducers.js", "js/terminal.js"} {
 		src, err := os.ReadFile(filepath.Join("static", f))
 		if err != nil {
 			t.Fatal(err)
@@ -132,6 +138,42 @@ func TestPageIsSelfContained(t *testing.T) {
 				t.Errorf("%s imports from outside the page: %s", f, line)
 			}
 		}
+	}
+}
+
+// Each response of the page carries a fresh nonce, in its policy (for
+// style elements only) and in the page, and is never cached; the other
+// files allow no style element at all.
+func TestPageStyleNonce(t *testing.T) {
+	srv := serve(t, http.NotFoundHandler())
+	nonceIn := regexp.MustCompile(`style-src 'self' 'nonce-([A-Za-z0-9+/=_-]{16,})';`)
+	seen := map[string]bool{}
+	for range 2 {
+		res := get(t, srv.URL+"/", nil)
+		body, _ := io.ReadAll(res.Body)
+		m := nonceIn.FindStringSubmatch(res.Header.Get("Content-Security-Policy"))
+		if m == nil {
+			t.Fatalf("no style nonce in %q", res.Header.Get("Content-Security-Policy"))
+		}
+		if !bytes.Contains(body, []byte(`<meta name="ahpd-style-nonce" content="`+m[1]+`">`)) {
+			t.Errorf("the page does not carry the nonce %s of its policy", m[1])
+		}
+		if bytes.Contains(body, []byte("{{")) {
+			t.Error("the page still has a placeholder")
+		}
+		if res.Header.Get("Cache-Control") != "no-store" || res.Header.Get("ETag") != "" {
+			t.Errorf("the page may be cached: %v", res.Header)
+		}
+		if strings.Contains(res.Header.Get("Content-Security-Policy"), "unsafe-inline") {
+			t.Errorf("the policy allows inline code: %s", res.Header.Get("Content-Security-Policy"))
+		}
+		seen[m[1]] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("two responses had the same nonce: %v", seen)
+	}
+	if csp := get(t, srv.URL+"/app.css", nil).Header.Get("Content-Security-Policy"); strings.Contains(csp, "nonce-") {
+		t.Errorf("a file other than the page has a nonce: %s", csp)
 	}
 }
 

@@ -6,26 +6,9 @@
 import { Client, ROOT, newID } from './client.js';
 import { Status, isoLater } from './reducers.js';
 import { StreamView, render as renderMarkdown } from './markdown.js';
+import { h, $, diffView } from './dom.js';
+import { TerminalView } from './terminal.js';
 
-// ---- small DOM helpers
-
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
-    else if (k === 'class') el.className = v;
-    else if (k === 'text') el.textContent = v;
-    else el.setAttribute(k, v === true ? '' : v);
-  }
-  for (const c of children.flat()) {
-    if (c === undefined || c === null || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
-const $ = (sel) => document.querySelector(sel);
 
 /** text returns the plain text of a StringOrMarkdown value. */
 function plain(v) {
@@ -91,6 +74,7 @@ class App {
     this.draftTimer = 0;
     this.models = new Map(); // chat URI -> model id chosen in the composer
     this.fetching = false;
+    this.terms = new TerminalView(this);
 
     const c = this.client;
     c.addEventListener('state', (e) => this.onConnection(e.detail));
@@ -313,6 +297,8 @@ class App {
 
   closeSession() {
     this.closeFiles();
+    this.terms.hide();
+    this.terms.detach();
     for (const f of this.unwatch) f();
     this.unwatch = [];
     this.closeChat();
@@ -344,7 +330,7 @@ class App {
       return h('button', {
         class: `tab ${c.resource === this.chatURI ? 'selected' : ''}`, type: 'button', role: 'tab',
         'aria-selected': c.resource === this.chatURI ? 'true' : 'false',
-        onclick: () => { location.hash = `#/s/${encodeURIComponent(sessionID(st.resource))}/c/${encodeURIComponent(c.resource.replace(/^ahp-chat:\/*/, ''))}`; },
+        onclick: () => { this.closeFiles(); this.terms.hide(); location.hash = `#/s/${encodeURIComponent(sessionID(st.resource))}/c/${encodeURIComponent(c.resource.replace(/^ahp-chat:\/*/, ''))}`; },
       }, h('span', { class: `dot ${ccls}` }), c.title || 'Chat');
     }));
     this.markRead();
@@ -382,6 +368,7 @@ class App {
 
   async openChat(uri) {
     this.closeFiles();
+    this.terms.hide();
     if (uri === this.chatURI) return;
     this.closeChat();
     this.chatURI = uri;
@@ -643,7 +630,8 @@ class App {
     switch (c.type) {
       case 'text': return h('pre', { class: 'tool-out' }, c.text);
       case 'fileEdit': return this.renderEdit(c);
-      case 'terminal': return h('div', { class: 'muted' }, `terminal ${c.title || c.resource || ''}`);
+      case 'terminal': return h('div', { class: 'muted' }, 'terminal ',
+        h('button', { type: 'button', class: 'link', onclick: () => this.terms.show(c.resource) }, c.title || 'open'));
       default: return h('div', { class: 'muted' }, `(${c.type} result)`);
     }
   }
@@ -739,6 +727,7 @@ class App {
   // ---- files (the resource* commands, where the host serves them)
 
   openFiles() {
+    this.terms.hide();
     const st = this.client.state(this.sessionURI);
     const root = st && st.workingDirectories && st.workingDirectories[0];
     if (!root) { this.toast('This session has no working directory to browse.'); return; }
@@ -918,28 +907,6 @@ function bubble(text) {
   more.addEventListener('click', () => { el.textContent = text; });
   el.append(h('br'), more);
   return el;
-}
-
-// diffView renders a line diff of two texts (longest common subsequence,
-// bounded: large files show both sides' changed lines without alignment).
-function diffView(a, b) {
-  const x = a.split('\n'); const y = b.split('\n');
-  const pre = h('pre', { class: 'diff' });
-  if (x.length * y.length > 4e6) {
-    for (const l of x) pre.append(h('div', { class: 'del' }, `- ${l}`));
-    for (const l of y) pre.append(h('div', { class: 'add' }, `+ ${l}`));
-    return pre;
-  }
-  const n = x.length; const m = y.length;
-  const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
-  let i = 0; let j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && x[i] === y[j]) { pre.append(h('div', { class: 'ctx' }, `  ${x[i]}`)); i++; j++; }
-    else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { pre.append(h('div', { class: 'add' }, `+ ${y[j]}`)); j++; }
-    else { pre.append(h('div', { class: 'del' }, `- ${x[i]}`)); i++; }
-  }
-  return pre;
 }
 
 window.ahpApp = new App();

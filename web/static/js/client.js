@@ -61,6 +61,7 @@ class Mirror {
     this.pending = []; // [{clientSeq, action}]
     this.view = state;
     this.listeners = new Set();
+    this.taps = new Set(); // called with each confirmed action and snapshot
   }
 
   recompute() {
@@ -293,6 +294,7 @@ export class Client extends EventTarget {
       if (own) this.emit('rejected', { channel: env.channel, action: env.action, reason: env.rejectionReason });
     } else {
       m.confirmed = reduce(m.kind, m.confirmed, env.action, undefined, m.opts);
+      for (const fn of m.taps) fn({ action: env.action });
     }
     this.markDirty(m.uri);
   }
@@ -328,6 +330,7 @@ export class Client extends EventTarget {
     } else {
       m.confirmed = snap.state;
       m.pending = [];
+      for (const fn of m.taps) fn({ snapshot: snap.state });
     }
     m.recompute();
     this.markDirty(m.uri);
@@ -358,6 +361,20 @@ export class Client extends EventTarget {
     if (!m) return () => {};
     m.listeners.add(fn);
     return () => m.listeners.delete(fn);
+  }
+
+  /**
+   * tap calls fn with every action the host confirms on a subscribed
+   * channel, as {action}, and with {snapshot} when the channel's state is
+   * replaced (a reconnect without replay). Unlike watch, which is called
+   * at most once a frame with the state, it sees each action: what a
+   * terminal needs to feed its emulator the output as it comes.
+   */
+  tap(uri, fn) {
+    const m = this.mirrors.get(uri);
+    if (!m) return () => {};
+    m.taps.add(fn);
+    return () => m.taps.delete(fn);
   }
 
   async subscribe(uri, view) {

@@ -41,7 +41,7 @@ export function reduce(kind, state, action, now = isoNow, opts = {}) {
     case 'root': return root(state, action);
     case 'session': return session(state, action, opts.modern);
     case 'chat': return chat(state, action, opts.modern ? null : now);
-    case 'terminal': return terminal(state, action);
+    case 'terminal': return terminal(state, action, opts.modern);
     case 'changeset': return changeset(state, action);
     case 'annotations': return annotations(state, action);
     default: return state;
@@ -722,7 +722,7 @@ function queuedMessagesReordered(s, a) {
 
 // ---- terminal
 
-function terminal(s, a) {
+function terminal(s, a, modern) {
   switch (a.type) {
     case 'terminal/data': {
       const content = s.content || [];
@@ -739,6 +739,12 @@ function terminal(s, a) {
     case 'terminal/titleChanged': return { ...s, title: a.title };
     case 'terminal/cwdChanged': return { ...s, cwd: a.cwd };
     case 'terminal/exited':
+      // 1.x: the lifecycle becomes exited, with the exit code when there is one.
+      if (modern) {
+        const n = { ...s, lifecycle: a.exitCode == null ? { status: 'exited' } : { status: 'exited', exitCode: a.exitCode } };
+        delete n.exitCode;
+        return n;
+      }
       return a.lifecycle !== undefined ? { ...s, lifecycle: a.lifecycle } : set(s, 'exitCode', a.exitCode);
     case 'terminal/cleared': return { ...s, content: [] };
     case 'terminal/commandDetectionAvailable': return { ...s, supportsCommandDetection: true };

@@ -30,6 +30,11 @@ check('a completed turn cannot resume', reduce('chat', done, { type: 'chat/turnR
 const read = reduce('chat', done, { type: 'chat/isReadChanged', isRead: true }, clock, modern);
 check('chat/isReadChanged sets the flag', read.status & 32, 32);
 
+const term0 = { title: 'T', content: [], lifecycle: { status: 'running' }, claim: { kind: 'client', clientId: 'c' } };
+check('an exit makes the lifecycle exited with its code', reduce('terminal', term0, { type: 'terminal/exited', exitCode: 3 }, clock, modern).lifecycle, { status: 'exited', exitCode: 3 });
+check('an exit without a code keeps none', reduce('terminal', term0, { type: 'terminal/exited' }, clock, modern).lifecycle, { status: 'exited' });
+check('an exit sets no exitCode member', 'exitCode' in reduce('terminal', term0, { type: 'terminal/exited', exitCode: 0 }, clock, modern), false);
+
 const sess = { provider: 'echo', title: 'S', status: 1, lifecycle: 'creating', activeClients: [], workingDirectories: ['file:///a', 'file:///b'],
   chats: [{ resource: 'ahp-chat:/1' }, { resource: 'ahp-chat:/2' }] };
 check('creationFailed is the failed lifecycle', reduce('session', sess, { type: 'session/creationFailed', error: { errorType: 'x', message: 'no' } }, clock, modern).lifecycle, 'failed');
