@@ -693,3 +693,65 @@ func TestChangesetChatScope(t *testing.T) {
 		t.Fatalf("the default chat's catalogue %+v", cs)
 	}
 }
+
+// A working directory below the repository's top sees the changes inside
+// it only, and commits only those.
+func TestChangesetSubdirectory(t *testing.T) {
+	repo := gitRepo(t, map[string]string{"top.txt": "top\n", "sub/in.txt": "in\n"})
+	sub := filepath.Join(repo, "sub")
+	for p, text := range map[string]string{"top.txt": "TOP\n", "sub/in.txt": "IN\n", "sub/new.txt": "new\n", "other.txt": "other\n"} {
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, c := echoHost(t)
+	sess := createSession(t, c, "s1", sub)
+	uri := changesetOf(t, h, sess, "uncommitted")
+	snap := c.Subscribe(uri)
+	envs := c.WaitFor("the subdirectory's changes", readyWith(snap, func(st *protocol.ChangesetState) bool { return st.Status == protocol.ChangesetStatusReady }))
+	st := mirror(snap, envs)
+	var ids []string
+	for _, f := range st.Files {
+		ids = append(ids, f.ID)
+	}
+	want := []string{files.URIOf(filepath.Join(sub, "in.txt")), files.URIOf(filepath.Join(sub, "new.txt"))}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("files %v, want %v", ids, want)
+	}
+	if got := readContent(t, c, fileNamed(st, want[0]).Edit.Before.Content.URI); got != "in\n" {
+		t.Fatalf("before content %q", got)
+	}
+	c.Must("invokeChangesetOperation", &protocol.InvokeChangesetOperationParams{Channel: uri, OperationID: "commit"}, nil)
+	status := gitIn(t, repo, "status", "--porcelain")
+	if status != " M top.txt\n?? other.txt\n" {
+		t.Fatalf("after committing the subdirectory:\n%s", status)
+	}
+}
+
+// A repository without commits: every file is new, and commit makes the
+// first commit.
+func TestChangesetUnbornBranch(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.name", "Test")
+	gitIn(t, dir, "config", "user.email", "test@example.com")
+	if err := os.WriteFile(filepath.Join(dir, "first.txt"), []byte("1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h, c := echoHost(t)
+	sess := createSession(t, c, "s1", dir)
+	uri := changesetOf(t, h, sess, "uncommitted")
+	snap := c.Subscribe(uri)
+	envs := c.WaitFor("the new file", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 1 }))
+	if f := mirror(snap, envs).Files[0]; f.Edit.Before != nil || *f.Edit.Diff.Added != 2 {
+		t.Fatalf("file %+v", f)
+	}
+	c.Must("invokeChangesetOperation", &protocol.InvokeChangesetOperationParams{Channel: uri, OperationID: "commit"}, nil)
+	if n := strings.TrimSpace(gitIn(t, dir, "rev-list", "--count", "HEAD")); n != "1" {
+		t.Fatalf("%s commits", n)
+	}
+	c.WaitFor("the clean tree", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 0 }))
+}
