@@ -24,9 +24,6 @@ type git struct {
 	dir string // absolute working directory the commands run in
 }
 
-// errNoGit is returned when no git executable is found.
-var errNoGit = errors.New("changeset: git is not installed")
-
 // gitTimeout bounds one git command: a hung command (a lock, a network
 // filesystem, a hook) must not keep a changeset computing for ever.
 const gitTimeout = 2 * time.Minute
