@@ -755,3 +755,35 @@ func TestChangesetUnbornBranch(t *testing.T) {
 	}
 	c.WaitFor("the clean tree", readyWith(snap, func(st *protocol.ChangesetState) bool { return len(st.Files) == 0 }))
 }
+
+// Past its file limit a changeset lists the first files, says how many
+// there are with status error, and the summary still counts them all.
+func TestChangesetFileLimit(t *testing.T) {
+	dir := gitRepo(t, map[string]string{"a.txt": "a\n"})
+	for _, n := range []string{"1.txt", "2.txt", "3.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := host.New(&host.Options{Agents: []agent.Backend{echo.New(nil)}, Workspace: workspace.New(&workspace.Options{MaxChangesetFiles: 2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := hosttest.Serve(t, h)
+	c := srv.Dial(t, "c1")
+	initialize(t, c)
+	sess := createSession(t, c, "s1", dir)
+	uri := changesetOf(t, h, sess, "uncommitted")
+	snap := c.Subscribe(uri)
+	envs := c.WaitFor("the limit reported", func(envs []protocol.ActionEnvelope) bool {
+		return mirror(snap, envs).Status == protocol.ChangesetStatusError
+	})
+	st := mirror(snap, envs)
+	if len(st.Files) != 2 || st.Error == nil || st.Error.ErrorType != "tooManyFiles" || !strings.Contains(st.Error.Message, "3 files") {
+		t.Fatalf("state %+v, error %+v", st.Files, st.Error)
+	}
+	waitUntil(t, "the summary counting all three", func() bool {
+		ch := h.State(sess).(*protocol.SessionState).Chats[0].Changes
+		return ch != nil && *ch.Files == 3
+	})
+}

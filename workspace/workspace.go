@@ -49,6 +49,9 @@ type Options struct {
 	// Scrollback is how many bytes of output each terminal keeps for
 	// clients that subscribe later. Zero means DefaultScrollback.
 	Scrollback int
+	// MaxChangesetFiles bounds the files one changeset lists
+	// (changeset.Options.MaxFiles).
+	MaxChangesetFiles int
 	// Git is the git executable changesets use; empty means "git" on
 	// $PATH. Without one no changesets are offered.
 	Git string
@@ -116,7 +119,7 @@ func New(opts *Options) func(*host.Host) (host.Workspace, error) {
 			releaseSig: make(chan struct{}, 1),
 			stop:       make(chan struct{}),
 		}
-		w.changesets = changeset.New(h, &changeset.Options{Git: o.Git, MaxContentBytes: o.MaxReadBytes, Logger: o.Logger})
+		w.changesets = changeset.New(h, &changeset.Options{Git: o.Git, MaxContentBytes: o.MaxReadBytes, MaxFiles: o.MaxChangesetFiles, Logger: o.Logger})
 		w.wg.Go(w.rootLoop)
 		return w, nil
 	}

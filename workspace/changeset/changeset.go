@@ -43,6 +43,7 @@ import (
 const (
 	DefaultDebounce        = 300 * time.Millisecond
 	DefaultMaxContentBytes = 16 << 20
+	DefaultMaxFiles        = 2000
 	// maxCountBytes bounds how much of an untracked file is read to count
 	// its lines; a larger file is listed without line counts.
 	maxCountBytes = 8 << 20
@@ -68,6 +69,12 @@ type Options struct {
 	// MaxContentBytes bounds one content read. Zero means
 	// DefaultMaxContentBytes.
 	MaxContentBytes int64
+	// MaxFiles bounds the files a changeset lists, so that a tree with
+	// thousands of untracked files cannot make a state too large to send.
+	// Past it the first MaxFiles (by path) are listed and the status is
+	// error, saying how many there are; the changes summaries still count
+	// them all. Zero means DefaultMaxFiles.
+	MaxFiles int
 	// Logger receives the manager's logs. Nil discards them.
 	Logger *slog.Logger
 }
@@ -103,6 +110,9 @@ func New(h *host.Host, opts *Options) *Manager {
 	}
 	if o.MaxContentBytes <= 0 {
 		o.MaxContentBytes = DefaultMaxContentBytes
+	}
+	if o.MaxFiles <= 0 {
+		o.MaxFiles = DefaultMaxFiles
 	}
 	bin := o.Git
 	if bin == "" {
@@ -577,8 +587,12 @@ func (s *set) recompute(ctx context.Context) {
 			Error: &protocol.ErrorInfo{ErrorType: "gitError", Message: err.Error()}})
 		return
 	}
-	next := make([]protocol.ChangesetFile, len(entries))
-	for i, e := range entries {
+	listed := entries
+	if max := s.t.m.opts.MaxFiles; len(listed) > max {
+		listed = listed[:max]
+	}
+	next := make([]protocol.ChangesetFile, len(listed))
+	for i, e := range listed {
 		next[i] = e.file
 	}
 	if first {
@@ -587,6 +601,13 @@ func (s *set) recompute(ctx context.Context) {
 		cur, _ := h.State(s.uri).(*protocol.ChangesetState)
 		keepReviews(cur, next)
 		publishDiff(h, s.uri, cur, next)
+	}
+	if len(listed) < len(entries) {
+		h.Publish(s.uri, &protocol.ChangesetStatusChangedAction{Status: protocol.ChangesetStatusError, Error: &protocol.ErrorInfo{
+			ErrorType: "tooManyFiles",
+			Message:   fmt.Sprintf("%d files changed; the first %d are listed", len(entries), len(listed)),
+		}})
+		return
 	}
 	h.Publish(s.uri, &protocol.ChangesetStatusChangedAction{Status: protocol.ChangesetStatusReady})
 }
