@@ -1,7 +1,10 @@
 package workspace_test
 
 import (
+	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +118,116 @@ func TestACPTerminalRequests(t *testing.T) {
 		}
 		return seen && gone
 	})
+}
+
+// agentTurn runs a prompt on the chat and returns the agent's reply.
+func agentTurn(t *testing.T, c *hosttest.Client, h *host.Host, chat, id, text string) string {
+	t.Helper()
+	c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: hosttest.UserMessage(text)})
+	waitUntil(t, "the end of turn "+id, func() bool {
+		cs := h.State(chat).(*protocol.ChatState)
+		return cs.ActiveTurn == nil && len(cs.Turns) > 0 && cs.Turns[len(cs.Turns)-1].ID == id
+	})
+	var b strings.Builder
+	cs := h.State(chat).(*protocol.ChatState)
+	for _, p := range cs.Turns[len(cs.Turns)-1].ResponseParts {
+		if m, ok := p.(*protocol.MarkdownResponsePart); ok {
+			b.WriteString(m.Content.String())
+		}
+	}
+	return b.String()
+}
+
+// keptTerminal starts a command the agent keeps running in a terminal and
+// returns the terminal's URI and the command's pid.
+func keptTerminal(t *testing.T, c *hosttest.Client, h *host.Host, chat, id string) (string, int) {
+	t.Helper()
+	reply := agentTurn(t, c, h, chat, id, "termkeep sh -c echo${IFS}$$;exec${IFS}sleep${IFS}300")
+	var uri string
+	var pid int
+	if _, err := fmt.Sscanf(reply, "terminal %s output=%q", &uri, new(string)); err != nil {
+		t.Fatalf("reply %q: %v", reply, err)
+	}
+	_, out, _ := strings.Cut(reply, "output=")
+	s, err := strconv.Unquote(out)
+	if err == nil {
+		pid, err = strconv.Atoi(strings.TrimSpace(s))
+	}
+	if err != nil || pid <= 0 {
+		t.Fatalf("no pid in %q", reply)
+	}
+	if h.State(uri) == nil {
+		t.Fatalf("no terminal %s", uri)
+	}
+	return uri, pid
+}
+
+// The terminals an ACP agent creates and does not release end with their
+// owner: the agent's process (here it crashes) and the AHP session
+// (disposed). A terminal a client created for a session goes with the
+// session too. No command outlives its owner, and every client sees the
+// terminal leave the root list.
+func TestTerminalsEndWithTheirOwner(t *testing.T) {
+	dir := t.TempDir()
+	b, err := acp.New(acp.Config{Name: "test", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{acptest.AgentEnv: "1"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(&host.Options{Agents: []agent.Backend{b}, Workspace: workspace.New(&workspace.Options{Shell: []string{"sh", "-c", "echo $$; exec sleep 300"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := hosttest.Serve(t, h)
+	c, watcher := srv.Dial(t, "c1"), srv.Dial(t, "c2")
+	initialize(t, c)
+	initialize(t, watcher)
+	watcher.Subscribe(protocol.RootURI)
+	sess := protocol.SessionURI("s1")
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("test"), WorkingDirectories: []string{files.URIOf(dir)}}, nil)
+	st := c.Subscribe(sess).State.(*protocol.SessionState)
+	waitUntil(t, "the session ready", func() bool {
+		return h.State(sess).(*protocol.SessionState).Lifecycle == protocol.SessionLifecycleReady
+	})
+	chat := *st.DefaultChat
+	gone := func(what, uri string, pid int) {
+		t.Helper()
+		waitGone(t, pid)
+		waitUntil(t, what+": the terminal channel gone", func() bool { return h.State(uri) == nil })
+		watcher.WaitFor(what+": the terminal off the root list", func(envs []protocol.ActionEnvelope) bool {
+			for i := len(envs) - 1; i >= 0; i-- {
+				if tc, ok := envs[i].Action.(*protocol.RootTerminalsChangedAction); ok {
+					return !slices.ContainsFunc(tc.Terminals, func(ti protocol.TerminalInfo) bool { return ti.Resource == uri })
+				}
+			}
+			return false
+		})
+	}
+
+	// The agent's process crashes: its terminal is released.
+	uri, pid := keptTerminal(t, c, h, chat, "t1")
+	agentTurn(t, c, h, chat, "t2", "crash")
+	gone("crash", uri, pid)
+
+	// The restarted agent starts another; a client creates one for the
+	// session; the session is disposed and both go with it.
+	uri, pid = keptTerminal(t, c, h, chat, "t3")
+	own := protocol.TerminalURI("own")
+	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: own, Claim: &protocol.TerminalSessionClaim{Session: sess}}, nil)
+	ownPid := 0
+	waitUntil(t, "the session terminal's pid", func() bool {
+		ts, _ := h.State(own).(*protocol.TerminalState)
+		if ts == nil {
+			return false
+		}
+		ownPid, _ = strconv.Atoi(strings.TrimSpace(contentOf(ts)))
+		return ownPid > 0
+	})
+	mine := protocol.TerminalURI("mine")
+	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: mine, Claim: &protocol.TerminalClientClaim{ClientID: "c1"}, Cwd: protocol.Ptr(files.URIOf(dir))}, nil)
+	c.Must("disposeSession", &protocol.DisposeSessionParams{Channel: sess}, nil)
+	gone("agent's terminal, session disposed", uri, pid)
+	gone("session's terminal, session disposed", own, ownPid)
+	if h.State(mine) == nil {
+		t.Error("a client's terminal went with a session")
+	}
 }

@@ -16,8 +16,12 @@ var _ host.SessionObserver = (*Workspace)(nil)
 // SessionOpened implements host.SessionObserver.
 func (w *Workspace) SessionOpened(session string) { w.changesets.SessionOpened(session) }
 
-// SessionClosed implements host.SessionObserver.
-func (w *Workspace) SessionClosed(session string) { w.changesets.SessionClosed(session) }
+// SessionClosed implements host.SessionObserver: the session's changesets
+// and the terminals it claims go with it.
+func (w *Workspace) SessionClosed(session string) {
+	w.changesets.SessionClosed(session)
+	w.disposeSessionTerminals(session)
+}
 
 // Committed implements host.SessionObserver.
 func (w *Workspace) Committed(session, channel string, a protocol.StateAction) {

@@ -24,6 +24,10 @@ type term struct {
 	uri     string
 	proc    *terminal.Process
 	capture *capture // output kept for an agent's terminal/output; nil for client terminals
+	// claimedBy is the session that claims the terminal, "" for a
+	// client's; the terminal is disposed with it. Guarded by w.mu.
+	claimedBy string
+	doomed    bool // its session went: it is being disposed; guarded by w.mu
 
 	// Owned by the process's output goroutine.
 	retained  int
@@ -85,7 +89,7 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 		Claim:     p.Claim,
 		IsPty:     protocol.Ptr(true),
 	}
-	t := &term{w: w, uri: p.Channel, published: make(chan struct{})}
+	t := &term{w: w, uri: p.Channel, published: make(chan struct{}), claimedBy: claimSession(p.Claim)}
 	if err := w.startTerm(t, state, terminal.Spec{Command: w.opts.Shell, Dir: dir, Cols: int(cols), Rows: int(rows)}); err != nil {
 		return nil, err
 	}
@@ -119,8 +123,19 @@ func (w *Workspace) startTerm(t *term, state *protocol.TerminalState, spec termi
 	}
 	w.mu.Lock()
 	t.proc = proc
+	doomed, session := t.doomed, t.claimedBy
 	w.mu.Unlock()
 	w.wg.Go(t.watchExit)
+	if !doomed && session != "" {
+		// The session may have gone while the process started, before
+		// or after disposeSessionTerminals looked.
+		_, alive := w.h.WorkingDirectories(session)
+		doomed = !alive
+	}
+	if doomed {
+		t.dispose()
+		return &protocol.Error{Code: protocol.CodeSessionNotFound, Message: "createTerminal: the session " + session + " claiming the terminal is gone"}
+	}
 	w.publishTerminals()
 	w.log.Info("terminal created", "terminal", t.uri, "pid", proc.Pid(), "cwd", spec.Dir)
 	return nil
@@ -392,8 +407,41 @@ func (t *term) ActionAccepted(c host.Client, a protocol.StateAction) {
 		if proc != nil {
 			proc.Resize(int(a.Cols), int(a.Rows))
 		}
-	case *protocol.TerminalClaimedAction, *protocol.TerminalTitleChangedAction:
+	case *protocol.TerminalClaimedAction:
+		t.w.mu.Lock()
+		t.claimedBy = claimSession(a.Claim)
+		t.w.mu.Unlock()
 		t.w.rootDirty()
+	case *protocol.TerminalTitleChangedAction:
+		t.w.rootDirty()
+	}
+}
+
+// claimSession returns the session a claim names, or "".
+func claimSession(c protocol.TerminalClaim) string {
+	if sc, ok := c.(*protocol.TerminalSessionClaim); ok {
+		return sc.Session
+	}
+	return ""
+}
+
+// disposeSessionTerminals disposes, in the background, every terminal the
+// session claims: a session's terminals go with it. It runs with the
+// host locked (SessionClosed), so it only queues the work.
+func (w *Workspace) disposeSessionTerminals(session string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return // closing ends every terminal
+	}
+	for _, t := range w.terms {
+		if t.claimedBy != session || t.doomed {
+			continue
+		}
+		t.doomed = true
+		if t.proc != nil {
+			w.wg.Go(t.dispose)
+		} // else it is still starting, and startTerm disposes it
 	}
 }
 

@@ -190,6 +190,7 @@ func (s *session) Close() error {
 		p.stop()
 	}
 	s.wg.Wait()
+	s.releaseTerminals(func(agentTerminal) bool { return true })
 	s.b.forget(s)
 	return nil
 }
@@ -332,6 +333,10 @@ func (s *session) processExited(p *process) {
 	if s.closed {
 		return
 	}
+	// The terminals the process created go with it: their ids mean
+	// nothing to the next one.
+	gen := p.gen
+	s.wg.Go(func() { s.releaseTerminals(func(t agentTerminal) bool { return t.gen == gen }) })
 	why := p.stopReason()
 	var msg string
 	if why == "" {

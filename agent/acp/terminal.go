@@ -14,10 +14,39 @@ import (
 // sees them live. The ACP terminal id is the AHP terminal URI, which is
 // also what terminal tool content names.
 
-// terminals are the terminals an agent created with terminal/create.
+// terminals are the terminals an agent created with terminal/create and
+// has not released. The bridge releases them itself when their owner
+// ends: the agent process that asked (its ACP sessions end with it) or
+// the AHP session, so that no command outlives the agent that ran it.
 type terminals struct {
 	mu sync.Mutex
-	m  map[string]agent.Terminal
+	m  map[string]agentTerminal
+}
+
+// agentTerminal is a terminal and the agent process (by generation) that
+// created it.
+type agentTerminal struct {
+	agent.Terminal
+	gen int
+}
+
+// releaseTerminals releases the agent's terminals that match: all of them
+// when the session closes, a process's when it exits.
+func (s *session) releaseTerminals(match func(agentTerminal) bool) {
+	s.terms.mu.Lock()
+	var gone []agentTerminal
+	for id, t := range s.terms.m {
+		if match(t) {
+			gone = append(gone, t)
+			delete(s.terms.m, id)
+		}
+	}
+	s.terms.mu.Unlock()
+	for _, t := range gone {
+		if err := t.Release(); err != nil {
+			s.log.Warn("releasing an agent's terminal failed", "terminal", t.URI(), "err", err)
+		}
+	}
 }
 
 // terminalService returns the host's terminals, or nil when it offers
@@ -32,7 +61,7 @@ func (s *session) terminalService() agent.Terminals {
 func (s *session) terminal(id string) (agent.Terminal, error) {
 	s.terms.mu.Lock()
 	defer s.terms.mu.Unlock()
-	if t := s.terms.m[id]; t != nil {
+	if t, ok := s.terms.m[id]; ok {
 		return t, nil
 	}
 	return nil, acpsdk.NewInvalidParams(map[string]any{"error": "no terminal " + id})
@@ -65,12 +94,26 @@ func (c *client) CreateTerminal(ctx context.Context, req acpsdk.CreateTerminalRe
 	if err != nil {
 		return acpsdk.CreateTerminalResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "terminal/create: " + err.Error()})
 	}
+	// The agent's process or the session may have ended while the command
+	// started: its terminal goes with them. Lock order: terms.mu, then mu;
+	// releaseTerminals runs after its owner was marked gone under mu, so
+	// it either sees this terminal or this sees the owner gone.
 	s.terms.mu.Lock()
-	if s.terms.m == nil {
-		s.terms.m = map[string]agent.Terminal{}
+	s.mu.Lock()
+	over := s.closed || s.proc != c.p
+	gen := c.p.gen
+	s.mu.Unlock()
+	if !over {
+		if s.terms.m == nil {
+			s.terms.m = map[string]agentTerminal{}
+		}
+		s.terms.m[t.URI()] = agentTerminal{Terminal: t, gen: gen}
 	}
-	s.terms.m[t.URI()] = t
 	s.terms.mu.Unlock()
+	if over {
+		t.Release()
+		return acpsdk.CreateTerminalResponse{}, acpsdk.NewInternalError(map[string]any{"error": "terminal/create: the agent's session ended"})
+	}
 	return acpsdk.CreateTerminalResponse{TerminalId: t.URI()}, nil
 }
 

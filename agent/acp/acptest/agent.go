@@ -29,6 +29,10 @@
 //	plan                 a plan update
 //	usage                a usage update, and token usage on the answer
 //	title TEXT           a session_info_update with a title
+//	term CMD ARGS        runs a command in a terminal (terminal/create),
+//	                     waits for it, says its output, releases it
+//	termkeep CMD ARGS    starts a command in a terminal and says its first
+//	                     output, leaving it running and unreleased
 //	mode ID              a current_mode_update (the mode changes)
 //	effort VALUE         a config_option_update (the effort changes)
 //	commands             an available_commands_update
@@ -416,7 +420,7 @@ var commands = map[string]bool{
 	"read": true, "write": true, "slow": true, "hang": true, "crash": true, "child": true,
 	"plan": true, "usage": true, "title": true, "mode": true, "commands": true, "unknown": true,
 	"stop": true, "state": true, "whoami": true, "spam": true, "garbage": true, "bigline": true,
-	"closeout": true, "term": true,
+	"closeout": true, "term": true, "termkeep": true, "effort": true,
 }
 
 func (r *run) play(text string) {
@@ -473,6 +477,8 @@ func (r *run) command(cmd, arg string) {
 		r.say("wrote " + path)
 	case "term":
 		r.term(arg)
+	case "termkeep":
+		r.termKeep(arg)
 	case "slow":
 		n, _ := strconv.Atoi(arg)
 		r.slow(n)
@@ -701,5 +707,34 @@ func (r *run) term(line string) {
 	r.say(fmt.Sprintf("terminal %s exit=%d output=%q", ct.TerminalId, code, strings.TrimSpace(strings.ReplaceAll(out.Output, "\r", ""))))
 	if _, err := r.a.conn.ReleaseTerminal(r.ctx, acpsdk.ReleaseTerminalRequest{SessionId: r.s.id, TerminalId: ct.TerminalId}); err != nil {
 		r.say("term error: " + errorText(err))
+	}
+}
+
+// termKeep starts a command in a terminal, waits for its first output and
+// says "terminal ID output=..." without waiting for it to end or
+// releasing it.
+func (r *run) termKeep(line string) {
+	f := strings.Fields(line)
+	if len(f) == 0 {
+		r.say("term error: no command")
+		return
+	}
+	ct, err := r.a.conn.CreateTerminal(r.ctx, acpsdk.CreateTerminalRequest{SessionId: r.s.id, Command: f[0], Args: f[1:]})
+	if err != nil {
+		r.say("term error: " + errorText(err))
+		return
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := r.a.conn.TerminalOutput(r.ctx, acpsdk.TerminalOutputRequest{SessionId: r.s.id, TerminalId: ct.TerminalId})
+		if err != nil {
+			r.say("term error: " + errorText(err))
+			return
+		}
+		if o := strings.TrimSpace(strings.ReplaceAll(out.Output, "\r", "")); o != "" || time.Now().After(deadline) {
+			r.say(fmt.Sprintf("terminal %s output=%q", ct.TerminalId, o))
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
