@@ -119,6 +119,16 @@ var fastPlain = func() (t [256]bool) {
 	return t
 }()
 
+// lit consumes l if the data at the cursor starts with it, whitespace
+// included: no skipping.
+func (s *fastScanner) lit(l string) bool {
+	if len(s.data)-s.i >= len(l) && string(s.data[s.i:s.i+len(l)]) == l {
+		s.i += len(l)
+		return true
+	}
+	return false
+}
+
 // is reads a string and reports whether it is want.
 func (s *fastScanner) is(want string) bool {
 	start, end, ok := s.str()
@@ -128,21 +138,40 @@ func (s *fastScanner) is(want string) bool {
 // integer reads a JSON number that is an integer within int64.
 func (s *fastScanner) integer() (int64, bool) {
 	s.space()
-	start := s.i
-	if s.i < len(s.data) && s.data[s.i] == '-' {
-		s.i++
+	data, i := s.data, s.i
+	neg := i < len(data) && data[i] == '-'
+	if neg {
+		i++
 	}
-	digits := s.i
-	for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
-		s.i++
+	digits := i
+	var u uint64
+	for i < len(data) && data[i] >= '0' && data[i] <= '9' {
+		u = u*10 + uint64(data[i]-'0') // exact for up to 19 digits
+		i++
 	}
+	n := i - digits
 	switch {
-	case s.i == digits, s.i-digits > 1 && s.data[digits] == '0':
+	case n == 0, n > 1 && data[digits] == '0':
 		return 0, false // no digits, or a leading zero
-	case s.i < len(s.data) && (s.data[s.i] == '.' || s.data[s.i] == 'e' || s.data[s.i] == 'E'):
+	case i < len(data) && (data[i] == '.' || data[i] == 'e' || data[i] == 'E'):
 		return 0, false
+	case n > 18: // near the limits of int64: let the careful parser decide
+		s.i = i
+		return rpcParseInt(data[digits-b2i(neg) : i])
 	}
-	return rpcParseInt(s.data[start:s.i])
+	s.i = i
+	if neg {
+		return -int64(u), true
+	}
+	return int64(u), true
+}
+
+// b2i is 1 for true.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // members reads the members of an object whose opening brace has been
@@ -178,6 +207,9 @@ func (s *fastScanner) members(member func(start, end int) (bit uint8, ok bool)) 
 func fastScan(data []byte) (env fastEnvelope, params [2]int, ok bool) {
 	if len(data) > maxFastMessage {
 		return env, params, false
+	}
+	if env, params, ok = fastScanCompact(data); ok {
+		return env, params, true
 	}
 	s := &fastScanner{data: data}
 	if !s.next('{') {
@@ -215,6 +247,71 @@ func fastScan(data []byte) (env fastEnvelope, params [2]int, ok bool) {
 	return env, params, true
 }
 
+// A host encodes the members of a message in one order, without
+// whitespace: the order of the schema, which ahpd's own encoder follows.
+// Such a message is matched against that layout first, piece by piece,
+// so that only the values are scanned. The layout fixes every member
+// name, so nothing in it can be a duplicate; anything that differs
+// (another order, whitespace, another member) goes to the scanner above.
+const compactHead = `{"jsonrpc":"2.0","method":"action","params":`
+
+// fastCompactFields are the action members of each type in that order,
+// each with the punctuation before its value.
+var fastCompactFields = [...][]string{
+	fastDelta:        {`,"turnId":`, `,"partId":`, `,"content":`},
+	fastReasoning:    {`,"turnId":`, `,"partId":`, `,"content":`},
+	fastTerminalData: {`,"data":`},
+}
+
+// fastScanCompact is fastScan for a message in the compact layout.
+func fastScanCompact(data []byte) (env fastEnvelope, params [2]int, ok bool) {
+	s := &fastScanner{data: data}
+	if !s.lit(compactHead) {
+		return env, params, false
+	}
+	params[0] = s.i
+	if !s.lit("{") || !env.readCompact(s) {
+		return env, params, false
+	}
+	params[1] = s.i
+	return env, params, s.lit("}") && s.i == len(data)
+}
+
+// readCompact reads the members of an envelope in the compact layout,
+// after its opening brace, up to and including its closing one.
+func (e *fastEnvelope) readCompact(s *fastScanner) bool {
+	var ok bool
+	if !s.lit(`"channel":`) {
+		return false
+	}
+	if e.channel[0], e.channel[1], ok = s.str(); !ok || !s.lit(`,"action":{"type":"`) {
+		return false
+	}
+	switch {
+	case s.lit(`chat/delta"`):
+		e.kind = fastDelta
+	case s.lit(`chat/reasoning"`):
+		e.kind = fastReasoning
+	case s.lit(`terminal/data"`):
+		e.kind = fastTerminalData
+	default:
+		return false
+	}
+	for i, name := range fastCompactFields[e.kind] {
+		if !s.lit(name) {
+			return false
+		}
+		if e.fields[i][0], e.fields[i][1], ok = s.str(); !ok {
+			return false
+		}
+	}
+	if !s.lit(`},"serverSeq":`) {
+		return false
+	}
+	e.seq, ok = s.integer()
+	return ok && s.lit("}")
+}
+
 // fastActionNotification decodes data as an "action" notification when it
 // has the common shape and paramsFor asks for an ActionEnvelope; ok is
 // false otherwise, and nothing was changed.
@@ -250,8 +347,11 @@ func fastDecodeEnvelope(data []byte, env *ActionEnvelope) bool {
 	}
 	s := &fastScanner{data: data}
 	var fe fastEnvelope
-	if !s.next('{') || !fe.read(s) {
-		return false
+	if !s.lit("{") || !fe.readCompact(s) || s.i != len(data) {
+		s.i, fe = 0, fastEnvelope{}
+		if !s.next('{') || !fe.read(s) {
+			return false
+		}
 	}
 	if s.space(); s.i != len(data) {
 		return false

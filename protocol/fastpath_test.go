@@ -201,3 +201,14 @@ func envelopeAgainstGeneral(t *testing.T, params []byte) {
 		t.Errorf("envelope %s:\nfast    %s\ngeneral %s", params, fb, gb)
 	}
 }
+
+// TestFastInteger checks the fast path's integers against the general
+// decoder at the edges of int64.
+func TestFastInteger(t *testing.T) {
+	for _, n := range []string{"0", "7", "-0", "-1", "123456789012345678", "999999999999999999", "1000000000000000000",
+		"9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+		"18446744073709551616", "01", "1.0", "1e3", "-", ""} {
+		data := []byte(`{"jsonrpc":"2.0","method":"action","params":{"channel":"c","action":{"type":"terminal/data","data":"x"},"serverSeq":` + n + `}}`)
+		fastAgainstGeneral(t, data)
+	}
+}
