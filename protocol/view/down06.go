@@ -35,6 +35,31 @@ func down06Action(a protocol.StateAction, shape Shape) protocol.StateAction {
 		out := *a
 		out.Summary.WorkingDirectory, out.Summary.WorkingDirectories = first(a.Summary.WorkingDirectories), nil
 		return &out
+	case *protocol.SessionChangesetsChangedAction:
+		if shape < Shape05 {
+			return a
+		}
+		if list := down05Catalogue(a.Changesets); !sameSlice(list, a.Changesets) {
+			return &protocol.SessionChangesetsChangedAction{Changesets: list}
+		}
+		return a
+	case *protocol.ChangesetFileSetAction:
+		if shape < Shape05 || a.File.Reviewed == nil {
+			return a
+		}
+		out := *a
+		out.File.Reviewed = nil
+		return &out
+	case *protocol.ChangesetContentChangedAction:
+		if shape < Shape05 {
+			return a
+		}
+		if files := down05Files(a.Files); !sameSlice(files, a.Files) {
+			out := *a
+			out.Files = files
+			return &out
+		}
+		return a
 	case *protocol.SessionChatUpdatedAction:
 		if a.Changes.WorkingDirectories == nil {
 			return a
@@ -58,7 +83,20 @@ func down06State(s protocol.SnapshotState, shape Shape) protocol.SnapshotState {
 				out.Chats[i] = c
 			}
 		}
+		if shape >= Shape05 {
+			out.Changesets = down05Catalogue(s.Changesets)
+		}
 		return &out
+	case *protocol.ChangesetState:
+		if shape < Shape05 {
+			return s
+		}
+		if files := down05Files(s.Files); !sameSlice(files, s.Files) {
+			out := *s
+			out.Files = files
+			return &out
+		}
+		return s
 	case *protocol.ChatState:
 		out := *s
 		out.WorkingDirectory, out.WorkingDirectories = first(s.WorkingDirectories), nil
@@ -220,4 +258,54 @@ func (v *View) UpCreateChat(p *protocol.CreateChatParams) *protocol.CreateChatPa
 	}
 	out.WorkingDirectory = nil
 	return &out
+}
+
+// The review workflow (changeset/filesReviewChanged, and with it
+// ChangesetFile.reviewed and the review capability) came in 0.6.0: 0.5.x
+// sees changesets without it.
+
+// down05Catalogue drops the review capability from catalogue entries.
+func down05Catalogue(list []protocol.Changeset) []protocol.Changeset {
+	var out []protocol.Changeset
+	for i, c := range list {
+		if c.Capabilities == nil || c.Capabilities.Review == nil {
+			if out != nil {
+				out = append(out, c)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]protocol.Changeset, 0, len(list)), list[:i]...)
+		}
+		caps := *c.Capabilities
+		caps.Review = nil
+		c.Capabilities = &caps
+		out = append(out, c)
+	}
+	if out == nil {
+		return list
+	}
+	return out
+}
+
+// down05Files drops the reviewed flags.
+func down05Files(files []protocol.ChangesetFile) []protocol.ChangesetFile {
+	var out []protocol.ChangesetFile
+	for i, f := range files {
+		if f.Reviewed == nil {
+			if out != nil {
+				out = append(out, f)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]protocol.ChangesetFile, 0, len(files)), files[:i]...)
+		}
+		f.Reviewed = nil
+		out = append(out, f)
+	}
+	if out == nil {
+		return files
+	}
+	return out
 }

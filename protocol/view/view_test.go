@@ -388,3 +388,30 @@ func TestInputRequestRecords(t *testing.T) {
 		t.Error("0.5.1 and 0.5.2 share a shape")
 	}
 }
+
+// Review (changeset/filesReviewChanged, 0.6.0) is unknown to 0.5.x: its
+// views show changesets without the review capability and reviewed flags;
+// 0.6.0 and later keep them.
+func TestChangesetReviewBefore06(t *testing.T) {
+	const (
+		catalogue = `{"type":"session/changesetsChanged","changesets":[{"label":"U","uriTemplate":"ahp-session:/s/changeset/u","changeKind":"uncommitted","capabilities":{"review":{}}}]}`
+		fileSet   = `{"type":"changeset/fileSet","file":{"id":"file:///r/a","edit":{},"reviewed":true}}`
+		content   = `{"type":"changeset/contentChanged","files":[{"id":"file:///r/a","edit":{},"reviewed":false},{"id":"file:///r/b","edit":{}}]}`
+		state     = `{"status":"ready","files":[{"id":"file:///r/a","edit":{},"reviewed":true}]}`
+	)
+	for _, version := range []string{"0.5.1", "0.5.2"} {
+		v := view.For(version)
+		sameJSON(t, version+" catalogue", `{"type":"session/changesetsChanged","changesets":[{"label":"U","uriTemplate":"ahp-session:/s/changeset/u","changeKind":"uncommitted","capabilities":{}}]}`,
+			down(v, "action", decodeKind(t, "action", catalogue)))
+		sameJSON(t, version+" fileSet", `{"type":"changeset/fileSet","file":{"id":"file:///r/a","edit":{}}}`, down(v, "action", decodeKind(t, "action", fileSet)))
+		sameJSON(t, version+" contentChanged", `{"type":"changeset/contentChanged","files":[{"id":"file:///r/a","edit":{}},{"id":"file:///r/b","edit":{}}]}`, down(v, "action", decodeKind(t, "action", content)))
+		sameJSON(t, version+" state", `{"status":"ready","files":[{"id":"file:///r/a","edit":{}}]}`, down(v, "ChangesetState", decodeKind(t, "ChangesetState", state)))
+	}
+	for _, version := range []string{"0.6.0", "0.8.0", "1.1.0"} {
+		v := view.For(version)
+		for _, a := range []string{catalogue, fileSet, content} {
+			sameJSON(t, version, a, down(v, "action", decodeKind(t, "action", a)))
+		}
+		sameJSON(t, version+" state", state, down(v, "ChangesetState", decodeKind(t, "ChangesetState", state)))
+	}
+}
