@@ -72,7 +72,7 @@ func (c *conn) resolveSessionConfig(ctx context.Context, p *protocol.ResolveSess
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ResolveSessionConfigResult{Schema: *schema, Values: sessionconfig.Resolve(schema, p.Config)}, nil
+	return &protocol.ResolveSessionConfigResult{Schema: c.viewLocked().SessionConfigSchema(*schema), Values: sessionconfig.Resolve(schema, p.Config)}, nil
 }
 
 func (c *conn) sessionConfigCompletions(ctx context.Context, p *protocol.SessionConfigCompletionsParams) (*protocol.SessionConfigCompletionsResult, error) {

@@ -134,6 +134,7 @@ func downState(s protocol.SnapshotState) protocol.SnapshotState {
 			out.Lifecycle = protocol.SessionLifecycleCreationFailed
 		}
 		out.Origin = nil
+		out.Config = downSessionConfig(s.Config)
 		out.Customizations = downCustomizations(s.Customizations)
 		if len(s.ActiveClients) > 0 {
 			out.ActiveClients = make([]protocol.SessionActiveClient, len(s.ActiveClients))
