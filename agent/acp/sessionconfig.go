@@ -202,13 +202,17 @@ func deref(s *string) string {
 
 // SessionConfigSchema implements agent.Configurable with what the agent
 // reported when probed. When it has not been probed yet, it probes it
-// (once, whoever asks), unless req.KnownOnly; a probe in progress is
-// waited for either way.
+// (once, whoever asks) or waits for the probe in progress; with
+// req.KnownOnly it does neither, so that creating a session never waits on
+// an agent that is slow to start.
 func (b *Backend) SessionConfigSchema(ctx context.Context, req agent.ConfigRequest) (*protocol.SessionConfigSchema, error) {
 	b.mu.Lock()
 	res, probing := b.probed, b.probing
 	b.mu.Unlock()
-	if probing != nil {
+	switch {
+	case probing != nil && req.KnownOnly:
+		// What an earlier probe found, if any, is what is known.
+	case probing != nil:
 		select {
 		case <-probing:
 		case <-ctx.Done():
@@ -222,7 +226,20 @@ func (b *Backend) SessionConfigSchema(ctx context.Context, req agent.ConfigReque
 		if req.KnownOnly {
 			return nil, nil
 		}
-		b.Probe(ctx)
+		// The probe outlives a request that gives up on it (bounded by the
+		// start timeout): its result is the agent's, not the request's.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.StartTimeout)
+			defer cancel()
+			b.Probe(pctx)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		b.mu.Lock()
 		res = b.probed
 		b.mu.Unlock()

@@ -227,3 +227,27 @@ func countType(envs []protocol.ActionEnvelope, typ string) int {
 	}
 	return n
 }
+
+// TestSessionConfigBeforeProbe: creating a session never starts the agent
+// to learn its configuration (the session has none), while
+// resolveSessionConfig probes an agent not probed yet, and sessions
+// created after that get the schema.
+func TestSessionConfigBeforeProbe(t *testing.T) {
+	th := startHost(t, newBackend(t, nil))
+	a := th.dialAt(t, "a", "1.1.0")
+	uri := protocol.SessionURI("early")
+	a.Must("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: protocol.Ptr("test")}, nil)
+	if st := a.Subscribe(uri).State.(*protocol.SessionState); st.Config != nil {
+		t.Errorf("a session created before the probe has config %+v", st.Config)
+	}
+	var res protocol.ResolveSessionConfigResult
+	a.Must("resolveSessionConfig", &protocol.ResolveSessionConfigParams{Provider: protocol.Ptr("test")}, &res)
+	if got, want := values(res.Values), `effort="medium" mode="ask" model="small"`; got != want {
+		t.Errorf("resolved %s, want %s", got, want)
+	}
+	uri = protocol.SessionURI("late")
+	a.Must("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: protocol.Ptr("test")}, nil)
+	if st := a.Subscribe(uri).State.(*protocol.SessionState); st.Config == nil || values(st.Config.Values) != `effort="medium" mode="ask" model="small"` {
+		t.Errorf("a session created after the probe has config %+v", st.Config)
+	}
+}
