@@ -355,6 +355,8 @@ func TestChangesetBadInput(t *testing.T) {
 	}{
 		{"unknown changeset", &protocol.InvokeChangesetOperationParams{Channel: sess + "/changeset/uncommitted/nope", OperationID: "revert", Target: res(files.URIOf(a))}, protocol.CodeNotFound},
 		{"not a changeset", &protocol.InvokeChangesetOperationParams{Channel: sess, OperationID: "revert"}, protocol.CodeInvalidParams},
+		{"not a URI", &protocol.InvokeChangesetOperationParams{Channel: "../../etc", OperationID: "revert"}, protocol.CodeInvalidParams},
+		{"a changeset this host does not have", &protocol.InvokeChangesetOperationParams{Channel: "ahp-changeset:/x", OperationID: "revert"}, protocol.CodeNotFound},
 		{"unknown operation", &protocol.InvokeChangesetOperationParams{Channel: csURI, OperationID: "explode"}, protocol.CodeInvalidParams},
 		{"scope not offered", &protocol.InvokeChangesetOperationParams{Channel: csURI, OperationID: "revert"}, protocol.CodeInvalidParams},
 		{"unknown file", &protocol.InvokeChangesetOperationParams{Channel: csURI, OperationID: "revert", Target: res(files.URIOf(filepath.Join(dir, "missing.txt")))}, protocol.CodeNotFound},

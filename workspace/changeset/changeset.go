@@ -795,8 +795,8 @@ func (s *set) Unsubscribed(host.Client, int) {}
 // lookup returns the session's set with the channel URI.
 func (m *Manager) lookup(uri string) (*tracker, *set, error) {
 	ch, err := protocol.ParseChannel(uri)
-	if err != nil || ch.Kind != protocol.ChannelChangeset || ch.Session == "" {
-		return nil, nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%q is not a changeset channel of this host", clip(uri))}
+	if err != nil || ch.Kind != protocol.ChannelChangeset {
+		return nil, nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%q is not a changeset channel", clip(uri))}
 	}
 	m.mu.Lock()
 	t := m.sessions[protocol.SessionURI(ch.Session)]
