@@ -163,8 +163,8 @@ func keptTerminal(t *testing.T, c *hosttest.Client, h *host.Host, chat, id strin
 }
 
 // The terminals an ACP agent creates and does not release end with their
-// owner: the agent's process (here it crashes) and the AHP session
-// (disposed). A terminal a client created for a session goes with the
+// owner: the agent's process (here it crashes), the chat whose ACP session
+// asked, and the AHP session (disposed). A terminal a client created for a session goes with the
 // session too. No command outlives its owner, and every client sees the
 // terminal leave the root list.
 func TestTerminalsEndWithTheirOwner(t *testing.T) {
@@ -207,6 +207,13 @@ func TestTerminalsEndWithTheirOwner(t *testing.T) {
 	uri, pid := keptTerminal(t, c, h, chat, "t1")
 	agentTurn(t, c, h, chat, "t2", "crash")
 	gone("crash", uri, pid)
+
+	// A second chat's agent terminal goes with the chat.
+	chat2 := protocol.ChatURI("second")
+	c.Must("createChat", &protocol.CreateChatParams{Channel: sess, Chat: chat2}, nil)
+	uri, pid = keptTerminal(t, c, h, chat2, "c2t1")
+	c.Must("disposeChat", &protocol.DisposeChatParams{Channel: chat2}, nil)
+	gone("chat disposed", uri, pid)
 
 	// The restarted agent starts another; a client creates one for the
 	// session; the session is disposed and both go with it.

@@ -58,7 +58,7 @@ func (w *Workspace) StartCommand(ctx context.Context, cmd agent.TerminalCommand)
 		claim.Chat = protocol.Ptr(cmd.Chat)
 	}
 	uri := protocol.TerminalURI(newID())
-	t := &term{w: w, uri: uri, published: make(chan struct{}), capture: &capture{limit: limit}, claimedBy: cmd.Session}
+	t := &term{w: w, uri: uri, published: make(chan struct{}), capture: &capture{limit: limit}, claimedBy: cmd.Session, claimedChat: cmd.Chat}
 	state := &protocol.TerminalState{
 		Title:     title,
 		Cwd:       protocol.Ptr(info.URI),

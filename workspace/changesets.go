@@ -20,12 +20,16 @@ func (w *Workspace) SessionOpened(session string) { w.changesets.SessionOpened(s
 // and the terminals it claims go with it.
 func (w *Workspace) SessionClosed(session string) {
 	w.changesets.SessionClosed(session)
-	w.disposeSessionTerminals(session)
+	w.disposeSessionTerminals(session, "")
 }
 
-// Committed implements host.SessionObserver.
+// Committed implements host.SessionObserver: changesets follow the
+// session's changes, and a removed chat's terminals go with it.
 func (w *Workspace) Committed(session, channel string, a protocol.StateAction) {
 	w.changesets.Committed(session, channel, a)
+	if rm, ok := a.(*protocol.SessionChatRemovedAction); ok && rm.Chat != "" {
+		w.disposeSessionTerminals(session, rm.Chat)
+	}
 }
 
 func invokeChangesetOperation(ctx context.Context, w *Workspace, _ host.Client, p *protocol.InvokeChangesetOperationParams) (*protocol.InvokeChangesetOperationResult, error) {

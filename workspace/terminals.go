@@ -25,9 +25,10 @@ type term struct {
 	proc    *terminal.Process
 	capture *capture // output kept for an agent's terminal/output; nil for client terminals
 	// claimedBy is the session that claims the terminal, "" for a
-	// client's; the terminal is disposed with it. Guarded by w.mu.
-	claimedBy string
-	doomed    bool // its session went: it is being disposed; guarded by w.mu
+	// client's, and claimedChat the session's chat that does, if any; the
+	// terminal is disposed with them. Guarded by w.mu.
+	claimedBy, claimedChat string
+	doomed                 bool // its session went: it is being disposed; guarded by w.mu
 
 	// Owned by the process's output goroutine.
 	retained  int
@@ -89,7 +90,8 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 		Claim:     p.Claim,
 		IsPty:     protocol.Ptr(true),
 	}
-	t := &term{w: w, uri: p.Channel, published: make(chan struct{}), claimedBy: claimSession(p.Claim)}
+	t := &term{w: w, uri: p.Channel, published: make(chan struct{})}
+	t.claimedBy, t.claimedChat = claimOf(p.Claim)
 	if err := w.startTerm(t, state, terminal.Spec{Command: w.opts.Shell, Dir: dir, Cols: int(cols), Rows: int(rows)}); err != nil {
 		return nil, err
 	}
@@ -409,7 +411,7 @@ func (t *term) ActionAccepted(c host.Client, a protocol.StateAction) {
 		}
 	case *protocol.TerminalClaimedAction:
 		t.w.mu.Lock()
-		t.claimedBy = claimSession(a.Claim)
+		t.claimedBy, t.claimedChat = claimOf(a.Claim)
 		t.w.mu.Unlock()
 		t.w.rootDirty()
 	case *protocol.TerminalTitleChangedAction:
@@ -417,25 +419,30 @@ func (t *term) ActionAccepted(c host.Client, a protocol.StateAction) {
 	}
 }
 
-// claimSession returns the session a claim names, or "".
-func claimSession(c protocol.TerminalClaim) string {
+// claimOf returns the session and the chat a claim names, or "".
+func claimOf(c protocol.TerminalClaim) (session, chat string) {
 	if sc, ok := c.(*protocol.TerminalSessionClaim); ok {
-		return sc.Session
+		session = sc.Session
+		if sc.Chat != nil {
+			chat = *sc.Chat
+		}
 	}
-	return ""
+	return session, chat
 }
 
 // disposeSessionTerminals disposes, in the background, every terminal the
-// session claims: a session's terminals go with it. It runs with the
-// host locked (SessionClosed), so it only queues the work.
-func (w *Workspace) disposeSessionTerminals(session string) {
+// session claims, or with a chat only those the chat claims: a session's
+// terminals go with it, and a chat's with the chat (an ACP agent's
+// terminals are its chat's, whose ACP session ends with it). It runs with
+// the host locked (SessionObserver), so it only queues the work.
+func (w *Workspace) disposeSessionTerminals(session, chat string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return // closing ends every terminal
 	}
 	for _, t := range w.terms {
-		if t.claimedBy != session || t.doomed {
+		if t.claimedBy != session || chat != "" && t.claimedChat != chat || t.doomed {
 			continue
 		}
 		t.doomed = true
