@@ -80,3 +80,53 @@ func streamingChat(r reducer.Reducer, turns int) *protocol.ChatState {
 	s = r.Chat(s, &protocol.ChatTurnStartedAction{TurnID: "active", Message: protocol.Message{Text: "question"}})
 	return r.Chat(s, &protocol.ChatResponsePartAction{TurnID: "active", Part: &protocol.MarkdownResponsePart{ID: "md"}})
 }
+
+// floorBlock is what a streamed delta must make, at the least, for the
+// state it was given to stay as it was: a new chat, active turn, part and
+// list of parts (one allocation in the reducer too).
+type floorBlock struct {
+	chat  protocol.ChatState
+	turn  protocol.ActiveTurn
+	part  protocol.MarkdownResponsePart
+	parts [2]protocol.ResponsePart
+}
+
+// BenchmarkChatDeltaFloor is the floor under BenchmarkChatDelta on the
+// machine it runs on: per delta, one allocation of the new chat, turn and
+// part and their copies from the previous ones, and nothing else (no
+// lookup, no text appended). The reducer's ns/action over this one's,
+// in the same run, is what the reducer itself adds.
+func BenchmarkChatDeltaFloor(b *testing.B) {
+	for _, turns := range []int{0, 200} {
+		b.Run(fmt.Sprintf("turns=%d/deltas=20000", turns), func(b *testing.B) {
+			var r reducer.Reducer
+			start := streamingChat(r, turns)
+			first := &floorBlock{chat: *start, turn: *start.ActiveTurn}
+			first.part = *start.ActiveTurn.ResponseParts[0].(*protocol.MarkdownResponsePart)
+			first.parts[0] = &first.part
+			first.turn.ResponseParts = first.parts[:1:1]
+			first.chat.ActiveTurn = &first.turn
+			const deltas = 20000
+			b.ReportAllocs()
+			var last *floorBlock
+			for b.Loop() {
+				prev := first
+				for range deltas {
+					n := new(floorBlock)
+					n.part = prev.part
+					n.parts[0] = &n.part
+					n.turn = prev.turn
+					n.turn.ResponseParts = n.parts[:1:1]
+					n.chat = prev.chat
+					n.chat.ActiveTurn = &n.turn
+					prev = n
+				}
+				last = prev
+			}
+			if last.chat.ActiveTurn.ResponseParts[0] != &last.part {
+				b.Fatal("the last block does not hold its own part")
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/deltas, "ns/action")
+		})
+	}
+}
