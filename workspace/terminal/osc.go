@@ -51,7 +51,7 @@ type scanner struct {
 // feed scans the next bytes and calls emit for each output run and event,
 // in stream order.
 func (s *scanner) feed(b []byte, emit func(Event)) {
-	if len(s.pending) == 0 && bytes.Index(b, []byte("\x1b]")) < 0 {
+	if len(s.pending) == 0 && !bytes.Contains(b, []byte("\x1b]")) {
 		// Plain output, the usual case: one copy, into the event.
 		n := incompleteTail(b)
 		if n > 0 {
