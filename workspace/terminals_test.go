@@ -253,3 +253,25 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Output that is not UTF-8 (a binary file printed, say) reaches
+// subscribers and late joiners with U+FFFD in place of the bad bytes: an
+// action whose data would not encode would reach nobody.
+func TestTerminalOutputNotUTF8(t *testing.T) {
+	dir := t.TempDir()
+	srv := startHost(t, nil, &workspace.Options{Roots: []string{dir}, Shell: []string{"/bin/sh"}})
+	c := srv.Dial(t, "c1")
+	initialize(t, c)
+	const uri = "ahp-terminal:/bin"
+	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: uri, Claim: &protocol.TerminalClientClaim{ClientID: "c1"}}, nil)
+	c.Subscribe(uri)
+	c.Dispatch(uri, &protocol.TerminalInputAction{Data: "printf 'A\\377\\376B\\n'\n"})
+	c.WaitFor("the output", func(envs []protocol.ActionEnvelope) bool {
+		return strings.Contains(output(envs, uri), "A\uFFFDB")
+	})
+	late := srv.Dial(t, "c2")
+	initialize(t, late)
+	if got := contentOf(late.Subscribe(uri).State.(*protocol.TerminalState)); !strings.Contains(got, "A\uFFFDB") {
+		t.Fatalf("a late subscriber's scrollback: %q", got)
+	}
+}

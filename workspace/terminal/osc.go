@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Event is something shell integration or the output stream reported.
@@ -58,7 +59,7 @@ func (s *scanner) feed(b []byte, emit func(Event)) {
 			s.pending = append([]byte(nil), b[len(b)-n:]...)
 		}
 		if len(b) > n {
-			emit(Event{Kind: Output, Data: string(b[:len(b)-n])})
+			emit(Event{Kind: Output, Data: outputText(b[:len(b)-n])})
 		}
 		return
 	}
@@ -70,7 +71,7 @@ func (s *scanner) feed(b []byte, emit func(Event)) {
 	var out []byte
 	flush := func() {
 		if len(out) > 0 {
-			emit(Event{Kind: Output, Data: string(out)})
+			emit(Event{Kind: Output, Data: outputText(out)})
 			out = out[:0]
 		}
 	}
@@ -94,7 +95,7 @@ func (s *scanner) feed(b []byte, emit func(Event)) {
 			buf = nil
 			break
 		}
-		body := string(rest[:end])
+		body := strings.ToValidUTF8(string(rest[:end]), "\uFFFD")
 		seq := buf[i : i+2+end+termLen]
 		buf = rest[end+termLen:]
 		num, arg, _ := strings.Cut(body, ";")
@@ -122,6 +123,16 @@ func (s *scanner) feed(b []byte, emit func(Event)) {
 		out = out[:len(out)-n]
 	}
 	flush()
+}
+
+// outputText is output as text: bytes that are not UTF-8 (a binary file
+// printed, a program writing Latin-1) become U+FFFD, as a terminal shows
+// them, so that the output can go in a JSON string.
+func outputText(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return string(bytes.ToValidUTF8(b, []byte("\uFFFD")))
 }
 
 // oscEnd finds the end of an OSC body: the index of its terminator (BEL or

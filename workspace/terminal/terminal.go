@@ -293,7 +293,7 @@ func (p *Process) readLoop(emit func(Event)) {
 		}
 	}
 	if len(sc.pending) > 0 {
-		emit(Event{Kind: Output, Data: string(sc.pending)})
+		emit(Event{Kind: Output, Data: outputText(sc.pending)})
 	}
 	err := p.cmd.Wait()
 	p.pty.Close()

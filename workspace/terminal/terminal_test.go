@@ -28,6 +28,7 @@ func TestScanner(t *testing.T) {
 		{"633 cwd escaped", []string{"\x1b]633;P;Cwd=/a\\x3bb\x07"}, "cwd(/a;b)"},
 		{"utf-8 split", []string{"caf\xc3", "\xa9!"}, "out(caf) out(é!)"},
 		{"utf-8 split alone", []string{"\xc3", "\xa9", "\xe2\x82", "\xac"}, "out(é) out(€)"},
+		{"not utf-8", []string{"a\xffb", "c\x1b]0;t\xfe\x07\xc3("}, "out(a\uFFFDb) out(c\x1b]0;t\uFFFD\x07) title(t\uFFFD) out(\uFFFD()"},
 		{"plain then sequence", []string{"ab", "c\x1b]633;A\x07d"}, "out(ab) out(c) prompt out(d)"},
 		{"escaped command line", []string{"\x1b]633;E;echo a\\x3bb\\\\\x07\x1b]633;C\x07"}, `cmd(echo a;b\)`},
 		{"other osc passes", []string{"\x1b]8;;http://x\x07link"}, "out(\x1b]8;;http://x\x07link)"},
