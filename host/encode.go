@@ -45,8 +45,10 @@ type actionEncoder struct {
 var actionEncoders = sync.Pool{New: func() any { return new(actionEncoder) }}
 
 // maxPooledEncoder is the largest buffer kept for reuse; an encoder that
-// grew past it for a large action is left to the collector.
-const maxPooledEncoder = 64 << 10
+// grew past it for a large action is left to the collector. Streamed
+// terminal output comes in actions of up to 64 KiB of data, which with
+// their escapes take a buffer of a little more: those are kept.
+const maxPooledEncoder = 256 << 10
 
 func (e *actionEncoder) release() {
 	if e.buf.Cap() > maxPooledEncoder {
