@@ -240,6 +240,9 @@ func (s *rawSubscriber) readLoop() {
 	for {
 		_, r, err := s.ws.Reader(context.Background())
 		if err != nil {
+			s.mu.Lock()
+			s.failIf(fmt.Errorf("reading: %w", err)) // a round cut short fails at once
+			s.mu.Unlock()
 			return
 		}
 		buf = buf[:0]
@@ -253,6 +256,9 @@ func (s *rawSubscriber) readLoop() {
 				break
 			}
 			if err != nil {
+				s.mu.Lock()
+				s.failIf(fmt.Errorf("reading: %w", err))
+				s.mu.Unlock()
 				return
 			}
 		}
