@@ -184,6 +184,23 @@ func (h *Host) Subscribers(uri string) int {
 	return 0
 }
 
+// Backlog returns the most bytes any subscriber of a channel has queued
+// and not yet taken: how far the slowest one is behind. A channel's owner
+// can hold back what it publishes while it is large (a terminal pausing
+// its process's output), rather than let a subscriber that is only slow
+// fall far enough behind to be dropped.
+func (h *Host) Backlog(uri string) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var most int64
+	if ch, ok := h.channels[uri]; ok {
+		for c := range ch.subs {
+			most = max(most, c.rpc.QueuedBytes())
+		}
+	}
+	return most
+}
+
 // WorkingDirectories returns a session's working directories (file: URIs)
 // and whether the session exists.
 func (h *Host) WorkingDirectories(session string) ([]string, bool) {

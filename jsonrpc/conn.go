@@ -410,6 +410,17 @@ func (c *Conn) Send(data []byte) error {
 	return nil
 }
 
+// QueuedBytes returns how many bytes wait in the outbound queue, the message
+// being written included: what the peer has yet to take.
+func (c *Conn) QueuedBytes() int64 {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	if c.dropOut {
+		return 0
+	}
+	return c.outBytes
+}
+
 // discardLocked stops the outbound queue and lets go of what it holds.
 func (c *Conn) discardLocked() {
 	c.outClosed = true

@@ -135,6 +135,7 @@ func (a *agentTerm) Wait(ctx context.Context) (agent.TerminalExit, error) {
 }
 
 func (a *agentTerm) Kill() error {
+	a.t.flow.end()
 	a.t.proc.Close()
 	<-a.t.published
 	return nil

@@ -37,6 +37,7 @@ type term struct {
 	cmdID     string
 	cmdStart  time.Time
 	published chan struct{} // closed once the exit has been published
+	flow      *flow         // set before the process starts
 }
 
 // createTerminal starts a shell on a PTY in the requested directory, which
@@ -117,6 +118,7 @@ func (w *Workspace) startTerm(t *term, state *protocol.TerminalState, spec termi
 		w.forget(t.uri)
 		return &protocol.Error{Code: protocol.CodeAlreadyExists, Message: "createTerminal: " + err.Error()}
 	}
+	t.flow = newFlow(func() int64 { return w.h.Backlog(t.uri) })
 	proc, err := terminal.Start(spec, t.emit)
 	if err != nil {
 		w.h.CloseChannel(t.uri)
@@ -158,6 +160,7 @@ func disposeTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoc
 func (t *term) dispose() {
 	w := t.w
 	if t.proc != nil {
+		t.flow.end()
 		t.proc.Close()
 		<-t.published
 	}
@@ -226,6 +229,7 @@ func (t *term) emit(ev terminal.Event) {
 	switch ev.Kind {
 	case terminal.Output:
 		h.Publish(t.uri, &protocol.TerminalDataAction{Data: ev.Data})
+		defer t.flow.wait() // once the output is kept, below
 		if t.capture != nil {
 			t.capture.add(ev.Data)
 		}
@@ -499,6 +503,7 @@ func (w *Workspace) closeTerminals() {
 	}
 	w.mu.Unlock()
 	for _, t := range ts {
+		t.flow.end()
 		w.wg.Go(func() { t.proc.Close() })
 	}
 }

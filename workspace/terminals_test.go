@@ -1,15 +1,21 @@
 package workspace_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/workspace"
 	"github.com/ahp-go/ahp/workspace/files"
@@ -273,5 +279,52 @@ func TestTerminalOutputNotUTF8(t *testing.T) {
 	initialize(t, late)
 	if got := contentOf(late.Subscribe(uri).State.(*protocol.TerminalState)); !strings.Contains(got, "A\uFFFDB") {
 		t.Fatalf("a late subscriber's scrollback: %q", got)
+	}
+}
+
+// A subscriber that stops reading makes the terminal pause once (flow
+// control), not for good: the output goes on, and a subscriber that reads
+// gets all of it.
+func TestTerminalStalledSubscriber(t *testing.T) {
+	dir := t.TempDir()
+	srv := startHost(t, nil, &workspace.Options{Roots: []string{dir}, Shell: []string{"/bin/sh"}})
+	c := srv.Dial(t, "c1")
+	initialize(t, c)
+	const uri = "ahp-terminal:/flow"
+	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: uri, Claim: &protocol.TerminalClientClaim{ClientID: "c1"}}, nil)
+	c.Subscribe(uri)
+
+	ctx, cancel := context.WithTimeout(context.Background(), hosttest.Timeout)
+	defer cancel()
+	stalled, _, err := websocket.Dial(ctx, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.CloseNow()
+	for i, req := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersions":["` + protocol.SupportedVersions()[0] + `"],"clientId":"stalled"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"subscribe","params":{"channel":"` + uri + `"}}`,
+	} {
+		if err := stalled.Write(ctx, websocket.MessageText, []byte(req)); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	waitUntil(t, "the stalled client's subscription", func() bool { return srv.Host.Subscribers(uri) == 2 })
+
+	// 16 MB: more than the socket buffers and the flow control's mark.
+	const lines = 160000
+	c.Dispatch(uri, &protocol.TerminalInputAction{Data: fmt.Sprintf("seq -f %%099g 1 %d; exit 0\n", lines)})
+	var seen atomic.Int64
+	c.Watch(func(e *protocol.ActionEnvelope) {
+		if d, ok := e.Action.(*protocol.TerminalDataAction); ok && e.Channel == uri {
+			seen.Add(int64(strings.Count(d.Data, "\n")))
+		}
+	})
+	deadline := time.Now().Add(2 * time.Minute)
+	for seen.Load() < lines {
+		if time.Now().After(deadline) {
+			t.Fatalf("the reading subscriber got %d of %d lines", seen.Load(), lines)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
