@@ -37,8 +37,18 @@ func TestInteropTypeScriptExampleAgent(t *testing.T) {
 	th := startHost(t, b)
 	a := th.dial(t, "a")
 	c2 := th.dial(t, "b")
+	// The example agent offers no modes, models or config options: its
+	// configuration schema is empty, and its sessions have none.
+	var cfg protocol.ResolveSessionConfigResult
+	a.Must("resolveSessionConfig", &protocol.ResolveSessionConfigParams{Provider: protocol.Ptr("example")}, &cfg)
+	if len(cfg.Schema.Properties) != 0 {
+		t.Errorf("configuration schema %+v", cfg.Schema)
+	}
 	sess, chat := a.newSession("s1", "example", t.TempDir())
 	c2.join(sess)
+	if st := th.sessionState(t, sess); st.Config != nil {
+		t.Errorf("session config %+v", st.Config)
+	}
 
 	turn := a.startTurn(chat, "t1", "Improve the configuration")
 	ready := pendingTool(c2, turn)
