@@ -85,6 +85,7 @@ func TestServesThePage(t *testing.T) {
 		{"/index.html", "text/html; charset=utf-8", 200},
 		{"/vendor/markdown-it.mjs", "text/javascript; charset=utf-8", 200},
 		{"/js/terminal.js", "text/javascript; charset=utf-8", 200},
+		{"/js/changes.js", "text/javascript; charset=utf-8", 200},
 		{"/vendor/xterm.mjs", "text/javascript; charset=utf-8", 200},
 		{"/vendor/xterm-addon-fit.mjs", "text/javascript; charset=utf-8", 200},
 		{"/vendor/xterm.css", "text/css; charset=utf-8", 200},
@@ -128,7 +129,7 @@ func TestPageIsSelfContained(t *testing.T) {
 			t.Errorf("index.html contains %q", bad)
 		}
 	}
-	for _, f := range []string{"js/app.js", "js/client.js", "js/dom.js", "js/markdown.js", "js/reducers.js", "js/terminal.js"} {
+	for _, f := range []string{"js/app.js", "js/client.js", "js/dom.js", "js/markdown.js", "js/reducers.js", "js/terminal.js", "js/changes.js"} {
 		src, err := os.ReadFile(filepath.Join("static", f))
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import { Status, isoLater } from './reducers.js';
 import { StreamView, render as renderMarkdown } from './markdown.js';
 import { h, $, diffView } from './dom.js';
 import { TerminalView } from './terminal.js';
+import { ChangesView } from './changes.js';
 
 
 /** text returns the plain text of a StringOrMarkdown value. */
@@ -75,6 +76,7 @@ class App {
     this.models = new Map(); // chat URI -> model id chosen in the composer
     this.fetching = false;
     this.terms = new TerminalView(this);
+    this.changes = new ChangesView(this);
 
     const c = this.client;
     c.addEventListener('state', (e) => this.onConnection(e.detail));
@@ -299,6 +301,7 @@ class App {
     this.closeFiles();
     this.terms.hide();
     this.terms.detach();
+    this.changes.close();
     for (const f of this.unwatch) f();
     this.unwatch = [];
     this.closeChat();
@@ -330,11 +333,12 @@ class App {
       return h('button', {
         class: `tab ${c.resource === this.chatURI ? 'selected' : ''}`, type: 'button', role: 'tab',
         'aria-selected': c.resource === this.chatURI ? 'true' : 'false',
-        onclick: () => { this.closeFiles(); this.terms.hide(); location.hash = `#/s/${encodeURIComponent(sessionID(st.resource))}/c/${encodeURIComponent(c.resource.replace(/^ahp-chat:\/*/, ''))}`; },
+        onclick: () => { this.closeFiles(); this.terms.hide(); this.changes.hide(); location.hash = `#/s/${encodeURIComponent(sessionID(st.resource))}/c/${encodeURIComponent(c.resource.replace(/^ahp-chat:\/*/, ''))}`; },
       }, h('span', { class: `dot ${ccls}` }), c.title || 'Chat');
     }));
     this.markRead();
     this.renderComposerOptions();
+    this.changes.update();
   }
 
   archive() {
@@ -369,6 +373,7 @@ class App {
   async openChat(uri) {
     this.closeFiles();
     this.terms.hide();
+    this.changes.hide();
     if (uri === this.chatURI) return;
     this.closeChat();
     this.chatURI = uri;
@@ -452,6 +457,7 @@ class App {
     }
 
     this.renderPending(st);
+    this.changes.update();
     $('#older').hidden = !st.turnsNextCursor;
     const busy = !!st.activeTurn;
     $('#send').hidden = busy;
@@ -728,6 +734,7 @@ class App {
 
   openFiles() {
     this.terms.hide();
+    this.changes.hide();
     const st = this.client.state(this.sessionURI);
     const root = st && st.workingDirectories && st.workingDirectories[0];
     if (!root) { this.toast('This session has no working directory to browse.'); return; }

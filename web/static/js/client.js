@@ -20,7 +20,14 @@ export function kindOf(uri) {
   const scheme = uri.slice(0, uri.indexOf(':'));
   switch (scheme) {
     case 'ahp-root': return 'root';
-    case 'ahp-session': return 'session';
+    case 'ahp-session': {
+      // Channels below a session: ahp-session:/<id>/annotations and
+      // ahp-session:/<id>/changeset/<name>.
+      const sub = uri.slice(scheme.length + 1).replace(/^\/+/, '').split('/').slice(1);
+      if (sub.length === 1 && sub[0] === 'annotations') return 'annotations';
+      if (sub.length >= 2 && sub[0] === 'changeset') return 'changeset';
+      return 'session';
+    }
     case 'ahp-chat': return 'chat';
     case 'ahp-terminal': return 'terminal';
     case 'ahp-changeset': return 'changeset';
@@ -53,10 +60,10 @@ export function modern(version) {
 }
 
 class Mirror {
-  constructor(uri, state, opts) {
+  constructor(uri, state, opts, kind) {
     this.opts = opts;
     this.uri = uri;
-    this.kind = kindOf(uri);
+    this.kind = kind || kindOf(uri);
     this.confirmed = state;
     this.pending = []; // [{clientSeq, action}]
     this.view = state;
@@ -322,10 +329,10 @@ export class Client extends EventTarget {
     }
   }
 
-  install(snap) {
+  install(snap, kind) {
     let m = this.mirrors.get(snap.resource);
     if (!m) {
-      m = new Mirror(snap.resource, snap.state, { modern: modern(this.protocolVersion) });
+      m = new Mirror(snap.resource, snap.state, { modern: modern(this.protocolVersion) }, kind);
       this.mirrors.set(snap.resource, m);
     } else {
       m.confirmed = snap.state;
@@ -377,14 +384,19 @@ export class Client extends EventTarget {
     return () => m.taps.delete(fn);
   }
 
-  async subscribe(uri, view) {
+  /**
+   * subscribe subscribes to a channel and mirrors it. kind names the
+   * channel's kind when the page knows it from where it found the URI (a
+   * changeset catalogue, say) and the URI's shape may not tell.
+   */
+  async subscribe(uri, view, kind) {
     if (this.mirrors.has(uri)) return this.state(uri);
     const params = { channel: uri };
     if (view) params.view = view;
     const res = await this.request('subscribe', params);
     const snap = res.snapshot;
     if (typeof snap.fromSeq === 'number' && snap.fromSeq > this.lastSeq) this.lastSeq = snap.fromSeq;
-    return this.install(snap).view;
+    return this.install(snap, kind).view;
   }
 
   unsubscribe(uri) {

@@ -19,25 +19,43 @@ export function h(tag, attrs, ...children) {
 
 export const $ = (sel) => document.querySelector(sel);
 
-// diffView renders a line diff of two texts (longest common subsequence,
-// bounded: large files show both sides' changed lines without alignment).
-export function diffView(a, b) {
+// diffLines compares two texts line by line (longest common subsequence)
+// and returns the lines in order, each {kind: 'ctx' | 'add' | 'del', text,
+// a, b}: its index among the old lines (a) and the new ones (b), where it
+// has one, and for a deleted line the index of the new line it sits
+// before. Large texts, where the table would be too big, come back as all
+// of the old lines deleted and all of the new ones added.
+export function diffLines(a, b) {
   const x = a.split('\n'); const y = b.split('\n');
-  const pre = h('pre', { class: 'diff' });
-  if (x.length * y.length > 4e6) {
-    for (const l of x) pre.append(h('div', { class: 'del' }, `- ${l}`));
-    for (const l of y) pre.append(h('div', { class: 'add' }, `+ ${l}`));
-    return pre;
-  }
+  if (x.length && x[x.length - 1] === '' && y.length && y[y.length - 1] === '') { x.pop(); y.pop(); }
+  const out = [];
   const n = x.length; const m = y.length;
+  if (n * m > 4e6) {
+    x.forEach((text, i) => out.push({ kind: 'del', text, a: i, b: 0 }));
+    y.forEach((text, j) => out.push({ kind: 'add', text, b: j }));
+    return out;
+  }
   const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
   for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
   let i = 0; let j = 0;
   while (i < n || j < m) {
-    if (i < n && j < m && x[i] === y[j]) { pre.append(h('div', { class: 'ctx' }, `  ${x[i]}`)); i++; j++; }
-    else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { pre.append(h('div', { class: 'add' }, `+ ${y[j]}`)); j++; }
-    else { pre.append(h('div', { class: 'del' }, `- ${x[i]}`)); i++; }
+    if (i < n && j < m && x[i] === y[j]) { out.push({ kind: 'ctx', text: x[i], a: i, b: j }); i++; j++; }
+    else if (i < n && (j === m || L[i + 1][j] >= L[i][j + 1])) { out.push({ kind: 'del', text: x[i], a: i, b: j }); i++; }
+    else { out.push({ kind: 'add', text: y[j], b: j }); j++; }
   }
+  return out;
+}
+
+/** diffView renders a line diff of two texts. */
+export function diffView(a, b) {
+  const pre = h('pre', { class: 'diff' });
+  for (const l of diffLines(a, b)) pre.append(diffLine(l));
   return pre;
 }
 
+const MARK = { ctx: ' ', add: '+', del: '-' };
+
+/** diffLine renders one line of diffLines. */
+export function diffLine(l) {
+  return h('div', { class: l.kind }, `${MARK[l.kind]} ${l.text}`);
+}

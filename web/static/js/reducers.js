@@ -274,6 +274,7 @@ function partID(p) {
 
 function chat(s, a, now) {
   switch (a.type) {
+    case 'chat/changesetsChanged': return set(s, 'changesets', a.changesets);
     case 'chat/turnStarted': {
       const n = {
         ...s,

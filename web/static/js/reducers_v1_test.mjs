@@ -2,6 +2,7 @@
 // the 0.8.0 conformance fixtures do not cover. Run: node reducers_v1_test.mjs
 import { isDeepStrictEqual } from 'node:util';
 import { reduce } from './reducers.js';
+import { kindOf } from './client.js';
 
 const clock = () => { throw new Error('the 1.x chat reducer must not read a clock'); };
 const modern = { modern: true };
@@ -34,6 +35,14 @@ const term0 = { title: 'T', content: [], lifecycle: { status: 'running' }, claim
 check('an exit makes the lifecycle exited with its code', reduce('terminal', term0, { type: 'terminal/exited', exitCode: 3 }, clock, modern).lifecycle, { status: 'exited', exitCode: 3 });
 check('an exit without a code keeps none', reduce('terminal', term0, { type: 'terminal/exited' }, clock, modern).lifecycle, { status: 'exited' });
 check('an exit sets no exitCode member', 'exitCode' in reduce('terminal', term0, { type: 'terminal/exited', exitCode: 0 }, clock, modern), false);
+
+const cat = [{ label: 'Uncommitted Changes', uriTemplate: 'ahp-session:/s/changeset/uncommitted/x', changeKind: 'uncommitted' }];
+check('chat/changesetsChanged replaces the catalogue', reduce('chat', chat0, { type: 'chat/changesetsChanged', changesets: cat }, clock, modern).changesets, cat);
+check('chat/changesetsChanged without a list clears it', 'changesets' in reduce('chat', { ...chat0, changesets: cat }, { type: 'chat/changesetsChanged' }, clock, modern), false);
+
+check('a changeset below a session is a changeset channel', kindOf('ahp-session:/s1/changeset/uncommitted/abc'), 'changeset');
+check('annotations below a session are an annotations channel', kindOf('ahp-session:/s1/annotations'), 'annotations');
+check('a session is a session channel', kindOf('ahp-session:/s1'), 'session');
 
 const sess = { provider: 'echo', title: 'S', status: 1, lifecycle: 'creating', activeClients: [], workingDirectories: ['file:///a', 'file:///b'],
   chats: [{ resource: 'ahp-chat:/1' }, { resource: 'ahp-chat:/2' }] };

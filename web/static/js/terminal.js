@@ -86,6 +86,7 @@ export class TerminalView {
 
   show(uri) {
     this.app.closeFiles();
+    if (this.app.changes) this.app.changes.hide();
     document.body.classList.add('terms-open');
     $('#terms').hidden = false;
     $('#term-tab').classList.add('selected');
