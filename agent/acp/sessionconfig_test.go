@@ -10,6 +10,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ahp-go/ahp/agent/acp"
+	"github.com/ahp-go/ahp/agent/acp/acptest"
 	"github.com/ahp-go/ahp/agent/sessionconfig"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
@@ -249,5 +251,37 @@ func TestSessionConfigBeforeProbe(t *testing.T) {
 	a.Must("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: protocol.Ptr("test")}, nil)
 	if st := a.Subscribe(uri).State.(*protocol.SessionState); st.Config == nil || values(st.Config.Values) != `effort="medium" mode="ask" model="small"` {
 		t.Errorf("a session created after the probe has config %+v", st.Config)
+	}
+}
+
+// TestSessionConfigRefused: a change the host accepted and the agent
+// refuses is put back, for every client, to the value the agent has.
+func TestSessionConfigRefused(t *testing.T) {
+	cfg := testConfig("test")
+	cfg.Env[acptest.RefuseConfigEnv] = "model,effort"
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, b)
+	a := th.dialAt(t, "a", "1.1.0")
+	bc := th.dialAt(t, "b", "1.1.0")
+	sess, chat := a.newSession("s1", "test", t.TempDir())
+	bc.join(sess)
+	a.Dispatch(sess, &protocol.SessionConfigChangedAction{Config: map[string]jsontext.Value{
+		"model": sessionconfig.Value("large"), "effort": sessionconfig.Value("low"), "mode": sessionconfig.Value("code")}})
+	bc.WaitFor("the agent's values back", func(envs []protocol.ActionEnvelope) bool {
+		return configChange(envs, "model", `"small"`, false) && configChange(envs, "effort", `"medium"`, false)
+	})
+	if got, want := values(th.sessionState(t, sess).Config.Values), `effort="medium" mode="code" model="small"`; got != want {
+		t.Errorf("config %s, want %s", got, want)
+	}
+	a.startTurn(chat, "t1", "state")
+	a.waitTurnEnd("t1")
+	if got := markdown(finishedTurn(t, th.chatState(t, chat), "t1").ResponseParts); !strings.HasPrefix(got, "mode=code model=small effort=medium ") {
+		t.Errorf("agent state %q", got)
 	}
 }

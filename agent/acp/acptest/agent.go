@@ -53,6 +53,10 @@
 // With LoadSessionEnv set to "1" in its environment the agent also
 // advertises session/load: it then accepts any session id, as if it had
 // kept that session from an earlier run.
+// With RefuseConfigEnv set to a comma-separated list of "mode", "model"
+// and "effort", the agent refuses to change those (set_mode, set_model,
+// set_config_option fail).
+//
 // Sessions advertise two modes ("ask", "code"), two models ("small",
 // "large") and one config option, "effort" ("low", "medium", "high");
 // set_mode, set_model and set_config_option are recorded and echoed by
@@ -105,11 +109,12 @@ func ServeIfAsked() {
 // advertise session/load.
 const LoadSessionEnv = "ACPTEST_LOAD_SESSION"
 
-// GarbageEnv and AuthMethodsEnv name environment variables of the agent
-// (see the package documentation).
+// GarbageEnv, AuthMethodsEnv and RefuseConfigEnv name environment
+// variables of the agent (see the package documentation).
 const (
-	GarbageEnv     = "ACPTEST_GARBAGE"
-	AuthMethodsEnv = "ACPTEST_AUTH_METHODS"
+	GarbageEnv      = "ACPTEST_GARBAGE"
+	AuthMethodsEnv  = "ACPTEST_AUTH_METHODS"
+	RefuseConfigEnv = "ACPTEST_REFUSE_CONFIG"
 )
 
 // Serve runs the agent over r (its stdin) and w (its stdout) until r ends.
@@ -121,7 +126,8 @@ func Serve(r io.Reader, w io.Writer) error {
 			return err
 		}
 	}
-	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}, canLoad: os.Getenv(LoadSessionEnv) == "1"}
+	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}, canLoad: os.Getenv(LoadSessionEnv) == "1",
+		refuse: strings.Split(os.Getenv(RefuseConfigEnv), ",")}
 	if ids := os.Getenv(AuthMethodsEnv); ids != "" {
 		for i, id := range strings.Split(ids, ",") {
 			if i == 0 {
@@ -170,6 +176,7 @@ type agent struct {
 	out  *lineWriter
 
 	canLoad bool                // advertise session/load
+	refuse  []string            // what set_mode, set_model and set_config_option refuse to change
 	auth    []acpsdk.AuthMethod // advertised authentication methods
 
 	mu       sync.Mutex
@@ -281,6 +288,9 @@ func (a *agent) SetSessionMode(_ context.Context, p acpsdk.SetSessionModeRequest
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
 	}
+	if slices.Contains(a.refuse, "mode") {
+		return acpsdk.SetSessionModeResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "this agent's mode cannot change"})
+	}
 	s.mu.Lock()
 	s.mode = string(p.ModeId)
 	s.mu.Unlock()
@@ -293,6 +303,9 @@ func (a *agent) UnstableSetSessionModel(_ context.Context, p acpsdk.UnstableSetS
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return acpsdk.UnstableSetSessionModelResponse{}, err
+	}
+	if slices.Contains(a.refuse, "model") {
+		return acpsdk.UnstableSetSessionModelResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "this agent's model cannot change"})
 	}
 	s.mu.Lock()
 	s.model = string(p.ModelId)
@@ -309,6 +322,9 @@ func (a *agent) SetSessionConfigOption(_ context.Context, p acpsdk.SetSessionCon
 	s, err := a.session(v.SessionId)
 	if err != nil {
 		return acpsdk.SetSessionConfigOptionResponse{}, err
+	}
+	if slices.Contains(a.refuse, "effort") {
+		return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "this agent's effort cannot change"})
 	}
 	if v.ConfigId != "effort" {
 		return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "no config option " + string(v.ConfigId)})
