@@ -362,6 +362,18 @@ export class Client extends EventTarget {
     return m.view;
   }
 
+  /**
+   * trim replaces the confirmed state of a channel with what fn makes of
+   * it, without an action: for output the host no longer keeps either
+   * (a terminal's old scrollback), so the page's copy stays bounded too.
+   */
+  trim(uri, fn) {
+    const m = this.mirrors.get(uri);
+    if (!m) return;
+    m.confirmed = fn(m.confirmed);
+    m.stale = true;
+  }
+
   /** watch calls fn with the channel's state after each change. */
   watch(uri, fn) {
     const m = this.mirrors.get(uri);

@@ -62,6 +62,34 @@ export function raw(st) {
   return ((st && st.content) || []).map((p) => (p.type === 'command' ? p.output : p.value) || '').join('');
 }
 
+// The page keeps at most this much of a terminal's output (the host keeps
+// 1 MiB by default); past a quarter more, it drops the oldest.
+export const RETAIN = 1 << 20;
+
+/**
+ * trimContent keeps the last limit characters of a terminal's content
+ * parts, starting at a line when one begins near the cut.
+ */
+export function trimContent(content, limit) {
+  let total = 0;
+  for (let i = content.length - 1; i >= 0; i--) {
+    const p = content[i];
+    const text = (p.type === 'command' ? p.output : p.value) || '';
+    if (total + text.length <= limit) { total += text.length; continue; }
+    let start = text.length - (limit - total);
+    if (text[start - 1] !== '\n') {
+      // Begin at the next line, when one begins near.
+      const nl = text.indexOf('\n', start);
+      if (nl >= 0 && nl - start < 4096) start = nl + 1;
+    }
+    const kept = text.slice(start);
+    const rest = content.slice(i + 1);
+    if (!kept) return rest;
+    return [p.type === 'command' ? { ...p, output: kept } : { ...p, value: kept }, ...rest];
+  }
+  return content;
+}
+
 const exited = (st) => !!st && st.lifecycle && st.lifecycle.status === 'exited';
 
 export class TerminalView {
@@ -75,6 +103,7 @@ export class TerminalView {
     this.unwatch = null;
     this.unwatchRoot = null;
     this.sizeTimer = 0;
+    this.retained = 0; // characters of output the mirror holds
     $('#term-tab').addEventListener('click', () => this.show());
     $('#terms-close').addEventListener('click', () => this.hide());
     $('#term-new').addEventListener('click', () => this.create());
@@ -173,7 +202,9 @@ export class TerminalView {
     if (this.uri !== uri) return;
     // What the channel holds now, then every action after it.
     emu.term.reset();
-    emu.term.write(raw(this.client.state(uri)));
+    const text = raw(this.client.state(uri));
+    this.retained = text.length;
+    emu.term.write(text);
     this.untap = this.client.tap(uri, (e) => this.onChannel(e));
     this.unwatch = this.client.watch(uri, (st) => this.render(st));
     this.renderList(this.client.state(ROOT));
@@ -188,12 +219,21 @@ export class TerminalView {
     if (e.snapshot) {
       // A reconnect sent a fresh state instead of the missed actions.
       term.reset();
-      term.write(raw(e.snapshot));
+      const text = raw(e.snapshot);
+      this.retained = text.length;
+      term.write(text);
       return;
     }
     const a = e.action;
     switch (a.type) {
-      case 'terminal/data': term.write(a.data); break;
+      case 'terminal/data':
+        term.write(a.data);
+        this.retained += a.data.length;
+        if (this.retained > RETAIN + RETAIN / 4) {
+          this.client.trim(this.uri, (s) => ({ ...s, content: trimContent(s.content || [], RETAIN) }));
+          this.retained = raw(this.client.state(this.uri)).length;
+        }
+        break;
       case 'terminal/cleared': term.clear(); break;
       case 'terminal/resized': if (!this.mine()) this.fitSoon(); break;
     }
