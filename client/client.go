@@ -657,11 +657,17 @@ func (c *Client) handleNotification(method string, raw jsontext.Value) {
 		c.log.Debug("unknown notification ignored", "method", method)
 		return
 	}
+	v := c.shapes()
+	raw, err := v.UpNotificationJSON(method, raw)
 	params := m.NewParams()
-	if err := protocol.Unmarshal(raw, params); err != nil {
+	if err == nil {
+		err = protocol.Unmarshal(raw, params)
+	}
+	if err != nil {
 		c.log.Warn("undecodable notification dropped", "method", method, "err", err)
 		return
 	}
+	params = v.UpNotification(params)
 	uri := channelOf(params)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -707,10 +713,12 @@ func (c *Client) receiveLocked(env *protocol.ActionEnvelope, replayed bool) {
 	env = c.view.UpEnvelope(env)
 	c.lastSeq = max(c.lastSeq, env.ServerSeq)
 	if rm, ok := env.Action.(*protocol.SessionChatRemovedAction); ok && env.RejectionReason == nil {
-		// The host removed a chat (chat-channel.md, Disposal): its
-		// subscriptions end once this envelope has been delivered. The
-		// host sends it to the chat's subscribers too.
-		defer c.goneLocked(rm.Chat)
+		// The chat left the session's catalog: it was disposed
+		// (chat-channel.md, Disposal; the host sends this to the chat's
+		// subscribers too), or moved to another session (moveChat),
+		// where it lives on under its URI. Which one, the envelope does
+		// not say: the client asks the host.
+		c.checkChatLocked(rm.Chat)
 	}
 	ch := c.channels[env.Channel]
 	if ch == nil {
@@ -733,6 +741,37 @@ func (c *Client) receiveLocked(env *protocol.ActionEnvelope, replayed bool) {
 	for _, s := range ch.subs {
 		s.q.push(ev)
 	}
+}
+
+// checkChatLocked finds out whether a chat the client follows still
+// exists after it left its session's catalog: subscribing again answers
+// with the chat's snapshot when it moved, and with -32008 when it was
+// disposed; then its subscriptions end. The mirror is current either way
+// (the answer follows every action sent before it), so the snapshot is
+// not needed.
+func (c *Client) checkChatLocked(uri string) {
+	ch := c.channels[uri]
+	if ch == nil || c.closed {
+		return
+	}
+	c.wg.Go(func() {
+		ctx, cancel := context.WithTimeout(c.ctx, attemptTimeout)
+		defer cancel()
+		l, err := c.current(ctx, true)
+		if err != nil {
+			return // a reconnection finds out which channels are gone
+		}
+		v := c.shapes()
+		err = upError(v, l.rpc.Call(ctx, "subscribe", v.Params(&protocol.SubscribeParams{Channel: uri}), nil))
+		if !errors.Is(err, ErrNotFound) {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.channels[uri] == ch {
+			c.goneLocked(uri)
+		}
+	})
 }
 
 // goneLocked ends the subscriptions of a channel the host removed.
@@ -771,9 +810,25 @@ func (c *Client) serveRequest(ctx context.Context, req *jsonrpc.Request) (any, e
 		}
 	}
 	h := c.opts.Handler
+	v := c.shapes()
 	return jsonrpc.Async(func(ctx context.Context) (any, error) {
-		return h.HandleRequest(ctx, req.Method, params)
+		res, err := h.HandleRequest(ctx, req.Method, params)
+		// An older host knows the older error codes (view.View.Error).
+		var pe *protocol.Error
+		if errors.As(err, &pe) {
+			if down := v.Error(pe); down != pe {
+				err = down
+			}
+		}
+		return res, err
 	}), nil
+}
+
+// shapes returns the view of the negotiated version.
+func (c *Client) shapes() *view.View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.view
 }
 
 // isConnErr reports an error caused by the connection ending.

@@ -40,6 +40,14 @@
 // data; errors.Is matches it against sentinels such as
 // [ErrSessionNotFound].
 //
+// Whatever version the host negotiated, the client's API is the 1.x one:
+// with a host that speaks an older version (0.5.1 to 0.8.x) the client
+// converts what it sends down to that version's shapes (createSession's
+// working directories, actions, members the version lacks) and what it
+// receives up (snapshots, actions, session summaries, auth/required,
+// error codes), with the conversions of package protocol/view. Its
+// answers to the host's own requests carry the version's error codes.
+//
 // # Mirrors and write-ahead reconciliation
 //
 // A [Subscription] mirrors its channel as the guide's reconciliation page

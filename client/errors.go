@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/protocol/view"
 )
 
 // Errors reported by the client itself. They are matched with [errors.Is].
@@ -160,6 +161,19 @@ func wrapCallError(method string, err error) error {
 	}
 	if isConnErr(err) {
 		return fmt.Errorf("ahp: %s: %w (%w)", method, ErrDisconnected, err)
+	}
+	return err
+}
+
+// upError brings an error an older host sent to its 1.x code
+// (view.View.UpError); other errors pass unchanged.
+func upError(v *view.View, err error) error {
+	var pe *protocol.Error
+	if err == nil || !errors.As(err, &pe) {
+		return err
+	}
+	if up := v.UpError(pe); up != pe {
+		return up
 	}
 	return err
 }

@@ -48,9 +48,10 @@ func (c *Client) preempt(_ context.Context, req *jsonrpc.Request) (any, error) {
 // call returns ctx.Err() but install still runs when the answer arrives.
 func (l *link) orderedCall(ctx context.Context, method string, params any, install func(jsontext.Value) error) error {
 	done := make(chan error, 1)
-	err := l.rpc.CallWith(method, params, func(result jsontext.Value, err error) {
+	v := l.c.shapes()
+	err := l.rpc.CallWith(method, v.Params(params), func(result jsontext.Value, err error) {
 		if err != nil {
-			done <- wrapCallError(method, err)
+			done <- wrapCallError(method, upError(v, err))
 			return
 		}
 		done <- install(result)

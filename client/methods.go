@@ -24,12 +24,17 @@ func call[R any](ctx context.Context, c *Client, method string, params any) (*R,
 	if err != nil {
 		return nil, err
 	}
+	v := c.shapes()
+	params = v.Params(params)
 	if m.Result == "" {
-		return nil, wrapCallError(method, l.rpc.Call(ctx, method, params, nil))
+		return nil, wrapCallError(method, upError(v, l.rpc.Call(ctx, method, params, nil)))
 	}
 	r := new(R)
 	if err := l.rpc.Call(ctx, method, params, r); err != nil {
-		return nil, wrapCallError(method, err)
+		return nil, wrapCallError(method, upError(v, err))
+	}
+	if res, ok := any(r).(*protocol.ListSessionsResult); ok {
+		res.Items = v.UpSummaries(res.Items)
 	}
 	return r, nil
 }

@@ -356,10 +356,11 @@ func (c *Client) sessions(ctx context.Context, l *link) ([]protocol.SessionSumma
 	for range maxSessionPages {
 		var res protocol.ListSessionsResult
 		err := l.rpc.Call(ctx, "listSessions", &protocol.ListSessionsParams{Cursor: cursor}, &res)
+		v := c.shapes()
 		if err != nil {
-			return items, wrapCallError("listSessions", err)
+			return items, wrapCallError("listSessions", upError(v, err))
 		}
-		items = append(items, res.Items...)
+		items = append(items, v.UpSummaries(res.Items)...)
 		if res.NextCursor == nil || *res.NextCursor == "" {
 			break
 		}

@@ -415,3 +415,45 @@ func TestChangesetReviewBefore06(t *testing.T) {
 		sameJSON(t, version+" state", state, down(v, "ChangesetState", decodeKind(t, "ChangesetState", state)))
 	}
 }
+
+// TestClientConversions: what a 1.x client sends an older host goes down,
+// and what the host sends comes up (the client half of the views).
+func TestClientConversions(t *testing.T) {
+	p := &protocol.CreateSessionParams{Channel: sessionURI, WorkingDirectories: []protocol.URI{"file:///a", "file:///b"}}
+	for _, tc := range []struct {
+		version string
+		want    string
+	}{
+		{"0.5.1", `{"channel":"ahp-session:/s","workingDirectory":"file:///a"}`},
+		{"0.6.0", `{"channel":"ahp-session:/s","workingDirectory":"file:///a"}`},
+		{"0.7.0", `{"channel":"ahp-session:/s","workingDirectories":["file:///a","file:///b"]}`},
+		{"1.0.0", `{"channel":"ahp-session:/s","workingDirectories":["file:///a","file:///b"]}`},
+	} {
+		if got := encodeJSON(t, view.For(tc.version).Params(p)); got != tc.want {
+			t.Errorf("%s createSession: %s, want %s", tc.version, got, tc.want)
+		}
+	}
+	if p.WorkingDirectories == nil || p.WorkingDirectory != nil {
+		t.Error("Params changed its input")
+	}
+	sub := &protocol.SubscribeParams{Channel: chatURI, FlowControl: &protocol.SubscriptionFlowControlOptions{}}
+	if got := view.For("0.8.0").Params(sub).(*protocol.SubscribeParams); got.FlowControl != nil {
+		t.Error("0.8.0 subscribe keeps flowControl")
+	}
+	if got := view.For("1.0.0").Params(sub); got != any(sub) {
+		t.Error("1.0.0 subscribe changed")
+	}
+	changed := &protocol.SessionSummaryChangedParams{Channel: protocol.RootURI, Session: sessionURI, Changes: protocol.SessionSummaryChangedParamsChanges{WorkingDirectory: protocol.Ptr("file:///w")}}
+	up := view.For("0.6.0").UpNotification(changed).(*protocol.SessionSummaryChangedParams)
+	if up.Changes.WorkingDirectory != nil || len(up.Changes.WorkingDirectories) != 1 || up.Changes.WorkingDirectories[0] != "file:///w" {
+		t.Errorf("0.6.0 summary change came up as %+v", up.Changes)
+	}
+	raw, err := view.For("0.8.0").UpNotificationJSON("auth/required", jsontext.Value(`{"channel":"ahp-root://","resource":"https://r"}`))
+	if err != nil || string(raw) != `{"channel":"ahp-root://","resource":{"resource":"https://r"}}` {
+		t.Errorf("0.8.0 auth/required came up as %s, %v", raw, err)
+	}
+	already := jsontext.Value(`{"channel":"ahp-root://","resource":{"resource":"https://r"}}`)
+	if raw, err := view.For("1.0.0").UpNotificationJSON("auth/required", already); err != nil || string(raw) != string(already) {
+		t.Errorf("1.0.0 auth/required changed: %s, %v", raw, err)
+	}
+}
