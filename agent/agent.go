@@ -91,6 +91,12 @@ type Event struct {
 	// waiting when the turn started. The host has consumed it (removed it
 	// from the chat); the agent takes it into the turn's context.
 	Steering *protocol.Message
+	// Resume is, for a chat moved into the session (session/chatAdded),
+	// what the agent of its former session remembered under the chat's
+	// URI (Host.Remember): an agent picks up the chat's conversation from
+	// it, as from OpenRequest.Resume after a restart. The host keeps it
+	// with this session from now on.
+	Resume map[string]string
 	// Transcripts are, for a chat/turnStarted, the transcripts of the
 	// message's chat attachments, in the order of the attachments, as the
 	// host resolved them when it accepted the message. The agent takes

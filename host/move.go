@@ -248,7 +248,7 @@ func (h *Host) attachChatLocked(dest *session, ch *channel, after *string, memo 
 	}
 	at, _ := anchorIndex(order, ch.uri, after, dest.uri) // checked before
 	h.reorderLocked(dch, slices.Insert(order, at, ch.uri))
-	dest.deliver(agent.Event{Channel: dest.uri, Action: added, Chat: chat})
+	dest.deliver(agent.Event{Channel: dest.uri, Action: added, Chat: chat, Resume: maps.Clone(memo)})
 	h.movedSnapshotLocked(ch)
 	h.setMemoLocked(dest)
 }

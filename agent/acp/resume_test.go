@@ -7,6 +7,7 @@ import (
 	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/agent/acp/acptest"
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 )
 
@@ -51,5 +52,48 @@ func TestResumeAfterHostRestart(t *testing.T) {
 	second := markdown(finishedTurn(t, th2.chatState(t, chat), "t2").ResponseParts)
 	if second != first {
 		t.Fatalf("after the restart the agent answered %q, want the reloaded session %q", second, first)
+	}
+}
+
+// TestMovedChatKeepsItsConversation: a chat moved to another session
+// (moveChat), or to a new one, goes on with the ACP session it had: the
+// destination's agent process reloads it (session/load) instead of
+// starting the conversation over.
+func TestMovedChatKeepsItsConversation(t *testing.T) {
+	cfg := testConfig("test")
+	cfg.Env[acptest.LoadSessionEnv] = "1"
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(&host.Options{Agents: []agent.Backend{b}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := serve(t, h)
+	c := th.dial(t, "a")
+	src, _ := c.newSession("src", "test", "")
+	dst, _ := c.newSession("dst", "test", "")
+	chat := protocol.ChatURI("moving")
+	c.Must("createChat", &protocol.CreateChatParams{Channel: src, Chat: chat}, nil)
+	c.Subscribe(chat)
+	whoami := func(turn string) string {
+		t.Helper()
+		c.startTurn(chat, turn, "whoami")
+		c.waitTurnEnd(turn)
+		got := markdown(finishedTurn(t, th.chatState(t, chat), turn).ResponseParts)
+		if got == "" {
+			t.Fatalf("no answer to whoami in %s", turn)
+		}
+		return got
+	}
+	first := whoami("t1")
+	c.Must("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToSessionDestination{Session: dst}}, nil)
+	if got := whoami("t2"); got != first {
+		t.Fatalf("after moving to another session the agent answered %q, want the reloaded session %q", got, first)
+	}
+	c.Must("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToNewSessionDestination{}}, nil)
+	if got := whoami("t3"); got != first {
+		t.Fatalf("after moving to a new session the agent answered %q, want the reloaded session %q", got, first)
 	}
 }

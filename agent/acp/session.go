@@ -163,6 +163,40 @@ func (s *session) Handle(ev agent.Event) {
 		s.confirmed(ev.Channel, a)
 	case *protocol.SessionConfigChangedAction:
 		s.configChanged(a)
+	case *protocol.SessionChatAddedAction:
+		s.adopt(a.Summary.Resource, ev.Resume)
+	case *protocol.SessionChatRemovedAction:
+		s.release(a.Chat)
+	}
+}
+
+// adopt takes up a chat moved in from another session: its next turn
+// reloads the ACP session the chat had there (session/load, when the agent
+// can), as a chat does after a host restart.
+func (s *session) adopt(uri string, resume map[string]string) {
+	id := resume[uri]
+	if id == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.chats[uri] == nil {
+		s.chats[uri] = &chat{uri: uri, acpID: acpsdk.SessionId(id)}
+	}
+}
+
+// release forgets a chat that moved to another session. The host moves
+// no chat while a turn runs in it.
+func (s *session) release(uri string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.chats[uri]
+	if c == nil || c.running != nil || uri == s.defaultChat {
+		return
+	}
+	delete(s.chats, uri)
+	if s.byACP[acpKey{c.gen, c.acpID}] == c {
+		delete(s.byACP, acpKey{c.gen, c.acpID})
 	}
 }
 
