@@ -108,6 +108,18 @@ func terminalFanout(b *testing.B, dir, path string, lines, subscribers int) {
 	initialize(b, owner)
 	const uri = "ahp-terminal:/bench"
 	owner.Must("createTerminal", &protocol.CreateTerminalParams{Channel: uri, Claim: &protocol.TerminalClientClaim{ClientID: "owner"}}, nil)
+	// The typed command may be refused (the host refuses changes while
+	// its store is far behind, say): that fails the run instead of
+	// leaving it waiting for output that never comes.
+	rejected := make(chan string, 1)
+	owner.Watch(func(e *protocol.ActionEnvelope) {
+		if e.Channel == uri && e.RejectionReason != nil {
+			select {
+			case rejected <- *e.RejectionReason:
+			default:
+			}
+		}
+	})
 	subs := make([]*rawSubscriber, subscribers)
 	for i := range subs {
 		subs[i] = dialRawSubscriber(b, hp.URL, fmt.Sprintf("sub%d", i), uri)
@@ -129,6 +141,8 @@ func terminalFanout(b *testing.B, dir, path string, lines, subscribers int) {
 				if err != nil {
 					b.Fatalf("subscriber %d: %v", i, err)
 				}
+			case reason := <-rejected:
+				b.Fatalf("the command was refused: %s", reason)
 			case <-time.After(5 * time.Minute):
 				b.Fatalf("subscriber %d: %d of %d lines after 5 minutes", i, s.got(), lines)
 			}
