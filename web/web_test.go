@@ -37,8 +37,10 @@ func TestReducerFixtures(t *testing.T) {
 		{filepath.Join("static", "js", "fixtures_test.mjs"), dir},
 		// The 1.x rules the 0.8.0 fixtures do not cover.
 		{filepath.Join("static", "js", "reducers_v1_test.mjs")},
-		// The terminal view's output retention.
+		// The terminal view's output retention and the changeset view's
+		// URI templates.
 		{filepath.Join("static", "js", "terminal_test.mjs")},
+		{filepath.Join("static", "js", "changes_test.mjs")},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		out, err := exec.CommandContext(ctx, node, args...).CombinedOutput()
@@ -94,6 +96,7 @@ func TestServesThePage(t *testing.T) {
 		{"/js/fixtures_test.mjs", "", 404},
 		{"/js/reducers_v1_test.mjs", "", 404},
 		{"/js/terminal_test.mjs", "", 404},
+		{"/js/changes_test.mjs", "", 404},
 		{"/nope", "", 404},
 		{"/../web.go", "", 404},
 	}

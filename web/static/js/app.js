@@ -88,7 +88,6 @@ class App {
     c.addEventListener('rejected', (e) => this.toast(`The host refused ${e.detail.action.type}: ${e.detail.reason}`));
     this.bind();
     c.start();
-    c.watch(ROOT, () => this.renderCreateForm());
     window.addEventListener('hashchange', () => this.route());
     document.addEventListener('visibilitychange', () => this.markRead());
   }
@@ -159,6 +158,8 @@ class App {
     const askToken = state === 'unauthorized' || (!this.client.everConnected && this.client.attempt >= 2);
     $('#token-form').hidden = !askToken;
     if (state === 'connected') {
+      // The root mirror exists from the first handshake on and stays.
+      if (!this.unwatchRoot) this.unwatchRoot = this.client.watch(ROOT, () => this.renderCreateForm());
       $('#version').textContent = `AHP ${this.client.protocolVersion}`;
       this.renderSessions();
       this.renderCreateForm();
