@@ -71,6 +71,7 @@ type session struct {
 	// not dispatched yet.
 	config    map[string]jsontext.Value
 	cfgReport map[string]jsontext.Value
+	cfgQueued bool // a run applying config is queued and has not started
 }
 
 // maxEarly bounds the updates kept for a session not registered yet.

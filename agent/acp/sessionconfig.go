@@ -272,8 +272,13 @@ func (s *session) configChanged(a *protocol.SessionConfigChangedAction) {
 		return
 	}
 	s.config = sessionconfig.Merge(s.config, a.Config, a.Replace != nil && *a.Replace)
+	if s.cfgQueued {
+		return // the queued run reads the values when it starts
+	}
+	s.cfgQueued = true
 	s.wg.Go(func() {
 		s.mu.Lock()
+		s.cfgQueued = false
 		p := s.proc
 		var chats []*chat
 		for _, c := range s.chats {
