@@ -199,6 +199,11 @@ func (s *session) release(uri string) {
 	if s.byACP[acpKey{c.gen, c.acpID}] == c {
 		delete(s.byACP, acpKey{c.gen, c.acpID})
 	}
+	if !s.closed {
+		// The terminals its ACP session created leave with it (the
+		// workspace disposes a removed chat's terminals as well).
+		s.wg.Go(func() { s.releaseTerminals(func(t agentTerminal) bool { return t.chat == uri }) })
+	}
 }
 
 // Close stops the agent process group and waits for the session's

@@ -23,11 +23,12 @@ type terminals struct {
 	m  map[string]agentTerminal
 }
 
-// agentTerminal is a terminal and the agent process (by generation) that
-// created it.
+// agentTerminal is a terminal, the agent process (by generation) that
+// created it and the chat whose ACP session asked.
 type agentTerminal struct {
 	agent.Terminal
-	gen int
+	gen  int
+	chat string
 }
 
 // releaseTerminals releases the agent's terminals that match: all of them
@@ -107,7 +108,7 @@ func (c *client) CreateTerminal(ctx context.Context, req acpsdk.CreateTerminalRe
 		if s.terms.m == nil {
 			s.terms.m = map[string]agentTerminal{}
 		}
-		s.terms.m[t.URI()] = agentTerminal{Terminal: t, gen: gen}
+		s.terms.m[t.URI()] = agentTerminal{Terminal: t, gen: gen, chat: cmd.Chat}
 	}
 	s.terms.mu.Unlock()
 	if over {
