@@ -77,7 +77,11 @@ func (c *client) newSession(id string) (string, string) {
 	c.Must("subscribe", &protocol.SubscribeParams{Channel: uri}, &sub)
 	st := sub.Snapshot.State.(*protocol.SessionState)
 	if st.Lifecycle == protocol.SessionLifecycleCreating {
-		c.WaitFor("session ready", hasType("session/ready"))
+		// This session's own ready: an earlier session's is in the
+		// envelopes too.
+		c.WaitFor("session ready", func(envs []protocol.ActionEnvelope) bool {
+			return countType("session/ready", only(uri, envs)) > 0
+		})
 	}
 	return uri, *st.DefaultChat
 }
