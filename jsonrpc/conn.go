@@ -849,6 +849,16 @@ func (c *Conn) finish(req *Request, result any, err error) {
 		return
 	}
 	resp := &protocol.Response{ID: req.ID}
+	if r, ok := result.(*EncodedWithRoom); ok && err == nil && r != nil {
+		if data, ok := responseInPlace(req.ID, r); ok {
+			if err := c.Send(data); err != nil {
+				c.log.Debug("jsonrpc: response not sent", "id", req.ID, "error", err)
+			}
+			return
+		}
+		raw := Encoded(r.Buf[min(max(r.Room, 0), len(r.Buf)):]) // too little room: copied below
+		result = &raw
+	}
 	if raw, ok := result.(*Encoded); ok && err == nil {
 		if raw != nil {
 			resp.Result = jsontext.Value(*raw) // empty is sent as null
@@ -864,6 +874,28 @@ func (c *Conn) finish(req *Request, result any, err error) {
 		resp.Result = data
 	}
 	c.send(resp)
+}
+
+// responseInPlace writes the response to id around the result in r.Buf,
+// or reports false when the room before it is too small.
+func responseInPlace(id protocol.ID, r *EncodedWithRoom) ([]byte, bool) {
+	if r.Room < 0 || r.Room > len(r.Buf) || len(r.Buf) == r.Room {
+		return nil, false // an empty result is sent as null, the usual way
+	}
+	idJSON, err := id.MarshalJSON()
+	if err != nil {
+		return nil, false
+	}
+	head := make([]byte, 0, 48+len(idJSON))
+	head = append(head, `{"jsonrpc":"2.0","id":`...)
+	head = append(head, idJSON...)
+	head = append(head, `,"result":`...)
+	if len(head) > r.Room {
+		return nil, false
+	}
+	start := r.Room - len(head)
+	copy(r.Buf[start:], head)
+	return append(r.Buf, '}')[start:], true
 }
 
 // wireError turns a handler's error into the error object sent to the peer.

@@ -47,6 +47,23 @@ type Async func(ctx context.Context) (result any, err error)
 // keeps costs no second pass; the handler answers for it being valid JSON.
 type Encoded []byte
 
+// EncodedWithRoom is an [Encoded] result written into Buf after Room free
+// bytes, with a byte of capacity to spare after it, returned as a pointer
+// (*EncodedWithRoom). The response is built around the result in Buf
+// itself, so a large result (a page of a file) is never copied: the
+// handler's buffer is what goes to the peer. [ResponseRoom] is room enough
+// for any numeric request ID; with less room than the response needs (a
+// long string ID), the result is copied as an Encoded one is. Buf must
+// not be used once returned.
+type EncodedWithRoom struct {
+	Buf  []byte
+	Room int
+}
+
+// ResponseRoom is the room an [EncodedWithRoom] needs for the head of a
+// response to a request with a numeric ID.
+const ResponseRoom = 64
+
 // A Request is an incoming request or notification as a [Handler] sees it.
 type Request struct {
 	ID     protocol.ID    // zero for a notification

@@ -48,7 +48,7 @@ func invokeChangesetOperation(ctx context.Context, w *Workspace, _ host.Client, 
 
 // readChangesetContent serves resourceRead for a changeset content
 // reference (a file as git holds it at a commit), ranged like a file.
-func readChangesetContent(ctx context.Context, w *Workspace, p *protocol.ResourceReadParams, r *readRange) (*jsonrpc.Encoded, error) {
+func readChangesetContent(ctx context.Context, w *Workspace, p *protocol.ResourceReadParams, r *readRange) (*jsonrpc.EncodedWithRoom, error) {
 	data, err := w.changesets.Read(ctx, p.URI)
 	if err != nil {
 		var re *changeset.ReadError
@@ -75,9 +75,5 @@ func readChangesetContent(ctx context.Context, w *Workspace, p *protocol.Resourc
 	if p.Encoding != nil {
 		want = *p.Encoding
 	}
-	out, err := encodeReadResult(data, want == protocol.ContentEncodingUtf8 && isText(data), "", meta)
-	if err != nil {
-		return nil, err
-	}
-	return (*jsonrpc.Encoded)(&out), nil
+	return encodeReadResult(data, want == protocol.ContentEncodingUtf8 && isText(data), "", meta)
 }

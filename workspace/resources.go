@@ -37,10 +37,11 @@ type rangeInfo struct {
 }
 
 // resourceRead answers with ResourceReadResult, plus the range _meta for a
-// ranged read, encoded here in one buffer (jsonrpc.Encoded): the file's
-// bytes go from a pooled page buffer straight into the result as base64 or
-// as a JSON string, with no string or whole-page copy in between.
-func resourceRead(ctx context.Context, w *Workspace, c host.Client, p *protocol.ResourceReadParams) (*jsonrpc.Encoded, error) {
+// ranged read, encoded here in one buffer that becomes the response
+// (jsonrpc.EncodedWithRoom): the file's bytes go from a pooled page buffer
+// straight into the result as base64 or as a JSON string, with no string
+// or whole-page copy in between.
+func resourceRead(ctx context.Context, w *Workspace, c host.Client, p *protocol.ResourceReadParams) (*jsonrpc.EncodedWithRoom, error) {
 	var r files.Range
 	var asked *readRange
 	if raw, ok := p.Meta[RangeMetaKey]; ok {
@@ -70,17 +71,13 @@ func resourceRead(ctx context.Context, w *Workspace, c host.Client, p *protocol.
 	if r.Set {
 		meta = &rangeInfo{Offset: content.Offset, Length: int64(len(content.Data)), Size: content.Size, EOF: content.EOF}
 	}
-	out, err := encodeReadResult(content.Data, text, content.ContentType, meta)
-	if err != nil {
-		return nil, err
-	}
-	return (*jsonrpc.Encoded)(&out), nil
+	return encodeReadResult(content.Data, text, content.ContentType, meta)
 }
 
 // encodeReadResult encodes a ResourceReadResult holding data (as a JSON
 // string when text, as base64 otherwise) in a buffer of about the
-// result's size.
-func encodeReadResult(data []byte, text bool, contentType string, meta *rangeInfo) ([]byte, error) {
+// response's size.
+func encodeReadResult(data []byte, text bool, contentType string, meta *rangeInfo) (*jsonrpc.EncodedWithRoom, error) {
 	enc := protocol.ContentEncodingBase64
 	if text {
 		enc = protocol.ContentEncodingUtf8
@@ -102,10 +99,11 @@ func encodeReadResult(data []byte, text bool, contentType string, meta *rangeInf
 	}
 	tail = append(tail, '}')
 	const head = `{"data":`
+	room := jsonrpc.ResponseRoom
 	var out []byte
 	if text {
 		// A JSON string: the quotes, and room for a few escapes.
-		out = make([]byte, 0, len(head)+len(data)+len(data)/64+2+len(tail))
+		out = make([]byte, room, room+len(head)+len(data)+len(data)/64+2+len(tail)+1)
 		out = append(out, head...)
 		var err error
 		if out, err = jsontext.AppendQuote(out, data); err != nil {
@@ -113,12 +111,13 @@ func encodeReadResult(data []byte, text bool, contentType string, meta *rangeInf
 		}
 		out = out[:len(out)-1] // the closing quote is tail's first byte
 	} else {
-		out = make([]byte, 0, len(head)+1+base64.StdEncoding.EncodedLen(len(data))+len(tail))
+		out = make([]byte, room, room+len(head)+1+base64.StdEncoding.EncodedLen(len(data))+len(tail)+1)
 		out = append(out, head...)
 		out = append(out, '"')
 		out = base64.StdEncoding.AppendEncode(out, data)
 	}
-	return append(out, tail...), nil
+	// The byte of capacity left is for the response's closing brace.
+	return &jsonrpc.EncodedWithRoom{Buf: append(out, tail...), Room: room}, nil
 }
 
 func resourceWrite(ctx context.Context, w *Workspace, c host.Client, p *protocol.ResourceWriteParams) (*protocol.ResourceWriteResult, error) {
