@@ -91,6 +91,12 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 	s := ch.session
 	switch ch.kind {
 	case protocol.ChannelChat:
+		if origin == nil && isStreamedText(a) {
+			// Streamed text changes one part of the active turn and
+			// nothing else: no summary, input request or catalog entry
+			// shows it, and the turn it streams into is running.
+			return
+		}
 		chat := ch.state.(*protocol.ChatState)
 		h.syncChatSummaryLocked(s, chat)
 		h.syncInputNeededLocked(s, chat)
@@ -122,6 +128,16 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 	if o := h.observerLocked(); o != nil {
 		o.Committed(s.uri, ch.uri, a)
 	}
+}
+
+// isStreamedText reports the actions a long answer is made of, which
+// append text to a part of the active turn.
+func isStreamedText(a protocol.StateAction) bool {
+	switch a.(type) {
+	case *protocol.ChatDeltaAction, *protocol.ChatReasoningAction:
+		return true
+	}
+	return false
 }
 
 // isHostTurnStart reports a turn the host itself started (from a queued
