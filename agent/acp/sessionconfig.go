@@ -122,37 +122,19 @@ func buildConfig(modes *acpsdk.SessionModeState, models *acpsdk.SessionModelStat
 		}
 	}
 	if modes != nil && len(modes.AvailableModes) > 0 && !hasMode {
-		prop := protocol.SessionConfigPropertySchema{
-			Type:           protocol.SessionConfigPropertySchemaTypeString,
-			Title:          "Mode",
-			Description:    protocol.Ptr("How the agent works in this session"),
-			SessionMutable: protocol.Ptr(true),
+		choices := make([]choice, len(modes.AvailableModes))
+		for i, m := range modes.AvailableModes {
+			choices[i] = choice{string(m.Id), m.Name, m.Description}
 		}
-		for _, m := range modes.AvailableModes {
-			prop.Enum = append(prop.Enum, protocol.JSONPrimitive(sessionconfig.Value(string(m.Id))))
-			prop.EnumLabels = append(prop.EnumLabels, m.Name)
-			prop.EnumDescriptions = append(prop.EnumDescriptions, deref(m.Description))
-		}
-		trimDescriptions(&prop)
-		cur := sessionconfig.Value(string(modes.CurrentModeId))
-		prop.Default = cur
+		prop, cur := choiceProperty("Mode", "How the agent works in this session", choices, string(modes.CurrentModeId))
 		cfg.add(modeProperty, prop, configProp{kind: propMode}, cur)
 	}
 	if models != nil && len(models.AvailableModels) > 0 && !hasModel {
-		prop := protocol.SessionConfigPropertySchema{
-			Type:           protocol.SessionConfigPropertySchemaTypeString,
-			Title:          "Model",
-			Description:    protocol.Ptr("The model the agent uses"),
-			SessionMutable: protocol.Ptr(true),
+		choices := make([]choice, len(models.AvailableModels))
+		for i, m := range models.AvailableModels {
+			choices[i] = choice{string(m.ModelId), m.Name, m.Description}
 		}
-		for _, m := range models.AvailableModels {
-			prop.Enum = append(prop.Enum, protocol.JSONPrimitive(sessionconfig.Value(string(m.ModelId))))
-			prop.EnumLabels = append(prop.EnumLabels, m.Name)
-			prop.EnumDescriptions = append(prop.EnumDescriptions, deref(m.Description))
-		}
-		trimDescriptions(&prop)
-		cur := sessionconfig.Value(string(models.CurrentModelId))
-		prop.Default = cur
+		prop, cur := choiceProperty("Model", "The model the agent uses", choices, string(models.CurrentModelId))
 		cfg.add(modelProperty, prop, configProp{kind: propModel}, cur)
 	}
 	return cfg
@@ -184,6 +166,32 @@ func selectOptions(o acpsdk.SessionConfigSelectOptions) []acpsdk.SessionConfigSe
 
 // trimDescriptions drops the parallel descriptions when none says
 // anything.
+// choice is one of the values a mode or model property offers.
+type choice struct {
+	id, name    string
+	description *string
+}
+
+// choiceProperty is a string property whose values are choices, with
+// current as its default; it returns the property and that default.
+func choiceProperty(title, description string, choices []choice, current string) (protocol.SessionConfigPropertySchema, jsontext.Value) {
+	prop := protocol.SessionConfigPropertySchema{
+		Type:           protocol.SessionConfigPropertySchemaTypeString,
+		Title:          title,
+		Description:    protocol.Ptr(description),
+		SessionMutable: protocol.Ptr(true),
+	}
+	for _, c := range choices {
+		prop.Enum = append(prop.Enum, protocol.JSONPrimitive(sessionconfig.Value(c.id)))
+		prop.EnumLabels = append(prop.EnumLabels, c.name)
+		prop.EnumDescriptions = append(prop.EnumDescriptions, deref(c.description))
+	}
+	trimDescriptions(&prop)
+	cur := sessionconfig.Value(current)
+	prop.Default = cur
+	return prop, cur
+}
+
 func trimDescriptions(p *protocol.SessionConfigPropertySchema) {
 	for _, d := range p.EnumDescriptions {
 		if d != "" {
