@@ -30,30 +30,45 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// startACPHost serves a host whose agent "test" is this test binary as
+// the scripted ACP agent, with a workspace made with opts.
+func startACPHost(t *testing.T, opts *workspace.Options) (*host.Host, *hosttest.Server) {
+	t.Helper()
+	b, err := acp.New(acp.Config{Name: "test", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{acptest.AgentEnv: "1"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.New(&host.Options{Agents: []agent.Backend{b}, Workspace: workspace.New(opts)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, hosttest.Serve(t, h)
+}
+
+// createACPSession has c create session sess of the "test" agent in dir,
+// subscribes c to it and waits until it is ready.
+func createACPSession(t *testing.T, srv *hosttest.Server, c *hosttest.Client, sess, dir string) *protocol.SessionState {
+	t.Helper()
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("test"), WorkingDirectories: []string{files.URIOf(dir)}}, nil)
+	st := c.Subscribe(sess).State.(*protocol.SessionState)
+	waitUntil(t, "the session ready", func() bool {
+		return srv.Host.State(sess).(*protocol.SessionState).Lifecycle == protocol.SessionLifecycleReady
+	})
+	return st
+}
+
 // An ACP agent's terminal/create runs in an AHP terminal claimed by the
 // session and its chat: clients see it in the root list and as the tool
 // call's terminal content, and the agent gets its output and exit code.
 func TestACPTerminalRequests(t *testing.T) {
 	dir := t.TempDir()
-	b, err := acp.New(acp.Config{Name: "test", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{acptest.AgentEnv: "1"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(&host.Options{Agents: []agent.Backend{b}, Workspace: workspace.New(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := hosttest.Serve(t, h)
+	h, srv := startACPHost(t, nil)
 	c, watcher := srv.Dial(t, "c1"), srv.Dial(t, "c2")
 	initialize(t, c)
 	initialize(t, watcher)
 	watcher.Subscribe(protocol.RootURI)
 	sess := protocol.SessionURI("s1")
-	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("test"), WorkingDirectories: []string{files.URIOf(dir)}}, nil)
-	st := c.Subscribe(sess).State.(*protocol.SessionState)
-	waitUntil(t, "the session ready", func() bool {
-		return h.State(sess).(*protocol.SessionState).Lifecycle == protocol.SessionLifecycleReady
-	})
+	st := createACPSession(t, srv, c, sess, dir)
 	chat := *st.DefaultChat
 	c.Subscribe(chat)
 	c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: hosttest.UserMessage("term sh -c pwd;(exit${IFS}3)")})
@@ -169,25 +184,13 @@ func keptTerminal(t *testing.T, c *hosttest.Client, h *host.Host, chat, id strin
 // terminal leave the root list.
 func TestTerminalsEndWithTheirOwner(t *testing.T) {
 	dir := t.TempDir()
-	b, err := acp.New(acp.Config{Name: "test", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{acptest.AgentEnv: "1"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(&host.Options{Agents: []agent.Backend{b}, Workspace: workspace.New(&workspace.Options{Shell: []string{"sh", "-c", "echo $$; exec sleep 300"}})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := hosttest.Serve(t, h)
+	h, srv := startACPHost(t, &workspace.Options{Shell: []string{"sh", "-c", "echo $$; exec sleep 300"}})
 	c, watcher := srv.Dial(t, "c1"), srv.Dial(t, "c2")
 	initialize(t, c)
 	initialize(t, watcher)
 	watcher.Subscribe(protocol.RootURI)
 	sess := protocol.SessionURI("s1")
-	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("test"), WorkingDirectories: []string{files.URIOf(dir)}}, nil)
-	st := c.Subscribe(sess).State.(*protocol.SessionState)
-	waitUntil(t, "the session ready", func() bool {
-		return h.State(sess).(*protocol.SessionState).Lifecycle == protocol.SessionLifecycleReady
-	})
+	st := createACPSession(t, srv, c, sess, dir)
 	chat := *st.DefaultChat
 	gone := func(what, uri string, pid int) {
 		t.Helper()

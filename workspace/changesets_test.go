@@ -13,8 +13,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/agent"
-	"github.com/ahp-go/ahp/agent/acp"
-	"github.com/ahp-go/ahp/agent/acp/acptest"
 	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/hosttest"
@@ -128,26 +126,14 @@ func readContent(t *testing.T, c *hosttest.Client, uri string) string {
 // restores it.
 func TestChangesetAfterAgentTurn(t *testing.T) {
 	dir := gitRepo(t, map[string]string{"notes.txt": "one\ntwo\nthree\n"})
-	b, err := acp.New(acp.Config{Name: "test", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: map[string]string{acptest.AgentEnv: "1"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.New(&host.Options{Agents: []agent.Backend{b}, Workspace: workspace.New(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := hosttest.Serve(t, h)
+	h, srv := startACPHost(t, nil)
 	c, other := srv.Dial(t, "c1"), srv.Dial(t, "c2")
 	initialize(t, c)
 	initialize(t, other)
 	sess := protocol.SessionURI("s1")
-	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("test"), WorkingDirectories: []string{files.URIOf(dir)}}, nil)
-	st := c.Subscribe(sess).State.(*protocol.SessionState)
+	st := createACPSession(t, srv, c, sess, dir)
 	chat := *st.DefaultChat
 	c.Subscribe(chat)
-	waitUntil(t, "the session ready", func() bool {
-		return h.State(sess).(*protocol.SessionState).Lifecycle == protocol.SessionLifecycleReady
-	})
 	csURI := changesetOf(t, h, sess, "uncommitted")
 	if !strings.HasPrefix(csURI, sess+"/changeset/") {
 		t.Fatalf("changeset URI %s is not below its session", csURI)
