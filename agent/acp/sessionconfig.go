@@ -208,6 +208,19 @@ func deref(s *string) string {
 	return *s
 }
 
+// awaitProbe waits for done to close, then returns what the last probe
+// found; it gives up when ctx ends.
+func (b *Backend) awaitProbe(ctx context.Context, done <-chan struct{}) (*probeResult, error) {
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.probed, nil
+}
+
 // SessionConfigSchema implements agent.Configurable with what the agent
 // reported when probed. When it has not been probed yet, it probes it
 // (once, whoever asks) or waits for the probe in progress; with
@@ -221,14 +234,10 @@ func (b *Backend) SessionConfigSchema(ctx context.Context, req agent.ConfigReque
 	case probing != nil && req.KnownOnly:
 		// What an earlier probe found, if any, is what is known.
 	case probing != nil:
-		select {
-		case <-probing:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		var err error
+		if res, err = b.awaitProbe(ctx, probing); err != nil {
+			return nil, err
 		}
-		b.mu.Lock()
-		res = b.probed
-		b.mu.Unlock()
 	}
 	if res == nil {
 		if req.KnownOnly {
@@ -243,14 +252,10 @@ func (b *Backend) SessionConfigSchema(ctx context.Context, req agent.ConfigReque
 			defer cancel()
 			b.Probe(pctx)
 		}()
-		select {
-		case <-done:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		var err error
+		if res, err = b.awaitProbe(ctx, done); err != nil {
+			return nil, err
 		}
-		b.mu.Lock()
-		res = b.probed
-		b.mu.Unlock()
 		if res == nil {
 			return nil, ctx.Err()
 		}
