@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -447,6 +448,7 @@ func TestWorkingDirectoryCapability(t *testing.T) {
 // primary are checked too.
 func TestChatWorkingDirectoriesWithinTheSession(t *testing.T) {
 	rec := newRecorder()
+	rec.caps.MultipleChats = &protocol.MultipleChatsCapability{}
 	rec.caps.MultipleWorkingDirectories = &protocol.MultipleWorkingDirectoriesCapability{ImmutablePrimary: protocol.Ptr(true)}
 	th := startHost(t, &host.Options{Agents: []agent.Backend{rec}})
 	c := th.dial(t, "c")
@@ -735,5 +737,45 @@ func TestLeavingClientsToolCallsFail(t *testing.T) {
 	defer rec.mu.Unlock()
 	if !slices.ContainsFunc(rec.events, func(ev agent.Event) bool { _, ok := ev.Action.(*protocol.ChatToolCallCompleteAction); return ok }) {
 		t.Fatal("the agent was not told the tool call ended")
+	}
+}
+
+// TestCreateChatNeedsMultipleChats: AgentCapabilities.multipleChats "When
+// absent, clients MUST NOT call createChat to open chats beyond the default
+// one the session starts with", so the host refuses such a call, and
+// accepts it once the agent advertises the capability.
+func TestCreateChatNeedsMultipleChats(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		caps *protocol.MultipleChatsCapability
+		ok   bool
+	}{
+		{"without multipleChats", nil, false},
+		{"with multipleChats", &protocol.MultipleChatsCapability{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			rec.caps.MultipleChats = tc.caps
+			th := startHost(t, &host.Options{Agents: []agent.Backend{rec}})
+			c := th.dial(t, "c")
+			c.initialize(protocol.RootURI)
+			uri := protocol.SessionURI("one")
+			c.Must("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
+			second := protocol.ChatURI("second")
+			err := c.Call("createChat", &protocol.CreateChatParams{Channel: uri, Chat: second}, nil)
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("createChat: %v", err)
+				}
+				return
+			}
+			var rpcErr *protocol.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != protocol.CodeInvalidParams || !strings.Contains(rpcErr.Message, "multipleChats") {
+				t.Fatalf("createChat without the capability: %v, want -32602 naming multipleChats", err)
+			}
+			if st := th.h.State(uri).(*protocol.SessionState); len(st.Chats) != 1 {
+				t.Fatalf("the session has %d chats after a refused createChat, want 1", len(st.Chats))
+			}
+		})
 	}
 }

@@ -115,6 +115,8 @@ func (h *Host) moveChatLocked(p *protocol.MoveChatParams) (*protocol.MoveChatRes
 			return nil, rpcError(protocol.CodeInvalidParams, "moveChat: %s is not a chat of %s", *after, dest.uri)
 		case dest.provider != s.provider:
 			return nil, rpcError(protocol.CodeInvalidParams, "moveChat: %s runs on the agent provider %q and %s on %q; a chat moves only between sessions of one provider", s.uri, s.provider, dest.uri, dest.provider)
+		case h.capabilitiesLocked(dest).MultipleChats == nil:
+			return nil, rpcError(protocol.CodeInvalidParams, "moveChat: the %s agent of %s hosts one chat per session (it does not advertise multipleChats)", dest.provider, dest.uri)
 		case dst.Lifecycle == protocol.SessionLifecycleFailed || dest.backend == nil:
 			return nil, rpcError(protocol.CodeInvalidParams, "moveChat: the agent of %s did not start, so it cannot take a chat", dest.uri)
 		}

@@ -546,6 +546,11 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 		if h.takenLocked(p.Chat) {
 			return rpcError(protocol.CodeAlreadyExists, "createChat: %s already exists", p.Chat)
 		}
+		// AgentCapabilities.multipleChats: without it a session has only
+		// the chat it starts with.
+		if h.capabilitiesLocked(s).MultipleChats == nil {
+			return rpcError(protocol.CodeInvalidParams, "createChat: the %s agent hosts one chat per session (it does not advertise multipleChats)", s.provider)
+		}
 		if p.Source != nil {
 			return rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.provider)
 		}

@@ -242,6 +242,8 @@ func (b *Backend) Info() protocol.AgentInfo {
 		DisplayName: b.cfg.DisplayName,
 		Description: b.cfg.Description,
 		Models:      []protocol.SessionModelInfo{},
+		// Each chat of a session runs in an ACP session of its own.
+		Capabilities: &protocol.AgentCapabilities{MultipleChats: &protocol.MultipleChatsCapability{}},
 	}
 	var impl *acpsdk.Implementation
 	if res != nil && res.err == nil {

@@ -72,6 +72,8 @@ func (b *Backend) Info() protocol.AgentInfo {
 		DisplayName: "Echo",
 		Description: "Built-in agent that streams your prompt back. Try /tool, /input, /error, /flaky, /think or /slow N.",
 		Models:      []protocol.SessionModelInfo{{ID: "echo-1", Provider: Provider, Name: "Echo"}},
+		// Every chat of a session gets its own echo.
+		Capabilities: &protocol.AgentCapabilities{MultipleChats: &protocol.MultipleChatsCapability{}},
 	}
 }
 
