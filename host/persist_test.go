@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -506,7 +507,14 @@ func TestStalledStore(t *testing.T) {
 	release := sync.OnceFunc(func() { close(stall) })
 	t.Cleanup(release)
 	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
-	c.WaitFor("title", hasType("session/titleChanged"))
+	// This title's echo, not an earlier title's: the clock must move only
+	// once the change is queued.
+	c.WaitFor("title", func(envs []protocol.ActionEnvelope) bool {
+		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
+			a, ok := e.Action.(*protocol.SessionTitleChangedAction)
+			return ok && a.Title == "queued while stalled"
+		})
+	})
 	clock.Advance(150 * time.Millisecond)
 	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
