@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,6 +85,17 @@ func (c *client) newSession(id string) (string, string) {
 		})
 	}
 	return uri, *st.DefaultChat
+}
+
+// hasTitle reports the echo of a session/titleChanged to title (not any
+// title change: a session's first title comes from the host).
+func hasTitle(title string) func([]protocol.ActionEnvelope) bool {
+	return func(envs []protocol.ActionEnvelope) bool {
+		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
+			a, ok := e.Action.(*protocol.SessionTitleChangedAction)
+			return ok && a.Title == title
+		})
+	}
 }
 
 // only keeps the envelopes of one channel.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -142,7 +141,7 @@ func TestRestartKeepsSessions(t *testing.T) {
 		}
 		other, _ := c.newSession("other")
 		c.Dispatch(other, &protocol.SessionTitleChangedAction{Title: "Renamed"})
-		c.WaitFor("rename", hasType("session/titleChanged"))
+		c.WaitFor("rename", hasTitle("Renamed"))
 
 		before := list(c)
 		states := map[string]string{}
@@ -429,7 +428,7 @@ func TestStoreFailure(t *testing.T) {
 
 	spy.failing.Store(true)
 	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "while failing"})
-	c.WaitFor("title", hasType("session/titleChanged"))
+	c.WaitFor("title", hasTitle("while failing"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	err := th.h.Sync(ctx)
@@ -509,12 +508,7 @@ func TestStalledStore(t *testing.T) {
 	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
 	// This title's echo, not an earlier title's: the clock must move only
 	// once the change is queued.
-	c.WaitFor("title", func(envs []protocol.ActionEnvelope) bool {
-		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
-			a, ok := e.Action.(*protocol.SessionTitleChangedAction)
-			return ok && a.Title == "queued while stalled"
-		})
-	})
+	c.WaitFor("title", hasTitle("queued while stalled"))
 	clock.Advance(150 * time.Millisecond)
 	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
 	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
