@@ -135,18 +135,7 @@ func (v *View) UpSummaries(list []protocol.SessionSummary) []protocol.SessionSum
 	if !v.legacy {
 		return list
 	}
-	var out []protocol.SessionSummary
-	for i, s := range list {
-		if s.WorkingDirectory == nil && out == nil {
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.SessionSummary, 0, len(list)), list[:i]...)
-		}
-		out = append(out, v.UpSummary(s))
-	}
-	if out == nil {
-		return list
-	}
-	return out
+	return convertEach(list, func(s protocol.SessionSummary) (protocol.SessionSummary, bool) {
+		return v.UpSummary(s), s.WorkingDirectory != nil
+	})
 }

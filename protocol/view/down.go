@@ -194,21 +194,7 @@ func downState(s protocol.SnapshotState) protocol.SnapshotState {
 // downTurns moves the error of failed turns from their last response part
 // to Turn.error, where versions before 0.9.0 look for it.
 func downTurns(turns []protocol.Turn) []protocol.Turn {
-	var out []protocol.Turn
-	for i := range turns {
-		t, changed := downTurn(turns[i])
-		if !changed && out == nil {
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.Turn, 0, len(turns)), turns[:i]...)
-		}
-		out = append(out, t)
-	}
-	if out == nil {
-		return turns
-	}
-	return out
+	return convertEach(turns, downTurn)
 }
 
 func downTurn(t protocol.Turn) (protocol.Turn, bool) {
@@ -316,21 +302,10 @@ func exitCodeOf(l protocol.TerminalLifecycleState) *int64 {
 }
 
 func downCustomizations(list []protocol.Customization) []protocol.Customization {
-	var out []protocol.Customization
-	for i, c := range list {
+	return convertEach(list, func(c protocol.Customization) (protocol.Customization, bool) {
 		d := downCustomization(c)
-		if d == c && out == nil {
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.Customization, 0, len(list)), list[:i]...)
-		}
-		out = append(out, d)
-	}
-	if out == nil {
-		return list
-	}
-	return out
+		return d, d != c
+	})
 }
 
 // downCustomization turns enablement decisions into the enabled flag of
@@ -391,6 +366,28 @@ func (l *legacyAuthRequired) MarshalJSONTo(enc *jsontext.Encoder) error {
 		return err
 	}
 	return enc.WriteValue(raw)
+}
+
+// convertEach returns list with each element passed through conv, which
+// also reports whether it changed the element. The result is list itself
+// when conv changed nothing, and a new slice otherwise: list is never
+// written, since states are shared.
+func convertEach[T any](list []T, conv func(T) (T, bool)) []T {
+	var out []T
+	for i, x := range list {
+		y, changed := conv(x)
+		if !changed && out == nil {
+			continue
+		}
+		if out == nil {
+			out = append(make([]T, 0, len(list)), list[:i]...)
+		}
+		out = append(out, y)
+	}
+	if out == nil {
+		return list
+	}
+	return out
 }
 
 // sameSlice reports whether two slices share their backing array and

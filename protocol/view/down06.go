@@ -130,25 +130,14 @@ func down06State(s protocol.SnapshotState, shape Shape) protocol.SnapshotState {
 // input requests the turn ended without answering, and at 0.5.1 without
 // any input request.
 func down05Turns(turns []protocol.Turn, shape Shape) []protocol.Turn {
-	var out []protocol.Turn
-	for i, t := range turns {
+	return convertEach(turns, func(t protocol.Turn) (protocol.Turn, bool) {
 		parts := down05Parts(t.ResponseParts, shape)
 		if sameSlice(parts, t.ResponseParts) {
-			if out != nil {
-				out = append(out, t)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.Turn, 0, len(turns)), turns[:i]...)
+			return t, false
 		}
 		t.ResponseParts = parts
-		out = append(out, t)
-	}
-	if out == nil {
-		return turns
-	}
-	return out
+		return t, true
+	})
 }
 
 // down05Parts leaves out the inputRequest parts 0.5.x does not record in
@@ -266,46 +255,22 @@ func (v *View) UpCreateChat(p *protocol.CreateChatParams) *protocol.CreateChatPa
 
 // down05Catalogue drops the review capability from catalogue entries.
 func down05Catalogue(list []protocol.Changeset) []protocol.Changeset {
-	var out []protocol.Changeset
-	for i, c := range list {
+	return convertEach(list, func(c protocol.Changeset) (protocol.Changeset, bool) {
 		if c.Capabilities == nil || c.Capabilities.Review == nil {
-			if out != nil {
-				out = append(out, c)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.Changeset, 0, len(list)), list[:i]...)
+			return c, false
 		}
 		caps := *c.Capabilities
 		caps.Review = nil
 		c.Capabilities = &caps
-		out = append(out, c)
-	}
-	if out == nil {
-		return list
-	}
-	return out
+		return c, true
+	})
 }
 
 // down05Files drops the reviewed flags.
 func down05Files(files []protocol.ChangesetFile) []protocol.ChangesetFile {
-	var out []protocol.ChangesetFile
-	for i, f := range files {
-		if f.Reviewed == nil {
-			if out != nil {
-				out = append(out, f)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.ChangesetFile, 0, len(files)), files[:i]...)
-		}
+	return convertEach(files, func(f protocol.ChangesetFile) (protocol.ChangesetFile, bool) {
+		changed := f.Reviewed != nil
 		f.Reviewed = nil
-		out = append(out, f)
-	}
-	if out == nil {
-		return files
-	}
-	return out
+		return f, changed
+	})
 }

@@ -192,27 +192,16 @@ func (v *View) UpMissing(m *protocol.MissingError, up protocol.StateAction) erro
 }
 
 func upTurns(turns []protocol.Turn) []protocol.Turn {
-	var out []protocol.Turn
-	for i, t := range turns {
+	return convertEach(turns, func(t protocol.Turn) (protocol.Turn, bool) {
 		if t.Error == nil {
-			if out != nil {
-				out = append(out, t)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.Turn, 0, len(turns)), turns[:i]...)
+			return t, false
 		}
 		parts := make([]protocol.ResponsePart, 0, len(t.ResponseParts)+1)
 		parts = append(parts, t.ResponseParts...)
 		t.ResponseParts = append(parts, &protocol.ErrorResponsePart{Error: *t.Error})
 		t.Error = nil
-		out = append(out, t)
-	}
-	if out == nil {
-		return turns
-	}
-	return out
+		return t, true
+	})
 }
 
 func upAnnotation(channel string, a protocol.Annotation) protocol.Annotation {

@@ -172,22 +172,12 @@ func (v *View) Snapshots(snaps []protocol.Snapshot) []protocol.Snapshot {
 	if !v.legacy {
 		return snaps
 	}
-	var out []protocol.Snapshot
-	for i, s := range snaps {
+	return convertEach(snaps, func(s protocol.Snapshot) (protocol.Snapshot, bool) {
 		st := v.State(s.State)
-		if st == s.State && out == nil {
-			continue
-		}
-		if out == nil {
-			out = append(make([]protocol.Snapshot, 0, len(snaps)), snaps[:i]...)
-		}
+		changed := st != s.State
 		s.State = st
-		out = append(out, s)
-	}
-	if out == nil {
-		return snaps
-	}
-	return out
+		return s, changed
+	})
 }
 
 // Turns returns completed turns as the version sees them.
