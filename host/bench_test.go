@@ -151,6 +151,17 @@ func BenchmarkFanout(b *testing.B) {
 	}
 }
 
+// serveOnce serves h over WebSocket on 127.0.0.1 for one benchmark run
+// and returns its URL and a stop that closes the server and the host
+// (hosttest.Serve would keep every run's host until the benchmark ends).
+func serveOnce(h *host.Host) (url string, stop func()) {
+	srv := httptest.NewServer(h.WebSocketHandler(nil))
+	return "ws" + strings.TrimPrefix(srv.URL, "http"), func() {
+		h.Close()
+		srv.Close()
+	}
+}
+
 func runHostFanout(b *testing.B, subs, deltas int) fanoutStats {
 	b.StopTimer()
 	burst := &burstBackend{n: deltas, sent: make([]time.Time, deltas), done: make(chan struct{})}
@@ -158,10 +169,8 @@ func runHostFanout(b *testing.B, subs, deltas int) fanoutStats {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(h.WebSocketHandler(nil))
-	defer srv.Close()
-	defer h.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	url, stop := serveOnce(h)
+	defer stop()
 
 	ctl := dialRaw(b, url)
 	defer ctl.CloseNow()

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"runtime"
@@ -149,10 +148,8 @@ func BenchmarkIdleConnections(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(h.WebSocketHandler(nil))
-	defer srv.Close()
-	defer h.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	url, stop := serveOnce(h)
+	defer stop()
 	admin := hosttest.Dial(b, url, "admin")
 	admin.Must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "admin"}, nil)
 

@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -40,10 +39,8 @@ func benchmarkEchoTurn(b *testing.B, others int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(h.WebSocketHandler(nil))
-	defer srv.Close()
-	defer h.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
+	url, stop := serveOnce(h)
+	defer stop()
 
 	sender := dialRaw(b, url)
 	defer sender.CloseNow()
