@@ -257,12 +257,13 @@ func toggledEnabled(a *protocol.SessionCustomizationToggledAction) bool {
 	if a.Enablement == nil && a.Enabled != nil {
 		return *a.Enabled
 	}
-	return effectiveEnablement(a.Enablement)
+	return EnabledBy(a.Enablement)
 }
 
-// effectiveEnablement is the enabled value of enablement decisions: the
-// first (most specific) one, enabled when there is none.
-func effectiveEnablement(list []protocol.CustomizationEnablement) bool {
+// EnabledBy is the enabled value of enablement decisions: the first (most
+// specific) one, enabled when there is none. It is also the enabled flag
+// versions before 0.9.0 show for them.
+func EnabledBy(list []protocol.CustomizationEnablement) bool {
 	if len(list) == 0 {
 		return true
 	}

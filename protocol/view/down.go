@@ -4,6 +4,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/reducer"
 )
 
 // This file converts 1.x values to the shapes of the versions before 0.9.0.
@@ -40,7 +41,7 @@ func downAction(a protocol.StateAction) protocol.StateAction {
 			return a
 		}
 		out := *a
-		out.Enabled, out.Enablement = protocol.Ptr(effective(a.Enablement)), nil
+		out.Enabled, out.Enablement = protocol.Ptr(reducer.EnabledBy(a.Enablement)), nil
 		return &out
 	case *protocol.SessionCustomizationsChangedAction:
 		list := downCustomizations(a.Customizations)
@@ -315,11 +316,11 @@ func downCustomization(c protocol.Customization) protocol.Customization {
 	switch c := c.(type) {
 	case *protocol.PluginCustomization:
 		out := *c
-		out.Enabled, out.Enablement = protocol.Ptr(effective(c.Enablement)), nil
+		out.Enabled, out.Enablement = protocol.Ptr(reducer.EnabledBy(c.Enablement)), nil
 		return &out
 	case *protocol.MCPServerCustomization:
 		out := *c
-		out.Enabled, out.Enablement = protocol.Ptr(effective(c.Enablement)), nil
+		out.Enabled, out.Enablement = protocol.Ptr(reducer.EnabledBy(c.Enablement)), nil
 		return &out
 	}
 	return c
@@ -328,27 +329,10 @@ func downCustomization(c protocol.Customization) protocol.Customization {
 func downClientPlugins(list []protocol.ClientPluginCustomization) []protocol.ClientPluginCustomization {
 	out := make([]protocol.ClientPluginCustomization, len(list))
 	for i, c := range list {
-		c.Enabled, c.Enablement, c.ChildEnablement = protocol.Ptr(effective(c.Enablement)), nil, nil
+		c.Enabled, c.Enablement, c.ChildEnablement = protocol.Ptr(reducer.EnabledBy(c.Enablement)), nil, nil
 		out[i] = c
 	}
 	return out
-}
-
-// effective is the enabled value enablement decisions give: the first
-// (most specific) decision, and enabled when there is none.
-func effective(list []protocol.CustomizationEnablement) bool {
-	if len(list) == 0 {
-		return true
-	}
-	switch d := list[0].(type) {
-	case *protocol.CustomizationEnablementSession:
-		return d.Enabled
-	case *protocol.CustomizationEnablementWorkspace:
-		return d.Enabled
-	case *protocol.CustomizationEnablementGlobal:
-		return d.Enabled
-	}
-	return true
 }
 
 // legacyAuthRequired is auth/required as versions before 0.9.0 send it:
