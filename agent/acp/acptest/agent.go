@@ -688,17 +688,27 @@ func errorText(err error) string {
 	return err.Error()
 }
 
-// term runs a command in a client terminal (terminal/create), shows it as
-// a tool call's terminal content, waits for it and reports its output.
-func (r *run) term(line string) {
+// createTerminal asks the client for a terminal running the command line
+// (terminal/create), saying why when it cannot.
+func (r *run) createTerminal(line string) (acpsdk.CreateTerminalResponse, bool) {
 	f := strings.Fields(line)
 	if len(f) == 0 {
 		r.say("term error: no command")
-		return
+		return acpsdk.CreateTerminalResponse{}, false
 	}
 	ct, err := r.a.conn.CreateTerminal(r.ctx, acpsdk.CreateTerminalRequest{SessionId: r.s.id, Command: f[0], Args: f[1:]})
 	if err != nil {
 		r.say("term error: " + errorText(err))
+		return acpsdk.CreateTerminalResponse{}, false
+	}
+	return ct, true
+}
+
+// term runs a command in a client terminal (terminal/create), shows it as
+// a tool call's terminal content, waits for it and reports its output.
+func (r *run) term(line string) {
+	ct, ok := r.createTerminal(line)
+	if !ok {
 		return
 	}
 	r.tools++
@@ -730,14 +740,8 @@ func (r *run) term(line string) {
 // says "terminal ID output=..." without waiting for it to end or
 // releasing it.
 func (r *run) termKeep(line string) {
-	f := strings.Fields(line)
-	if len(f) == 0 {
-		r.say("term error: no command")
-		return
-	}
-	ct, err := r.a.conn.CreateTerminal(r.ctx, acpsdk.CreateTerminalRequest{SessionId: r.s.id, Command: f[0], Args: f[1:]})
-	if err != nil {
-		r.say("term error: " + errorText(err))
+	ct, ok := r.createTerminal(line)
+	if !ok {
 		return
 	}
 	deadline := time.Now().Add(20 * time.Second)
