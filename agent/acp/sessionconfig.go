@@ -412,13 +412,20 @@ func (s *session) optionsChangedLocked(c *chat, options []acpsdk.SessionConfigOp
 // modeChangedLocked takes a current_mode_update.
 func (s *session) modeChangedLocked(c *chat, mode string) {
 	c.mode = mode
-	if prop, ok := c.config.props[modeProperty]; !ok || prop.kind != propMode {
+	s.choiceChangedLocked(c, modeProperty, propMode, mode)
+}
+
+// choiceChangedLocked records the value the agent now has for the chat's
+// mode or model property, when the configuration has it as that kind, and
+// reports it when the chat is the default one.
+func (s *session) choiceChangedLocked(c *chat, name string, kind propKind, value string) {
+	if prop, ok := c.config.props[name]; !ok || prop.kind != kind {
 		return
 	}
-	v := sessionconfig.Value(mode)
-	c.config.values[modeProperty] = v
+	v := sessionconfig.Value(value)
+	c.config.values[name] = v
 	if c.uri == s.defaultChat {
-		s.reportConfigLocked(map[string]jsontext.Value{modeProperty: v})
+		s.reportConfigLocked(map[string]jsontext.Value{name: v})
 	}
 }
 
@@ -451,14 +458,7 @@ func (s *session) reportConfigLocked(values map[string]jsontext.Value) {
 // to.
 func (s *session) modelChangedLocked(c *chat, model string) {
 	c.model = model
-	if prop, ok := c.config.props[modelProperty]; !ok || prop.kind != propModel {
-		return
-	}
-	v := sessionconfig.Value(model)
-	c.config.values[modelProperty] = v
-	if c.uri == s.defaultChat {
-		s.reportConfigLocked(map[string]jsontext.Value{modelProperty: v})
-	}
+	s.choiceChangedLocked(c, modelProperty, propModel, model)
 }
 
 // modeState and modelState are the chat's modes and models as ACP states
