@@ -2,6 +2,7 @@ package reducer
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -149,4 +150,19 @@ func terminalCommandFinished(s *protocol.TerminalState, a *protocol.TerminalComm
 	next := *s
 	next.Content = content
 	return &next
+}
+
+// TerminalOutput is the output a terminal state retains, as one text in
+// the order it came: the unclassified runs and the commands' output.
+func TerminalOutput(s *protocol.TerminalState) string {
+	var b strings.Builder
+	for _, p := range s.Content {
+		switch p := p.(type) {
+		case *protocol.TerminalUnclassifiedPart:
+			b.WriteString(p.Value.String())
+		case *protocol.TerminalCommandPart:
+			b.WriteString(p.Output.String())
+		}
+	}
+	return b.String()
 }

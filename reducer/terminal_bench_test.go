@@ -30,7 +30,7 @@ func BenchmarkTerminalData(b *testing.B) {
 				iters++
 			}
 			runtime.ReadMemStats(&after)
-			if got, want := terminalOutput(s), len(action.Data)*n; len(got) != want {
+			if got, want := reducer.TerminalOutput(s), len(action.Data)*n; len(got) != want {
 				b.Fatalf("output has %d bytes, want %d", len(got), want)
 			}
 			actions := float64(iters * n)

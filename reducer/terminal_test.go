@@ -129,19 +129,6 @@ func TestTerminalNilState(t *testing.T) {
 	}
 }
 
-func terminalOutput(s *protocol.TerminalState) string {
-	var out string
-	for _, p := range s.Content {
-		switch p := p.(type) {
-		case *protocol.TerminalUnclassifiedPart:
-			out += p.Value.String()
-		case *protocol.TerminalCommandPart:
-			out += p.Output.String()
-		}
-	}
-	return out
-}
-
 // TestTerminalDataBranches checks that states derived from one state stay
 // independent: output appended on one branch never shows in another, nor
 // in the state they share, for both kinds of tail part.
@@ -159,7 +146,7 @@ func TestTerminalDataBranches(t *testing.T) {
 			b := reducer.Terminal(base, &protocol.TerminalDataAction{Data: "b"})
 			a2 := reducer.Terminal(a, &protocol.TerminalDataAction{Data: "aa"})
 			for s, want := range map[*protocol.TerminalState]string{base: "$ 0", a: "$ 0a", b: "$ 0b", a2: "$ 0aaa"} {
-				if got := terminalOutput(s); got != want {
+				if got := reducer.TerminalOutput(s); got != want {
 					t.Errorf("output = %q, want %q", got, want)
 				}
 			}
@@ -189,11 +176,11 @@ func TestTerminalConcurrent(t *testing.T) {
 		for range 100 {
 			want += fmt.Sprint(i)
 		}
-		if out := terminalOutput(s); out != want {
+		if out := reducer.TerminalOutput(s); out != want {
 			t.Errorf("goroutine %d: output %q, want %q", i, out, want)
 		}
 	}
-	if out := terminalOutput(base); out != "$ " {
+	if out := reducer.TerminalOutput(base); out != "$ " {
 		t.Errorf("base output = %q, want %q", out, "$ ")
 	}
 }

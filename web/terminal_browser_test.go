@@ -17,6 +17,7 @@ import (
 
 	"github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/reducer"
 )
 
 // quietShell keeps the terminals' shells from reading the user's
@@ -95,20 +96,6 @@ func jsString(s string) string {
 // outputLine matches a line of output that reads "hi".
 var outputLine = regexp.MustCompile(`[\r\n]hi\r\n`)
 
-// rawOutput is a terminal state's retained output as one stream.
-func rawOutput(st *protocol.TerminalState) string {
-	var b strings.Builder
-	for _, p := range st.Content {
-		switch p := p.(type) {
-		case *protocol.TerminalUnclassifiedPart:
-			b.WriteString(p.Value.String())
-		case *protocol.TerminalCommandPart:
-			b.WriteString(p.Output.String())
-		}
-	}
-	return b.String()
-}
-
 // terminalState waits until a subscribed terminal satisfies ok.
 func terminalState(t *testing.T, sub *client.Subscription, what string, ok func(*protocol.TerminalState) bool) *protocol.TerminalState {
 	t.Helper()
@@ -180,11 +167,11 @@ func TestBrowserTerminal(t *testing.T) {
 	// Typing in the page runs in the shell; the output shows in the page
 	// and, live, in the second client. A person types once the prompt shows.
 	terminalState(t, sub, "the shell's prompt", func(st *protocol.TerminalState) bool {
-		return strings.Contains(rawOutput(st), "# ") || strings.Contains(rawOutput(st), "$ ")
+		return strings.Contains(reducer.TerminalOutput(st), "# ") || strings.Contains(reducer.TerminalOutput(st), "$ ")
 	})
 	b.run("typing", typeKeys("#term-screen .xterm-helper-textarea", "echo hi\r"))
 	b.wait("the output in the page", terminalLine("hi"))
-	terminalState(t, sub, "the output", func(st *protocol.TerminalState) bool { return outputLine.MatchString(rawOutput(st)) })
+	terminalState(t, sub, "the output", func(st *protocol.TerminalState) bool { return outputLine.MatchString(reducer.TerminalOutput(st)) })
 	b.shot("terminal-output")
 
 	// The second client's input shows in the page.

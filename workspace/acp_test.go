@@ -15,6 +15,7 @@ import (
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/workspace"
 	"github.com/ahp-go/ahp/workspace/files"
 )
@@ -229,7 +230,7 @@ func TestTerminalsEndWithTheirOwner(t *testing.T) {
 		if ts == nil {
 			return false
 		}
-		ownPid, _ = strconv.Atoi(strings.TrimSpace(contentOf(ts)))
+		ownPid, _ = strconv.Atoi(strings.TrimSpace(reducer.TerminalOutput(ts)))
 		return ownPid > 0
 	})
 	mine := protocol.TerminalURI("mine")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/workspace"
 	"github.com/ahp-go/ahp/workspace/files"
 )
@@ -27,19 +28,6 @@ func output(envs []protocol.ActionEnvelope, uri string) string {
 	for _, e := range envs {
 		if d, ok := e.Action.(*protocol.TerminalDataAction); ok && e.Channel == uri {
 			b.WriteString(d.Data)
-		}
-	}
-	return b.String()
-}
-
-func contentOf(ts *protocol.TerminalState) string {
-	var b strings.Builder
-	for _, p := range ts.Content {
-		switch p := p.(type) {
-		case *protocol.TerminalUnclassifiedPart:
-			b.WriteString(p.Value.String())
-		case *protocol.TerminalCommandPart:
-			b.WriteString(p.Output.String())
 		}
 	}
 	return b.String()
@@ -123,7 +111,7 @@ func TestTerminalSharedLive(t *testing.T) {
 	// A late subscriber gets the retained output in its snapshot.
 	late := srv.Dial(t, "carol")
 	initialize(t, late)
-	if got := contentOf(late.Subscribe(uri).State.(*protocol.TerminalState)); !strings.Contains(got, "hello-42") {
+	if got := reducer.TerminalOutput(late.Subscribe(uri).State.(*protocol.TerminalState)); !strings.Contains(got, "hello-42") {
 		t.Fatalf("late snapshot lacks the output: %q", got)
 	}
 
@@ -217,10 +205,10 @@ func TestTerminalExitScrollbackAndShutdown(t *testing.T) {
 	if !ok || ex.ExitCode == nil || *ex.ExitCode != 5 {
 		t.Fatalf("lifecycle %+v", ts.Lifecycle)
 	}
-	if n := len(contentOf(ts)); n > 4<<10+1<<10 {
+	if n := len(reducer.TerminalOutput(ts)); n > 4<<10+1<<10 {
 		t.Fatalf("the host keeps %d bytes of scrollback, over the 4 KiB bound", n)
 	}
-	if got := contentOf(ts); !strings.Contains(got, "20000") {
+	if got := reducer.TerminalOutput(ts); !strings.Contains(got, "20000") {
 		t.Fatalf("the retained tail lacks the last line: %q", got[max(0, len(got)-200):])
 	}
 	// Input to an exited terminal is rejected.
@@ -277,7 +265,7 @@ func TestTerminalOutputNotUTF8(t *testing.T) {
 	})
 	late := srv.Dial(t, "c2")
 	initialize(t, late)
-	if got := contentOf(late.Subscribe(uri).State.(*protocol.TerminalState)); !strings.Contains(got, "A\uFFFDB") {
+	if got := reducer.TerminalOutput(late.Subscribe(uri).State.(*protocol.TerminalState)); !strings.Contains(got, "A\uFFFDB") {
 		t.Fatalf("a late subscriber's scrollback: %q", got)
 	}
 }
