@@ -24,9 +24,9 @@ func queued(id string) *protocol.ChatPendingMessageSetAction {
 }
 
 func emptyChat() *protocol.Snapshot {
-	return &protocol.Snapshot{Resource: "ahp-chat:/c", FromSeq: 10, State: &protocol.ChatState{
+	return &protocol.Snapshot{Resource: "ahp-chat:/c", FromSeq: 10, State: &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{
 		Resource: "ahp-chat:/c", Title: "Chat", Status: protocol.SessionStatusIdle, ModifiedAt: protocol.FormatTime(clock()), Turns: []protocol.Turn{},
-	}}
+	}}}
 }
 
 func env(seq int64, a protocol.StateAction, origin string, clientSeq int64) *protocol.ActionEnvelope {

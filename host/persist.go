@@ -266,10 +266,10 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 func snapshotOf(ch *channel, seq int64) pending {
 	state := ch.state
 	if cs, ok := state.(*protocol.ChatState); ok {
-		head := *cs
+		head := cs.Clone()
 		head.Turns = []protocol.Turn{}
 		head.TurnsNextCursor = nil
-		state = &head
+		state = head
 	}
 	uri, sess := ch.uri, ch.session.uri
 	return pending{encode: func() (store.Op, error) {
@@ -320,9 +320,9 @@ func (h *Host) trimTurnsLocked(ch *channel) {
 	if n == 0 {
 		return
 	}
-	trimmed := *cs
+	trimmed := cs.Clone()
 	trimmed.Turns = slices.Clone(cs.Turns[n:])
-	ch.state = &trimmed
+	ch.state = trimmed
 	ch.turnSeqs = slices.Clone(ch.turnSeqs[n:])
 	ch.turnBase += int64(n)
 	ch.turnsGen++

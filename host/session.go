@@ -271,7 +271,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	}
 	now := h.now()
 	chatURI := protocol.ChatURI(h.opts.NewID())
-	chat := &protocol.ChatState{
+	chat := &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{
 		Resource:   chatURI,
 		Title:      "Chat",
 		Status:     protocol.SessionStatusIdle,
@@ -279,7 +279,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		Origin:     &protocol.ChatOriginUser{},
 		Movable:    protocol.Ptr(false), // the default chat never moves
 		Turns:      []protocol.Turn{},
-	}
+	}}
 	state := &protocol.SessionState{
 		Provider:           provider,
 		Title:              defaultSessionTitle,
@@ -578,7 +578,7 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 				return rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", reason)
 			}
 		}
-		chat := &protocol.ChatState{
+		chat := &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{
 			Resource:           p.Chat,
 			Title:              "Chat",
 			Status:             protocol.SessionStatusIdle,
@@ -587,7 +587,7 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 			WorkingDirectories: p.WorkingDirectories,
 			Movable:            protocol.Ptr(true), // within its session: see moveChat
 			Turns:              []protocol.Turn{},
-		}
+		}}
 		ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
 		h.channels[p.Chat] = ch
 		s.chats[p.Chat] = ch

@@ -28,7 +28,7 @@ func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotSta
 	if start == ch.turnBase && start == 0 && cs.TurnsNextCursor == nil {
 		return cs, nil
 	}
-	v := *cs
+	v := cs.Clone()
 	v.TurnsNextCursor = nil
 	if start >= ch.turnBase {
 		i := start - ch.turnBase
@@ -43,7 +43,7 @@ func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotSta
 	if start > 0 {
 		v.TurnsNextCursor = protocol.Ptr(turnsCursor(start))
 	}
-	return &v, nil
+	return v, nil
 }
 
 // windowStart returns the ordinal of the oldest turn a snapshot of the

@@ -126,14 +126,14 @@ func rootInitializeResult() protocol.InitializeResult {
 	}
 }
 
-func chatState(turns int) protocol.ChatState {
-	s := protocol.ChatState{
+func chatState(turns int) *protocol.ChatState {
+	s := &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{
 		Resource:   "ahp-chat:/3f2b8a6d-4c2a-4f8e-9a51",
 		Title:      "A long conversation",
 		Status:     protocol.SessionStatusIdle,
 		ModifiedAt: "2026-01-02T03:04:05.678Z",
 		Turns:      []protocol.Turn{},
-	}
+	}}
 	for i := range turns {
 		s.Turns = append(s.Turns, protocol.Turn{
 			ID:      fmt.Sprintf("turn-%d", i),
@@ -192,8 +192,8 @@ func BenchmarkCodec(b *testing.B) {
 func BenchmarkDecodeApply(b *testing.B) {
 	streaming := func() *protocol.ChatState {
 		return &protocol.ChatState{
-			Resource: "ahp-chat:/3f2b8a", Title: "Chat", ModifiedAt: "2026-01-02T03:04:05.678Z", Turns: []protocol.Turn{},
-			ActiveTurn: &protocol.ActiveTurn{ID: "turn-4", StartedAt: "2026-01-02T03:04:05.678Z",
+			ChatStateFields: &protocol.ChatStateFields{Resource: "ahp-chat:/3f2b8a", Title: "Chat", ModifiedAt: "2026-01-02T03:04:05.678Z", Turns: []protocol.Turn{}},
+			ActiveTurn: &protocol.ActiveTurn{ActiveTurnFields: &protocol.ActiveTurnFields{ID: "turn-4", StartedAt: "2026-01-02T03:04:05.678Z"},
 				ResponseParts: []protocol.ResponsePart{&protocol.MarkdownResponsePart{ID: "p-1"}}},
 		}
 	}

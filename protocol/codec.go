@@ -416,6 +416,26 @@ func readStruct[T any, P interface {
 	return v, err
 }
 
+// readNew decodes an optional value of a type that is not to be copied
+// (see splitTypes in wiregen) straight into a new one: null gives nil.
+func readNew[T any, P interface {
+	*T
+	jsonDecoder
+}](dec *jsontext.Decoder) (*T, error) {
+	if dec.PeekKind() == 'n' {
+		_, err := dec.ReadToken()
+		return nil, err
+	}
+	v := new(T)
+	if err := P(v).decodeJSON(dec); err != nil {
+		if m, ok := err.(*MissingError); ok {
+			return v, m
+		}
+		return nil, err
+	}
+	return v, nil
+}
+
 // readPtr decodes an optional value: null gives nil.
 func readPtr[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (*T, error) {
 	if dec.PeekKind() == 'n' {

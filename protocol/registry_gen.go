@@ -35,9 +35,13 @@ var wireTypes = map[string]func(dec *jsontext.Decoder) (any, error){
 		v, err := readStruct[AHPMCPUIHostCapabilitiesServerTools](dec)
 		return &v, err
 	},
-	"ActionEnvelope":    func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[ActionEnvelope](dec); return &v, err },
-	"ActionOrigin":      func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[ActionOrigin](dec); return &v, err },
-	"ActiveTurn":        func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[ActiveTurn](dec); return &v, err },
+	"ActionEnvelope": func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[ActionEnvelope](dec); return &v, err },
+	"ActionOrigin":   func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[ActionOrigin](dec); return &v, err },
+	"ActiveTurn": func(dec *jsontext.Decoder) (any, error) {
+		v := new(ActiveTurn)
+		err := v.decodeJSON(dec)
+		return v, err
+	},
 	"AgentCapabilities": func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[AgentCapabilities](dec); return &v, err },
 	"AgentCustomization": func(dec *jsontext.Decoder) (any, error) {
 		v, err := readStruct[AgentCustomization](dec)
@@ -503,7 +507,7 @@ var wireTypes = map[string]func(dec *jsontext.Decoder) (any, error){
 		return &v, err
 	},
 	"ChatSource":  func(dec *jsontext.Decoder) (any, error) { return decodeChatSource(dec) },
-	"ChatState":   func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[ChatState](dec); return &v, err },
+	"ChatState":   func(dec *jsontext.Decoder) (any, error) { v := new(ChatState); err := v.decodeJSON(dec); return v, err },
 	"ChatSummary": func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[ChatSummary](dec); return &v, err },
 	"ChatToolCallApprovedAction": func(dec *jsontext.Decoder) (any, error) {
 		v, err := readStruct[ChatToolCallApprovedAction](dec)

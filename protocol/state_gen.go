@@ -198,16 +198,30 @@ func (x *AHPMCPUIHostCapabilitiesServerTools) decodeMember(dec *jsontext.Decoder
 }
 
 // ActiveTurn is the wire form of the schema definition ActiveTurn.
+//
+// Its fields other than ResponseParts are in *ActiveTurnFields, which states that
+// differ only in those share: a streamed change copies a few words, not
+// the whole state. A copy made with *x would share them too, so go vet
+// reports one; Clone returns a copy whose fields can be set.
 type ActiveTurn struct {
-	ID            string         `json:"id"`
-	StartedAt     string         `json:"startedAt"`
-	Message       Message        `json:"message"`
-	ResponseParts []ResponsePart `json:"responseParts"`
-	Usage         *UsageInfo     `json:"usage,omitempty"`
+	noCopy            noCopy
+	*ActiveTurnFields `json:",inline"`
+	ResponseParts     []ResponsePart `json:"responseParts"`
+}
+
+// ActiveTurnFields holds the fields of ActiveTurn other than ResponseParts.
+type ActiveTurnFields struct {
+	ID        string     `json:"id"`
+	StartedAt string     `json:"startedAt"`
+	Message   Message    `json:"message"`
+	Usage     *UsageInfo `json:"usage,omitempty"`
 }
 
 // MarshalJSONTo writes x as a JSON object.
-func (x ActiveTurn) MarshalJSONTo(enc *jsontext.Encoder) error {
+func (x *ActiveTurn) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if x.ActiveTurnFields == nil {
+		x = x.Clone()
+	}
 	err := enc.WriteToken(jsontext.BeginObject)
 	member(enc, &err, "id", x.ID, writeString)
 	member(enc, &err, "startedAt", x.StartedAt, writeString)
@@ -235,11 +249,14 @@ func (x *ActiveTurn) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 }
 
 func (x *ActiveTurn) decodeJSON(dec *jsontext.Decoder) error {
-	*x = ActiveTurn{}
+	*x = ActiveTurn{ActiveTurnFields: new(ActiveTurnFields)}
 	return decodeObject(dec, "ActiveTurn", x)
 }
 
 func (x *ActiveTurn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
+	if x.ActiveTurnFields == nil {
+		x.ActiveTurnFields = new(ActiveTurnFields)
+	}
 	switch string(name) {
 	case "id":
 		x.ID, err = readString(dec)
@@ -4676,7 +4693,19 @@ func (x *ChatOriginUser) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 
 // ChatState is the wire form of the schema definition ChatState.
 // It is a variant of SnapshotState.
+//
+// Its fields other than ActiveTurn are in *ChatStateFields, which states that
+// differ only in those share: a streamed change copies a few words, not
+// the whole state. A copy made with *x would share them too, so go vet
+// reports one; Clone returns a copy whose fields can be set.
 type ChatState struct {
+	noCopy           noCopy
+	*ChatStateFields `json:",inline"`
+	ActiveTurn       *ActiveTurn `json:"activeTurn,omitempty"`
+}
+
+// ChatStateFields holds the fields of ChatState other than ActiveTurn.
+type ChatStateFields struct {
 	Resource           URI                       `json:"resource"`
 	Title              string                    `json:"title"`
 	Status             SessionStatus             `json:"status"`
@@ -4692,7 +4721,6 @@ type ChatState struct {
 	Canvases           []CanvasReference         `json:"canvases,omitempty"`
 	Turns              []Turn                    `json:"turns"`
 	TurnsNextCursor    *string                   `json:"turnsNextCursor,omitempty"`
-	ActiveTurn         *ActiveTurn               `json:"activeTurn,omitempty"`
 	SteeringMessage    *PendingMessage           `json:"steeringMessage,omitempty"`
 	QueuedMessages     []PendingMessage          `json:"queuedMessages,omitempty"`
 	Draft              *Message                  `json:"draft,omitempty"`
@@ -4702,7 +4730,10 @@ type ChatState struct {
 }
 
 // MarshalJSONTo writes x as a JSON object.
-func (x ChatState) MarshalJSONTo(enc *jsontext.Encoder) error {
+func (x *ChatState) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if x.ChatStateFields == nil {
+		x = x.Clone()
+	}
 	err := enc.WriteToken(jsontext.BeginObject)
 	member(enc, &err, "resource", x.Resource, writeString)
 	member(enc, &err, "title", x.Title, writeString)
@@ -4744,7 +4775,7 @@ func (x ChatState) MarshalJSONTo(enc *jsontext.Encoder) error {
 		member(enc, &err, "turnsNextCursor", *x.TurnsNextCursor, writeString)
 	}
 	if x.ActiveTurn != nil {
-		member(enc, &err, "activeTurn", *x.ActiveTurn, writeMarshaler[ActiveTurn])
+		member(enc, &err, "activeTurn", x.ActiveTurn, writeMarshaler[*ActiveTurn])
 	}
 	if x.SteeringMessage != nil {
 		member(enc, &err, "steeringMessage", *x.SteeringMessage, writeMarshaler[PendingMessage])
@@ -4785,11 +4816,14 @@ func (x *ChatState) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 }
 
 func (x *ChatState) decodeJSON(dec *jsontext.Decoder) error {
-	*x = ChatState{}
+	*x = ChatState{ChatStateFields: new(ChatStateFields)}
 	return decodeObject(dec, "ChatState", x)
 }
 
 func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
+	if x.ChatStateFields == nil {
+		x.ChatStateFields = new(ChatStateFields)
+	}
 	switch string(name) {
 	case "resource":
 		x.Resource, err = readString(dec)
@@ -4839,7 +4873,7 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 		x.TurnsNextCursor, err = readPtr(dec, readString)
 		return 0, err
 	case "activeTurn":
-		x.ActiveTurn, err = readPtr(dec, readStruct[ActiveTurn])
+		x.ActiveTurn, err = readNew[ActiveTurn](dec)
 		return 0, under("activeTurn", err)
 	case "steeringMessage":
 		x.SteeringMessage, err = readPtr(dec, readStruct[PendingMessage])

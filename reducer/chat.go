@@ -10,10 +10,13 @@ import (
 //
 // The result shares every part that a did not change with s, and s itself
 // is never modified, so earlier states stay valid. Streaming is cheap: a
-// chat/delta copies the chat and active-turn structs, the part and the
-// active turn's list of parts, all in one allocation (for turns of up to
-// 16 parts), never the history of completed turns, and appends to the
-// part's text in amortized time proportional to the delta.
+// chat/delta makes a new chat and active turn that share their other
+// fields with the old ones (protocol.ChatStateFields, ActiveTurnFields), a
+// new part and a new list of parts, all in one allocation of about 140
+// bytes (for turns of up to 16 parts), never copies the history of
+// completed turns, and appends to the part's text in amortized time
+// proportional to the delta. A chat state or turn without its fields
+// struct (a zero value) is reduced as one with empty fields.
 //
 // An action that does not apply (another channel's action, an unknown
 // action, or one naming a turn, part, tool call or request that is not
@@ -24,6 +27,7 @@ func (r Reducer) Chat(s *protocol.ChatState, a protocol.StateAction) *protocol.C
 	if s == nil {
 		return s
 	}
+	s = chatWithFields(s)
 	switch a := a.(type) {
 	// Turn lifecycle and streaming (chat_turn.go).
 	case *protocol.ChatTurnStartedAction:
@@ -87,13 +91,13 @@ func (r Reducer) Chat(s *protocol.ChatState, a protocol.StateAction) *protocol.C
 
 	// Plain fields.
 	case *protocol.ChatActivityChangedAction:
-		ns := *s
+		ns := s.Clone()
 		ns.Activity = a.Activity
-		return &ns
+		return ns
 	case *protocol.ChatDraftChangedAction:
-		ns := *s
+		ns := s.Clone()
 		ns.Draft = a.Draft
-		return &ns
+		return ns
 	case *protocol.ChatWorkingDirectorySetAction:
 		return chatWorkingDirectorySet(s, a)
 	case *protocol.ChatWorkingDirectoryRemovedAction:
@@ -101,31 +105,45 @@ func (r Reducer) Chat(s *protocol.ChatState, a protocol.StateAction) *protocol.C
 
 	// Flags and lists of the 1.x era (chat_flags.go).
 	case *protocol.ChatIsReadChangedAction:
-		ns := *s
+		ns := s.Clone()
 		ns.Status = chatWithFlag(s.Status, protocol.SessionStatusIsRead, a.IsRead)
-		return &ns
+		return ns
 	case *protocol.ChatIsArchivedChangedAction:
-		ns := *s
+		ns := s.Clone()
 		ns.Status = chatWithFlag(s.Status, protocol.SessionStatusIsArchived, a.IsArchived)
-		return &ns
+		return ns
 	case *protocol.ChatMovableChangedAction:
-		ns := *s
+		ns := s.Clone()
 		ns.Movable = protocol.Ptr(a.Movable)
-		return &ns
+		return ns
 	case *protocol.ChatChangesetsChangedAction:
-		ns := *s
+		ns := s.Clone()
 		ns.Changesets = a.Changesets
-		return &ns
+		return ns
 	case *protocol.ChatCanvasesChangedAction:
-		ns := *s
+		ns := s.Clone()
 		ns.Canvases = a.Canvases
-		return &ns
+		return ns
 	case *protocol.ChatBackgroundWorkSetAction:
 		return chatBackgroundWorkSet(s, a)
 	case *protocol.ChatBackgroundWorkRemovedAction:
 		return chatBackgroundWorkRemoved(s, a)
 	}
 	return s
+}
+
+// chatWithFields returns s, or when s or its active turn lacks the struct
+// of its other fields (a zero ChatState made by hand), a copy with empty
+// ones, so that reducing never dereferences nil.
+func chatWithFields(s *protocol.ChatState) *protocol.ChatState {
+	if s.ChatStateFields != nil && (s.ActiveTurn == nil || s.ActiveTurn.ActiveTurnFields != nil) {
+		return s
+	}
+	ns := s.Clone()
+	if s.ActiveTurn != nil && s.ActiveTurn.ActiveTurnFields == nil {
+		ns.ActiveTurn = s.ActiveTurn.Clone()
+	}
+	return ns
 }
 
 // chatErrorPart is the error part a chat/error appends: its part, or one
@@ -143,9 +161,9 @@ func chatWorkingDirectorySet(s *protocol.ChatState, a *protocol.ChatWorkingDirec
 	if slices.Contains(s.WorkingDirectories, a.Directory) {
 		return s
 	}
-	ns := *s
+	ns := s.Clone()
 	ns.WorkingDirectories = chatAppend(s.WorkingDirectories, a.Directory)
-	return &ns
+	return ns
 }
 
 // chatWorkingDirectoryRemoved removes a directory from the chat's subset.
@@ -157,12 +175,12 @@ func chatWorkingDirectoryRemoved(s *protocol.ChatState, a *protocol.ChatWorkingD
 	if i < 0 {
 		return s
 	}
-	ns := *s
+	ns := s.Clone()
 	ns.WorkingDirectories = slices.Concat(s.WorkingDirectories[:i], s.WorkingDirectories[i+1:])
 	if ns.WorkingDirectories == nil {
 		ns.WorkingDirectories = []protocol.URI{}
 	}
-	return &ns
+	return ns
 }
 
 // Status
@@ -221,28 +239,30 @@ func chatActiveTurn(s *protocol.ChatState, turnID string) *protocol.ActiveTurn {
 	return s.ActiveTurn
 }
 
-// chatWithActiveTurn returns a copy of s whose active turn is t.
+// chatWithActiveTurn returns a copy of s whose active turn is t. The copy
+// shares the fields of s: set none of them on it (use Clone for that).
 func chatWithActiveTurn(s *protocol.ChatState, t *protocol.ActiveTurn) *protocol.ChatState {
-	ns := *s
-	ns.ActiveTurn = t
-	return &ns
+	return &protocol.ChatState{ChatStateFields: s.ChatStateFields, ActiveTurn: t}
+}
+
+// chatTurnWithParts returns a copy of t whose response parts are parts,
+// sharing the fields of t.
+func chatTurnWithParts(t *protocol.ActiveTurn, parts []protocol.ResponsePart) *protocol.ActiveTurn {
+	return &protocol.ActiveTurn{ActiveTurnFields: t.ActiveTurnFields, ResponseParts: parts}
 }
 
 // chatTurnWithPart returns a copy of t whose i-th response part is p. It
 // copies the list of parts but none of the parts.
 func chatTurnWithPart(t *protocol.ActiveTurn, i int, p protocol.ResponsePart) *protocol.ActiveTurn {
-	nt := *t
-	nt.ResponseParts = slices.Clone(t.ResponseParts)
-	nt.ResponseParts[i] = p
-	return &nt
+	parts := slices.Clone(t.ResponseParts)
+	parts[i] = p
+	return chatTurnWithParts(t, parts)
 }
 
 // chatTurnWithAddedPart returns a copy of t with p added after its
 // response parts.
 func chatTurnWithAddedPart(t *protocol.ActiveTurn, p protocol.ResponsePart) *protocol.ActiveTurn {
-	nt := *t
-	nt.ResponseParts = chatAppend(t.ResponseParts, p)
-	return &nt
+	return chatTurnWithParts(t, chatAppend(t.ResponseParts, p))
 }
 
 // chatAppend returns a new slice holding list followed by v. Appending in

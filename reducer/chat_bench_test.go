@@ -60,13 +60,13 @@ func benchmarkChatDelta(b *testing.B, turns, deltas int) {
 // and an active turn holding one empty markdown part, "md", built through
 // the reducer itself.
 func streamingChat(r reducer.Reducer, turns int) *protocol.ChatState {
-	s := &protocol.ChatState{
+	s := &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{
 		Resource:   "ahp-chat:/bench",
 		Title:      "Benchmark",
 		Status:     protocol.SessionStatusIdle,
 		ModifiedAt: "1970-01-01T00:00:00.000Z",
 		Turns:      []protocol.Turn{},
-	}
+	}}
 	answer := strings.Repeat("Some earlier answer. ", 50)
 	for i := range turns {
 		id := fmt.Sprintf("turn-%d", i)
@@ -101,10 +101,12 @@ func BenchmarkChatDeltaFloor(b *testing.B) {
 		b.Run(fmt.Sprintf("turns=%d/deltas=20000", turns), func(b *testing.B) {
 			var r reducer.Reducer
 			start := streamingChat(r, turns)
-			first := &floorBlock{chat: *start, turn: *start.ActiveTurn}
+			first := new(floorBlock)
 			first.part = *start.ActiveTurn.ResponseParts[0].(*protocol.MarkdownResponsePart)
 			first.parts[0] = &first.part
+			first.turn.ActiveTurnFields = start.ActiveTurn.ActiveTurnFields
 			first.turn.ResponseParts = first.parts[:1:1]
+			first.chat.ChatStateFields = start.ChatStateFields
 			first.chat.ActiveTurn = &first.turn
 			const deltas = 20000
 			b.ReportAllocs()
@@ -115,9 +117,9 @@ func BenchmarkChatDeltaFloor(b *testing.B) {
 					n := new(floorBlock)
 					n.part = prev.part
 					n.parts[0] = &n.part
-					n.turn = prev.turn
+					n.turn.ActiveTurnFields = prev.turn.ActiveTurnFields
 					n.turn.ResponseParts = n.parts[:1:1]
-					n.chat = prev.chat
+					n.chat.ChatStateFields = prev.chat.ChatStateFields
 					n.chat.ActiveTurn = &n.turn
 					prev = n
 				}

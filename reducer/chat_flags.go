@@ -36,7 +36,7 @@ func chatBackgroundWorkSet(s *protocol.ChatState, a *protocol.ChatBackgroundWork
 	if a.Work == nil {
 		return s
 	}
-	ns := *s
+	ns := s.Clone()
 	if id, ok := backgroundWorkID(a.Work); ok {
 		i := slices.IndexFunc(s.BackgroundWork, func(w protocol.BackgroundWork) bool {
 			other, ok := backgroundWorkID(w)
@@ -45,11 +45,11 @@ func chatBackgroundWorkSet(s *protocol.ChatState, a *protocol.ChatBackgroundWork
 		if i >= 0 {
 			ns.BackgroundWork = slices.Clone(s.BackgroundWork)
 			ns.BackgroundWork[i] = a.Work
-			return &ns
+			return ns
 		}
 	}
 	ns.BackgroundWork = chatAppend(s.BackgroundWork, a.Work)
-	return &ns
+	return ns
 }
 
 // chatBackgroundWorkRemoved removes the entry with the action's id; an
@@ -62,7 +62,7 @@ func chatBackgroundWorkRemoved(s *protocol.ChatState, a *protocol.ChatBackground
 	if i < 0 {
 		return s
 	}
-	ns := *s
+	ns := s.Clone()
 	ns.BackgroundWork = slices.Concat(s.BackgroundWork[:i], s.BackgroundWork[i+1:])
-	return &ns
+	return ns
 }

@@ -30,7 +30,8 @@ func (r Reducer) chatInputRequested(s *protocol.ChatState, a *protocol.ChatInput
 	} else {
 		nt = chatTurnWithAddedPart(t, part)
 	}
-	ns := chatWithActiveTurn(s, nt)
+	ns := s.Clone()
+	ns.ActiveTurn = nt
 	ns.Status = chatWithActivity(s.Status, chatActivity(ns)) &^ protocol.SessionStatusIsRead
 	return ns
 }
@@ -85,7 +86,8 @@ func (r Reducer) chatInputCompleted(s *protocol.ChatState, a *protocol.ChatInput
 	part := *open
 	part.Request.Answers = chatNonEmpty(answers)
 	part.Response = protocol.Ptr(a.Response)
-	ns := chatWithActiveTurn(s, chatTurnWithPart(t, i, &part))
+	ns := s.Clone()
+	ns.ActiveTurn = chatTurnWithPart(t, i, &part)
 	ns.Status = chatWithActivity(s.Status, chatActivity(ns))
 	return ns
 }

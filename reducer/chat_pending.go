@@ -13,7 +13,7 @@ import (
 // end of the queue (replacing in place a queued message with the same id).
 func chatPendingMessageSet(s *protocol.ChatState, a *protocol.ChatPendingMessageSetAction) *protocol.ChatState {
 	msg := protocol.PendingMessage{ID: a.ID, Message: a.Message}
-	ns := *s
+	ns := s.Clone()
 	switch a.Kind {
 	case protocol.PendingMessageKindSteering:
 		ns.SteeringMessage = &msg
@@ -28,13 +28,13 @@ func chatPendingMessageSet(s *protocol.ChatState, a *protocol.ChatPendingMessage
 	default:
 		return s
 	}
-	return &ns
+	return ns
 }
 
 // chatPendingMessageRemoved removes the steering message or a queued
 // message by id. A queue left empty becomes absent.
 func chatPendingMessageRemoved(s *protocol.ChatState, a *protocol.ChatPendingMessageRemovedAction) *protocol.ChatState {
-	ns := *s
+	ns := s.Clone()
 	switch a.Kind {
 	case protocol.PendingMessageKindSteering:
 		if s.SteeringMessage == nil || s.SteeringMessage.ID != a.ID {
@@ -49,7 +49,7 @@ func chatPendingMessageRemoved(s *protocol.ChatState, a *protocol.ChatPendingMes
 	default:
 		return s
 	}
-	return &ns
+	return ns
 }
 
 // chatWithoutQueued returns queue without the messages whose id is id: queue
@@ -92,7 +92,7 @@ func chatQueuedMessagesReordered(s *protocol.ChatState, a *protocol.ChatQueuedMe
 			out = append(out, m)
 		}
 	}
-	ns := *s
+	ns := s.Clone()
 	ns.QueuedMessages = out
-	return &ns
+	return ns
 }

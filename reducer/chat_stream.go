@@ -11,6 +11,9 @@ import "github.com/ahp-go/ahp/protocol"
 // the garbage collection they cause, were most of the time of a delta. A
 // stream block holds all four in one allocation instead; its list of parts
 // is an array inside the block for turns of up to maxInlineParts parts.
+// The new chat and turn share their other fields with the old ones
+// (protocol.ChatStateFields, protocol.ActiveTurnFields), so the block is
+// small: what a delta costs is mostly writing fresh memory, byte by byte.
 //
 // The parts in a block are kept alive by whatever still refers to any of
 // them, the whole block with them. A completed turn therefore gets copies
@@ -83,9 +86,9 @@ func chatReasoning(s *protocol.ChatState, a *protocol.ChatReasoningAction) *prot
 // chatStreamed fills the block's chat ns and turn nt as copies of s and t
 // with the new list of parts, and returns ns.
 func chatStreamed(s, ns *protocol.ChatState, t, nt *protocol.ActiveTurn, parts []protocol.ResponsePart) *protocol.ChatState {
-	*nt = *t
+	nt.ActiveTurnFields = t.ActiveTurnFields
 	nt.ResponseParts = parts
-	*ns = *s
+	ns.ChatStateFields = s.ChatStateFields
 	ns.ActiveTurn = nt
 	return ns
 }

@@ -632,3 +632,54 @@ func TestChatCompletedTurnDetachesStreamedParts(t *testing.T) {
 		t.Errorf("completed reasoning = %q", got)
 	}
 }
+
+// TestChatSharesFields checks the layout streaming relies on: a streamed
+// delta shares the chat's and the turn's other fields with the state it
+// came from, while an action that changes one of those fields gives the
+// new state fields of its own and leaves the old ones as they were.
+func TestChatSharesFields(t *testing.T) {
+	base := chatState(t, chatActive(8, chatMarkdown))
+	streamed := chatClock.Chat(base, &protocol.ChatDeltaAction{TurnID: "t1", PartID: "md", Content: " world"})
+	if streamed == base || streamed.ActiveTurn == base.ActiveTurn {
+		t.Fatal("a delta returned the chat or the turn it was given")
+	}
+	if streamed.ChatStateFields != base.ChatStateFields || streamed.ActiveTurn.ActiveTurnFields != base.ActiveTurn.ActiveTurnFields {
+		t.Error("a delta copied fields it does not change")
+	}
+	chatWantText(t, base, "Hello")
+	chatWantText(t, streamed, "Hello world")
+
+	for _, data := range []string{
+		`{"type":"chat/activityChanged","activity":"Thinking"}`,
+		`{"type":"chat/isReadChanged","isRead":true}`,
+		`{"type":"chat/usage","turnId":"t1","usage":{"inputTokens":1,"outputTokens":2}}`,
+	} {
+		before := chatJSON(t, streamed)
+		next := chatClock.Chat(streamed, chatAction(t, data))
+		if next.ChatStateFields == streamed.ChatStateFields && next.ActiveTurn.ActiveTurnFields == streamed.ActiveTurn.ActiveTurnFields {
+			t.Errorf("%s: the new state has no fields of its own", data)
+		}
+		if after := chatJSON(t, streamed); after != before {
+			t.Errorf("%s modified the state it was given:\nbefore %s\nafter  %s", data, before, after)
+		}
+	}
+}
+
+// TestChatZeroState reduces and encodes chat states built without their
+// fields structs, as a zero value: nothing panics, and the result has
+// them.
+func TestChatZeroState(t *testing.T) {
+	s := chatClock.Chat(&protocol.ChatState{}, &protocol.ChatTurnStartedAction{TurnID: "t", Message: protocol.Message{Text: "hi"}})
+	if s.ChatStateFields == nil || s.ActiveTurn == nil || s.ActiveTurn.ID != "t" {
+		t.Fatalf("turn not started on a zero chat: %+v", s)
+	}
+	s = chatClock.Chat(&protocol.ChatState{ActiveTurn: &protocol.ActiveTurn{}}, &protocol.ChatDeltaAction{PartID: "p", Content: "x"})
+	if s.ChatStateFields == nil || s.ActiveTurn.ActiveTurnFields == nil {
+		t.Fatal("the result of reducing a zero chat lacks its fields")
+	}
+	for _, v := range []any{&protocol.ChatState{}, &protocol.ChatState{ActiveTurn: &protocol.ActiveTurn{}}, &protocol.ActiveTurn{}} {
+		if _, err := protocol.Marshal(v); err != nil {
+			t.Errorf("encoding %T with no fields: %v", v, err)
+		}
+	}
+}

@@ -77,9 +77,8 @@ func chatUpdateToolCall[A any](s *protocol.ChatState, turnID, toolCallID string,
 	if parts == nil {
 		return s
 	}
-	nt := *t
-	nt.ResponseParts = parts
-	ns := chatWithActiveTurn(s, &nt)
+	ns := s.Clone()
+	ns.ActiveTurn = chatTurnWithParts(t, parts)
 	ns.Status = chatWithActivity(s.Status, chatActivity(ns))
 	return ns
 }

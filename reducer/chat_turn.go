@@ -16,14 +16,12 @@ import (
 // (queuedMessageId) removes that message, whether it was queued or the
 // steering message.
 func (r Reducer) chatTurnStarted(s *protocol.ChatState, a *protocol.ChatTurnStartedAction) *protocol.ChatState {
-	ns := *s
+	ns := s.Clone()
 	ns.ActiveTurn = &protocol.ActiveTurn{
-		ID:            a.TurnID,
-		StartedAt:     a.StartedAt,
-		Message:       a.Message,
-		ResponseParts: []protocol.ResponsePart{},
+		ActiveTurnFields: &protocol.ActiveTurnFields{ID: a.TurnID, StartedAt: a.StartedAt, Message: a.Message},
+		ResponseParts:    []protocol.ResponsePart{},
 	}
-	ns.Status = chatWithActivity(s.Status, chatActivity(&ns)) &^ protocol.SessionStatusIsRead
+	ns.Status = chatWithActivity(s.Status, chatActivity(ns)) &^ protocol.SessionStatusIsRead
 	if a.StartedAt != "" {
 		ns.ModifiedAt = a.StartedAt
 	}
@@ -33,7 +31,7 @@ func (r Reducer) chatTurnStarted(s *protocol.ChatState, a *protocol.ChatTurnStar
 		}
 		ns.QueuedMessages = chatWithoutQueued(ns.QueuedMessages, *id)
 	}
-	return &ns
+	return ns
 }
 
 // chatFindPart returns the active turn when its id is turnID, with the
@@ -87,9 +85,9 @@ func chatUsage(s *protocol.ChatState, a *protocol.ChatUsageAction) *protocol.Cha
 	if t == nil {
 		return s
 	}
-	nt := *t
+	nt := t.Clone()
 	nt.Usage = protocol.Ptr(a.Usage)
-	return chatWithActiveTurn(s, &nt)
+	return chatWithActiveTurn(s, nt)
 }
 
 // chatEndTurn moves the active turn into the history with the given final
@@ -121,16 +119,16 @@ func (r Reducer) chatEndTurn(s *protocol.ChatState, turnID string, duration floa
 	if errPart != nil {
 		turn.ResponseParts = chatAppend(turn.ResponseParts, protocol.ResponsePart(errPart))
 	}
-	ns := *s
+	ns := s.Clone()
 	ns.Turns = chatAppend(s.Turns, turn)
 	ns.ActiveTurn = nil
 	ns.ModifiedAt = chatEndedAt(s.ModifiedAt, t.StartedAt, duration)
-	activity := chatActivity(&ns)
+	activity := chatActivity(ns)
 	if errPart != nil {
 		activity = protocol.SessionStatusError
 	}
 	ns.Status = chatWithActivity(s.Status, activity)
-	return &ns
+	return ns
 }
 
 // chatEndedAt is the modification time a turn's end gives a chat: its
@@ -169,7 +167,7 @@ func chatFinalParts(parts []protocol.ResponsePart) []protocol.ResponsePart {
 // them (and the cursor to older ones) without a turn id, and drops the
 // active turn with them. An unknown turn id changes nothing.
 func (r Reducer) chatTruncated(s *protocol.ChatState, a *protocol.ChatTruncatedAction) *protocol.ChatState {
-	ns := *s
+	ns := s.Clone()
 	if a.TurnID == nil {
 		ns.Turns = []protocol.Turn{}
 		ns.TurnsNextCursor = nil
@@ -183,8 +181,8 @@ func (r Reducer) chatTruncated(s *protocol.ChatState, a *protocol.ChatTruncatedA
 		ns.Turns = s.Turns[: i+1 : i+1]
 	}
 	ns.ActiveTurn = nil
-	ns.Status = chatWithActivity(s.Status, chatActivity(&ns))
-	return &ns
+	ns.Status = chatWithActivity(s.Status, chatActivity(ns))
+	return ns
 }
 
 // chatTurnsLoaded puts a page of older turns before the loaded ones,
@@ -201,10 +199,10 @@ func chatTurnsLoaded(s *protocol.ChatState, a *protocol.ChatTurnsLoadedAction) *
 			turns = append(turns, t)
 		}
 	}
-	ns := *s
+	ns := s.Clone()
 	ns.Turns = append(turns, s.Turns...)
 	ns.TurnsNextCursor = a.TurnsNextCursor
-	return &ns
+	return ns
 }
 
 // chatTurnResume reopens the latest turn when it stopped at a resumable
@@ -222,19 +220,17 @@ func chatTurnResume(s *protocol.ChatState, a *protocol.ChatTurnResumeAction) *pr
 		return s
 	}
 	active := &protocol.ActiveTurn{
-		ID:            t.ID,
-		Message:       t.Message,
-		ResponseParts: t.ResponseParts[:len(t.ResponseParts):len(t.ResponseParts)],
-		Usage:         t.Usage,
+		ActiveTurnFields: &protocol.ActiveTurnFields{ID: t.ID, Message: t.Message, Usage: t.Usage},
+		ResponseParts:    t.ResponseParts[:len(t.ResponseParts):len(t.ResponseParts)],
 	}
 	if t.StartedAt != nil {
 		active.StartedAt = *t.StartedAt
 	}
-	ns := *s
+	ns := s.Clone()
 	ns.Turns = s.Turns[: n-1 : n-1]
 	ns.ActiveTurn = active
 	ns.Status = chatWithActivity(s.Status, protocol.SessionStatusInProgress)
-	return &ns
+	return ns
 }
 
 // chatResumable reports whether the last of parts is an error the host can

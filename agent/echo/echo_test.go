@@ -23,7 +23,7 @@ type fakeHost struct {
 }
 
 func newFakeHost() *fakeHost {
-	return &fakeHost{chat: &protocol.ChatState{Resource: "ahp-chat:/c", Turns: []protocol.Turn{}}, changed: make(chan struct{}, 100)}
+	return &fakeHost{chat: &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{Resource: "ahp-chat:/c", Turns: []protocol.Turn{}}}, changed: make(chan struct{}, 100)}
 }
 
 func (h *fakeHost) Dispatch(channel string, a protocol.StateAction) error {

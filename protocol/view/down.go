@@ -120,7 +120,7 @@ func downState(s protocol.SnapshotState) protocol.SnapshotState {
 			s.Changesets == nil && s.BackgroundWork == nil && s.Canvases == nil && s.SteeringMessage == nil {
 			return s
 		}
-		out := *s
+		out := s.Clone()
 		out.Turns, out.QueuedMessages = turns, queued
 		out.Movable, out.Changes, out.Changesets, out.BackgroundWork, out.Canvases = nil, nil, nil, nil, nil
 		if s.SteeringMessage != nil {
@@ -128,7 +128,7 @@ func downState(s protocol.SnapshotState) protocol.SnapshotState {
 			m.Message = downMessage(m.Message)
 			out.SteeringMessage = &m
 		}
-		return &out
+		return out
 	case *protocol.SessionState:
 		out := *s
 		if s.Lifecycle == protocol.SessionLifecycleFailed {

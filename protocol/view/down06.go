@@ -98,10 +98,10 @@ func down06State(s protocol.SnapshotState, shape Shape) protocol.SnapshotState {
 		}
 		return s
 	case *protocol.ChatState:
-		out := *s
+		out := s.Clone()
 		out.WorkingDirectory, out.WorkingDirectories = first(s.WorkingDirectories), nil
 		if shape < Shape05 {
-			return &out
+			return out
 		}
 		out.Turns = down05Turns(s.Turns, shape)
 		if s.ActiveTurn != nil {
@@ -115,13 +115,11 @@ func down06State(s protocol.SnapshotState, shape Shape) protocol.SnapshotState {
 				}
 			}
 			if parts := down05Parts(s.ActiveTurn.ResponseParts, shape); !sameSlice(parts, s.ActiveTurn.ResponseParts) {
-				t := *s.ActiveTurn
-				t.ResponseParts = parts
-				out.ActiveTurn = &t
+				out.ActiveTurn = &protocol.ActiveTurn{ActiveTurnFields: s.ActiveTurn.ActiveTurnFields, ResponseParts: parts}
 			}
 			out.InputRequests = open
 		}
-		return &out
+		return out
 	}
 	return s
 }
@@ -193,21 +191,20 @@ func up06State(s protocol.SnapshotState) protocol.SnapshotState {
 		if s.WorkingDirectory == nil && s.InputRequests == nil {
 			return s
 		}
-		out := *s
+		out := s.Clone()
 		if s.WorkingDirectory != nil && s.WorkingDirectories == nil {
 			out.WorkingDirectories = []protocol.URI{*s.WorkingDirectory}
 		}
 		out.WorkingDirectory = nil
 		if s.InputRequests != nil && s.ActiveTurn != nil {
-			t := *s.ActiveTurn
-			t.ResponseParts = append([]protocol.ResponsePart(nil), s.ActiveTurn.ResponseParts...)
+			parts := append([]protocol.ResponsePart(nil), s.ActiveTurn.ResponseParts...)
 			for _, r := range s.InputRequests {
-				t.ResponseParts = append(t.ResponseParts, &protocol.InputRequestResponsePart{Request: r})
+				parts = append(parts, &protocol.InputRequestResponsePart{Request: r})
 			}
-			out.ActiveTurn = &t
+			out.ActiveTurn = &protocol.ActiveTurn{ActiveTurnFields: s.ActiveTurn.ActiveTurnFields, ResponseParts: parts}
 		}
 		out.InputRequests = nil
-		return &out
+		return out
 	}
 	return s
 }

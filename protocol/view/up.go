@@ -88,9 +88,9 @@ func (v *View) UpState(channel string, s protocol.SnapshotState) protocol.Snapsh
 	}
 	switch s := s.(type) {
 	case *protocol.ChatState:
-		out := *s
+		out := s.Clone()
 		out.Turns = upTurns(s.Turns)
-		return &out
+		return out
 	case *protocol.SessionState:
 		out := *s
 		if s.Lifecycle == protocol.SessionLifecycleCreationFailed {

@@ -238,6 +238,21 @@ var legacyMembers = map[string][]legacyMember{
 	"Turn":                              {{"error", &goType{kind: kStruct, name: "ErrorInfo"}}},
 }
 
+// splitTypes are the states a streamed delta copies, each once per delta:
+// a chat and its active turn. Each keeps the members named in own in the
+// struct itself and the rest in a second struct (shared), embedded by
+// pointer, which states that differ only in their own members share. A
+// delta then copies a few words of each instead of every member. Both
+// carry a noCopy marker, since a plain copy would share the embedded
+// struct (go vet reports such copies; Clone makes a safe one).
+var splitTypes = map[string]struct {
+	shared string
+	own    []string
+}{
+	"ChatState":  {shared: "ChatStateFields", own: []string{"activeTurn"}},
+	"ActiveTurn": {shared: "ActiveTurnFields", own: []string{"responseParts"}},
+}
+
 // partialTypes are "changes" objects where every member is optional, an
 // absent member means unchanged and a null member means cleared. They get
 // a Cleared field listing the members received (or to be sent) as null.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -145,32 +146,17 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 	if len(t.unions) > 0 {
 		fmt.Fprintf(b, "// It is a variant of %s.\n", strings.Join(t.unions, ", "))
 	}
-	fmt.Fprintf(b, "type %s struct {\n", t.name)
-	for _, f := range t.fields {
-		if len(f.consts) > 0 {
-			continue
+	split, isSplit := splitTypes[t.name]
+	if isSplit {
+		g.emitSplitDecl(b, t, split.shared, split.own)
+	} else {
+		fmt.Fprintf(b, "type %s struct {\n", t.name)
+		emitFields(b, t.fields)
+		if partialTypes[t.name] {
+			b.WriteString("\t// Cleared lists the members sent as null, which clear a field,\n\t// as opposed to absent members, which leave it unchanged.\n\tCleared []string `json:\"-\"`\n")
 		}
-		opt := ""
-		if !f.required {
-			opt = ",omitempty"
-		}
-		typ := f.typ.expr()
-		if !f.required && pointerWhenOptional(f.typ) {
-			typ = "*" + typ
-		}
-		note := ""
-		switch {
-		case f.legacy:
-			note = " // older protocol versions only"
-		case f.checked:
-			note = " // required at 1.x; absent in older versions"
-		}
-		fmt.Fprintf(b, "\t%s %s `json:\"%s%s\"`%s\n", f.goName, typ, f.json, opt, note)
+		b.WriteString("}\n\n")
 	}
-	if partialTypes[t.name] {
-		b.WriteString("\t// Cleared lists the members sent as null, which clear a field,\n\t// as opposed to absent members, which leave it unchanged.\n\tCleared []string `json:\"-\"`\n")
-	}
-	b.WriteString("}\n\n")
 
 	// Tag getter and setter for union variants.
 	if t.tagProp != "" {
@@ -187,7 +173,13 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 	}
 
 	// Encoder.
-	fmt.Fprintf(b, "// MarshalJSONTo writes x as a JSON object.\nfunc (x %s) MarshalJSONTo(enc *jsontext.Encoder) error {\n", t.name)
+	if isSplit {
+		// A pointer receiver: the struct is not to be copied.
+		fmt.Fprintf(b, "// MarshalJSONTo writes x as a JSON object.\nfunc (x *%s) MarshalJSONTo(enc *jsontext.Encoder) error {\n", t.name)
+		fmt.Fprintf(b, "\tif x.%s == nil {\n\t\tx = x.Clone()\n\t}\n", split.shared)
+	} else {
+		fmt.Fprintf(b, "// MarshalJSONTo writes x as a JSON object.\nfunc (x %s) MarshalJSONTo(enc *jsontext.Encoder) error {\n", t.name)
+	}
 	b.WriteString("\terr := enc.WriteToken(jsontext.BeginObject)\n")
 	// The tag goes first so decoders can pick the variant without buffering.
 	ordered := make([]*field, 0, len(t.fields))
@@ -229,9 +221,17 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 	fmt.Fprintf(b, "func (*%s) required() *requiredMembers { return %s }\n\n", t.name, reqVar)
 	if !t.custom {
 		fmt.Fprintf(b, "// UnmarshalJSONFrom reads x from a JSON object. Unknown members are skipped;\n// absent required members are left zero (see UnmarshalStrict).\nfunc (x *%s) UnmarshalJSONFrom(dec *jsontext.Decoder) error {\n\treturn lenient(x.decodeJSON(dec))\n}\n\n", t.name)
-		fmt.Fprintf(b, "func (x *%s) decodeJSON(dec *jsontext.Decoder) error {\n\t*x = %s{}\n\treturn decodeObject(dec, %q, x)\n}\n\n", t.name, t.name, t.name)
+		reset := t.name + "{}"
+		if isSplit {
+			reset = fmt.Sprintf("%s{%s: new(%s)}", t.name, split.shared, split.shared)
+		}
+		fmt.Fprintf(b, "func (x *%s) decodeJSON(dec *jsontext.Decoder) error {\n\t*x = %s\n\treturn decodeObject(dec, %q, x)\n}\n\n", t.name, reset, t.name)
 	}
-	fmt.Fprintf(b, "func (x *%s) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {\n\tswitch string(name) {\n", t.name)
+	fmt.Fprintf(b, "func (x *%s) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {\n", t.name)
+	if isSplit {
+		fmt.Fprintf(b, "\tif x.%s == nil {\n\t\tx.%s = new(%s)\n\t}\n", split.shared, split.shared, split.shared)
+	}
+	b.WriteString("\tswitch string(name) {\n")
 	for _, f := range t.fields {
 		fmt.Fprintf(b, "\tcase %q:\n", f.json)
 		bit := "0"
@@ -249,7 +249,12 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		if !f.required && partialTypes[t.name] {
 			fmt.Fprintf(b, "\t\tif dec.PeekKind() == 'n' {\n\t\t\tx.Cleared = append(x.Cleared, %q)\n\t\t\t_, err = dec.ReadToken()\n\t\t\treturn %s, err\n\t\t}\n", f.json, bit)
 		}
-		if !f.required && pointerWhenOptional(f.typ) {
+		if _, ok := splitTypes[f.typ.name]; ok && f.typ.kind == kStruct {
+			if f.required {
+				panic("wiregen: " + t.name + "." + f.json + ": a required member of a split type")
+			}
+			fmt.Fprintf(b, "\t\tx.%s, err = readNew[%s](dec)\n", f.goName, f.typ.name)
+		} else if !f.required && pointerWhenOptional(f.typ) {
 			fmt.Fprintf(b, "\t\tx.%s, err = readPtr(dec, %s)\n", f.goName, decodeFn(f.typ))
 		} else {
 			fmt.Fprintf(b, "\t\tx.%s, err = %s(dec)\n", f.goName, decodeFn(f.typ))
@@ -261,6 +266,56 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		}
 	}
 	b.WriteString("\t}\n\treturn 0, dec.SkipValue()\n}\n\n")
+}
+
+// emitFields writes the field declarations of a struct.
+func emitFields(b *bytes.Buffer, fields []*field) {
+	for _, f := range fields {
+		if len(f.consts) > 0 {
+			continue
+		}
+		opt := ""
+		if !f.required {
+			opt = ",omitempty"
+		}
+		typ := f.typ.expr()
+		if !f.required && pointerWhenOptional(f.typ) {
+			typ = "*" + typ
+		}
+		note := ""
+		switch {
+		case f.legacy:
+			note = " // older protocol versions only"
+		case f.checked:
+			note = " // required at 1.x; absent in older versions"
+		}
+		fmt.Fprintf(b, "\t%s %s `json:\"%s%s\"`%s\n", f.goName, typ, f.json, opt, note)
+	}
+}
+
+// emitSplitDecl declares a type of splitTypes: the struct with its own
+// fields and the embedded pointer to the shared ones, then the struct of
+// the shared fields.
+func (g *gen) emitSplitDecl(b *bytes.Buffer, t *genType, shared string, own []string) {
+	var mine, rest []*field
+	for _, f := range t.fields {
+		if slices.Contains(own, f.json) {
+			mine = append(mine, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	var names []string
+	for _, f := range mine {
+		names = append(names, f.goName)
+	}
+	fmt.Fprintf(b, "//\n// Its fields other than %s are in *%s, which states that\n// differ only in those share: a streamed change copies a few words, not\n// the whole state. A copy made with *x would share them too, so go vet\n// reports one; Clone returns a copy whose fields can be set.\n", strings.Join(names, ", "), shared)
+	fmt.Fprintf(b, "type %s struct {\n\tnoCopy noCopy\n\t*%s `json:\",inline\"`\n", t.name, shared)
+	emitFields(b, mine)
+	b.WriteString("}\n\n")
+	fmt.Fprintf(b, "// %s holds the fields of %s other than %s.\ntype %s struct {\n", shared, t.name, strings.Join(names, ", "), shared)
+	emitFields(b, rest)
+	b.WriteString("}\n\n")
 }
 
 // canMiss reports whether decoding a value of type t can report absent
@@ -307,11 +362,16 @@ func (g *gen) emitEncodeField(b *bytes.Buffer, f *field, partial bool) {
 		fmt.Fprintf(b, "\tmember(enc, &err, %q, %s, %s)\n", f.json, val, encodeFn(f.typ))
 		return
 	}
-	deref := val
-	if pointerWhenOptional(f.typ) {
-		deref = "*" + val
+	deref, write := val, ""
+	if _, ok := splitTypes[f.typ.name]; ok && f.typ.kind == kStruct {
+		write = "writeMarshaler[*" + f.typ.name + "]"
+	} else {
+		if pointerWhenOptional(f.typ) {
+			deref = "*" + val
+		}
+		write = encodeFn(f.typ)
 	}
-	fmt.Fprintf(b, "\tif %s != nil {\n\t\tmember(enc, &err, %q, %s, %s)\n\t}", val, f.json, deref, encodeFn(f.typ))
+	fmt.Fprintf(b, "\tif %s != nil {\n\t\tmember(enc, &err, %q, %s, %s)\n\t}", val, f.json, deref, write)
 	if partial {
 		fmt.Fprintf(b, " else if slices.Contains(x.Cleared, %q) {\n\t\tmember(enc, &err, %q, struct{}{}, writeNull)\n\t}", f.json, f.json)
 	}
@@ -338,6 +398,9 @@ func decodeFn(t *goType) string {
 	case kBitset:
 		return "readUintAs[" + t.name + "]"
 	case kStruct, kHand:
+		if _, ok := splitTypes[t.name]; ok {
+			panic("wiregen: " + t.name + " is split and decodes only as an optional member")
+		}
 		return "readStruct[" + t.name + "]"
 	case kUnion:
 		return "decode" + t.name
@@ -369,6 +432,9 @@ func encodeFn(t *goType) string {
 	case kBitset:
 		return "writeUintAs[" + t.name + "]"
 	case kStruct, kHand:
+		if _, ok := splitTypes[t.name]; ok {
+			panic("wiregen: " + t.name + " is split and encodes only as an optional member")
+		}
 		return "writeMarshaler[" + t.name + "]"
 	case kUnion:
 		return "writeUnion[" + t.name + "]"
@@ -398,6 +464,9 @@ func (g *gen) emitRegistry() ([]byte, error) {
 		switch t.kind {
 		case kStruct:
 			fn = fmt.Sprintf("func(dec *jsontext.Decoder) (any, error) { v, err := readStruct[%s](dec); return &v, err }", n)
+			if _, ok := splitTypes[n]; ok {
+				fn = fmt.Sprintf("func(dec *jsontext.Decoder) (any, error) { v := new(%s); err := v.decodeJSON(dec); return v, err }", n)
+			}
 		case kUnion:
 			if t.external {
 				continue
