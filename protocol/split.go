@@ -13,10 +13,10 @@ type noCopy struct{}
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
-// chatStateBlock holds a chat state and its fields in one allocation.
-type chatStateBlock struct {
-	s ChatState
-	f ChatStateFields
+// splitBlock holds a split struct and its fields in one allocation.
+type splitBlock[S, F any] struct {
+	s S
+	f F
 }
 
 // Clone returns a copy of s with its own ChatStateFields, whose fields can
@@ -24,30 +24,22 @@ type chatStateBlock struct {
 // to (the active turn, the turns, the slices and maps): replace those, do
 // not modify them. A nil ChatStateFields gives empty ones.
 func (s *ChatState) Clone() *ChatState {
-	b := new(chatStateBlock)
+	b := new(splitBlock[ChatState, ChatStateFields])
 	if s.ChatStateFields != nil {
 		b.f = *s.ChatStateFields
 	}
-	b.s.ChatStateFields = &b.f
-	b.s.ActiveTurn = s.ActiveTurn
+	b.s.ChatStateFields, b.s.ActiveTurn = &b.f, s.ActiveTurn
 	return &b.s
-}
-
-// activeTurnBlock holds an active turn and its fields in one allocation.
-type activeTurnBlock struct {
-	t ActiveTurn
-	f ActiveTurnFields
 }
 
 // Clone returns a copy of t with its own ActiveTurnFields, whose fields can
 // be set without changing t. It shares the list of response parts and
 // everything the fields refer to. A nil ActiveTurnFields gives empty ones.
 func (t *ActiveTurn) Clone() *ActiveTurn {
-	b := new(activeTurnBlock)
+	b := new(splitBlock[ActiveTurn, ActiveTurnFields])
 	if t.ActiveTurnFields != nil {
 		b.f = *t.ActiveTurnFields
 	}
-	b.t.ActiveTurnFields = &b.f
-	b.t.ResponseParts = t.ResponseParts
-	return &b.t
+	b.s.ActiveTurnFields, b.s.ResponseParts = &b.f, t.ResponseParts
+	return &b.s
 }
