@@ -149,11 +149,11 @@ type Host struct {
 	mu         sync.Mutex
 	closed     bool
 	seq        int64
-	lastSeq    atomic.Int64  // seq, readable without the lock
-	reads      *storeReads   // what the step running under mu read from the store (see Host.locked)
-	readSlots  chan struct{} // store reads in flight (maxConcurrentReads)
-	leaseAsked int64         // the serverSeq limit last queued for the store
-	clock      time.Time     // the time of the change being committed
+	lastSeq    atomic.Int64 // seq, readable without the lock
+	reads      *storeReads  // what the step running under mu read from the store (see Host.locked)
+	reader     *storeReader // runs every read from the store
+	leaseAsked int64        // the serverSeq limit last queued for the store
+	clock      time.Time    // the time of the change being committed
 	channels   map[string]*channel
 	sessions   map[string]*session // every session, in memory or not
 	catalog    *catalog            // every session, in listing order
@@ -272,7 +272,7 @@ func New(opts *Options) (*Host, error) {
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
 		versions:  newVersionMemory(maxRememberedClients),
-		readSlots: make(chan struct{}, maxConcurrentReads),
+		reader:    newStoreReader(),
 	}
 	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
 	if h.st == nil {
@@ -288,6 +288,13 @@ func New(opts *Options) (*Host, error) {
 		root.Agents = append(root.Agents, info)
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	h.goFunc(func() {
+		h.reader.run(h.ctx, func(err error) {
+			if err != nil {
+				h.log.Debug("store reads run at normal priority", "err", err)
+			}
+		})
+	})
 	if err := h.open(); err != nil {
 		h.cancel()
 		if h.ownStore {
@@ -373,6 +380,7 @@ func (h *Host) shutdown(graceful bool) error {
 	}
 	if graceful {
 		h.endRunningTurnsLocked("the host is shutting down")
+		h.snapshotLoggedLocked()
 	}
 	h.closed = true
 	conns := make([]*conn, 0, len(h.conns))

@@ -16,13 +16,10 @@ import (
 // not loaded yet, turns older than a chat's window) returns a *storeMiss
 // before changing anything. Host.locked then releases the lock, reads what
 // was missing, and runs the step again with it at hand. Sessions are read
-// once however many steps wait for them (single-flight), on a goroutine of
-// the host's, and installed under the lock.
-
-// maxConcurrentReads bounds the store reads in flight across the host:
-// reading and decoding a session is CPU work, and streams to clients must
-// keep the rest of the machine.
-const maxConcurrentReads = 1
+// once however many steps wait for them (single-flight) and installed
+// under the lock. Every read runs on the host's one store reader
+// (reader.go), one at a time: reading and decoding a session is CPU work,
+// and streams to clients must keep the rest of the machine.
 
 // maxStoreReads bounds how often one step may go back to the store (a
 // truncation reads older turns a page at a time); each
@@ -123,10 +120,15 @@ func (h *Host) lockedStep(rd *storeReads, step func() error) error {
 func (h *Host) readTurns(ctx context.Context, rd *storeReads, r turnRange) error {
 	ctx, cancel := h.storeContext(ctx)
 	defer cancel()
-	if err := h.acquireRead(ctx); err != nil {
-		return err
+	var err error
+	if rerr := h.reader.do(ctx, h.ctx, func() { err = h.readTurnsNow(ctx, rd, r) }); rerr != nil {
+		return rerr
 	}
-	defer h.releaseRead()
+	return err
+}
+
+// readTurnsNow is readTurns on the store reader.
+func (h *Host) readTurnsNow(ctx context.Context, rd *storeReads, r turnRange) error {
 	stored, err := h.st.Turns(ctx, r.chat, r.from, r.to)
 	if err != nil {
 		return fmt.Errorf("reading the turns of %s: %w", r.chat, err)
@@ -227,22 +229,24 @@ func (h *Host) loadSession(ctx context.Context, s *session) error {
 	}
 }
 
-// readSession reads and decodes a session's channels, then installs them.
+// readSession reads and decodes a session's channels on the store
+// reader, then installs them.
 func (h *Host) readSession(s *session, lc *loadCall) {
 	ctx, cancel := h.storeContext(h.ctx)
-	var data *store.SessionData
-	err := h.acquireRead(ctx)
-	if err == nil {
-		data, err = h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
-	}
-	cancel()
 	var channels []*channel
-	if err != nil {
-		h.releaseRead()
-		err = fmt.Errorf("loading session %s: %w", s.uri, err)
-	} else {
+	var err error
+	rerr := h.reader.do(ctx, h.ctx, func() {
+		var data *store.SessionData
+		data, err = h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
+		if err != nil {
+			err = fmt.Errorf("loading session %s: %w", s.uri, err)
+			return
+		}
 		channels, err = rebuildChannels(s, data)
-		h.releaseRead()
+	})
+	cancel()
+	if rerr != nil {
+		err = fmt.Errorf("loading session %s: %w", s.uri, rerr)
 	}
 	h.mu.Lock()
 	if err == nil && !s.loaded && h.sessions[s.uri] == s && !h.closed {
@@ -370,15 +374,3 @@ func (h *Host) loadChannel(ctx context.Context, uri string) error {
 	}
 	return err
 }
-
-// acquireRead waits for a turn to read from the store.
-func (h *Host) acquireRead(ctx context.Context) error {
-	select {
-	case h.readSlots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (h *Host) releaseRead() { <-h.readSlots }

@@ -24,7 +24,8 @@ import (
 // whenever one of its turns ends or is truncated, and once the log holds
 // at least snapshotEvery actions and outweighs the last snapshot (so a
 // long streaming turn is not written again every few actions: the bytes
-// written for snapshots stay proportional to the bytes logged). Writing a
+// written for snapshots stay proportional to the bytes logged), and for
+// every channel with a log when the host stops gracefully. Writing a
 // snapshot drops the log before it. A chat's
 // snapshot leaves out its completed turns, which are stored one by one, in
 // order, as they end. Reading a channel back is its snapshot, the recent
@@ -258,6 +259,19 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	h.jr.queue(seq, ops...)
 	if ended {
 		h.trimTurnsLocked(ch)
+	}
+}
+
+// snapshotLoggedLocked queues a snapshot of every channel with actions
+// logged since its last one, so that reading it back after a stop replays
+// nothing (only a crash leaves a log to replay).
+func (h *Host) snapshotLoggedLocked() {
+	for _, ch := range h.channels {
+		if ch.session == nil || ch.logged == 0 {
+			continue
+		}
+		h.jr.queue(h.seq, snapshotOf(ch, h.seq))
+		ch.logged, ch.loggedBytes = 0, 0
 	}
 }
 

@@ -152,6 +152,19 @@ func TestRestartKeepsSessions(t *testing.T) {
 		if err := th.h.Close(); err != nil {
 			t.Fatal(err)
 		}
+		// A stop snapshots every channel, so reading one back replays
+		// nothing.
+		for _, s := range []string{uri, other} {
+			data, err := st.LoadSession(context.Background(), s, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range data.Channels {
+				if len(ch.Actions) > 0 {
+					t.Errorf("%s: %d actions logged after the last snapshot of a stopped host", ch.Channel, len(ch.Actions))
+				}
+			}
+		}
 
 		th2 := startHost(t, &host.Options{Store: st})
 		c2 := th2.dial(t, "b")

@@ -280,6 +280,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	level, _ := parseLevel(cfg.LogLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
+	if cfg.SpareProc {
+		defer spareProc()()
+	}
 	agents, acps, err := cfg.agentConfig.backends(log)
 	if err != nil {
 		return err

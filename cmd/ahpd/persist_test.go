@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,6 +75,34 @@ func TestStoreFlags(t *testing.T) {
 	dir, err := defaultDataDir()
 	if err != nil || dir != filepath.Join(os.Getenv("XDG_DATA_HOME"), "ahpd") {
 		t.Fatalf("default data dir %q, %v", dir, err)
+	}
+	if cfg, err := parseConfig(nil, io.Discard); err != nil || !cfg.SpareProc {
+		t.Fatalf("--spare-proc is not on by default: %+v, %v", cfg.storeConfig, err)
+	}
+	if cfg, err := parseConfig([]string{"--spare-proc=false"}, io.Discard); err != nil || cfg.SpareProc {
+		t.Fatalf("--spare-proc=false: %+v, %v", cfg.storeConfig, err)
+	}
+}
+
+// TestSpareProc: the spare processor is added and given back, and a
+// GOMAXPROCS set in the environment is left alone.
+func TestSpareProc(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	t.Setenv("GOMAXPROCS", "")
+	restore := spareProc()
+	if got := runtime.GOMAXPROCS(0); got != procs+1 {
+		t.Errorf("GOMAXPROCS %d with a spare processor, want %d", got, procs+1)
+	}
+	restore()
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Fatalf("GOMAXPROCS %d after giving the spare back, want %d", got, procs)
+	}
+	t.Setenv("GOMAXPROCS", fmt.Sprint(procs))
+	restore = spareProc()
+	got := runtime.GOMAXPROCS(0)
+	restore()
+	if got != procs {
+		t.Fatalf("GOMAXPROCS %d, set to %d in the environment", got, procs)
 	}
 }
 

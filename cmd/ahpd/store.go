@@ -25,16 +25,21 @@ type storeConfig struct {
 	// SaveWindow is how long changes may gather before they are written
 	// together (host.Options.SaveWindow); "0s" writes each batch at once.
 	SaveWindow string `json:"saveWindow"`
+	// SpareProc runs the Go scheduler with one processor more than it
+	// would have by default (see spareProc).
+	SpareProc bool `json:"spareProc"`
 }
 
 func (c *storeConfig) defaults() {
 	c.Store = "sqlite"
 	c.SaveWindow = host.DefaultSaveWindow.String()
+	c.SpareProc = true
 }
 
 func (c *storeConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "where sessions are kept: sqlite (in --data-dir, survives restarts) or memory (lost on exit)")
 	fs.StringVar(&c.SaveWindow, "save-window", c.SaveWindow, "how long streamed changes may gather before one write saves them all; a crash can lose up to this much more (0s: write at once)")
+	fs.BoolVar(&c.SpareProc, "spare-proc", c.SpareProc, "run with one Go processor more than the CPUs, so that store reads, which run at background priority, take none from the streams to clients (ignored when GOMAXPROCS is set)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
 }
 
@@ -94,4 +99,19 @@ func defaultDataDir() (string, error) {
 		return "", errors.New("no home directory to keep sessions in: set --data-dir")
 	}
 	return filepath.Join(home, ".local", "share", "ahpd"), nil
+}
+
+// spareProc gives the Go scheduler one processor more than it has,
+// unless GOMAXPROCS is set in the environment, and returns a func that
+// gives it back. The host reads its store on a thread at background
+// priority: with a processor of its own, a burst of session loads runs in
+// the CPU time the streams to clients leave, instead of holding one of the
+// processors they need for as long as each read runs.
+func spareProc() (restore func()) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	prev := runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(prev + 1)
+	return func() { runtime.GOMAXPROCS(prev) }
 }

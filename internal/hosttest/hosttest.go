@@ -47,6 +47,7 @@ type Client struct {
 	envs       []protocol.ActionEnvelope
 	ntfs       []*jsonrpc.Request
 	onEnvelope func(*protocol.ActionEnvelope)
+	discard    bool
 	wake       chan struct{}
 }
 
@@ -75,6 +76,12 @@ func Dial(t testing.TB, url, clientID string) *Client {
 }
 
 func (c *Client) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
+	c.mu.Lock()
+	discard := c.discard
+	c.mu.Unlock()
+	if discard {
+		return nil, nil
+	}
 	if req.Method == "action" {
 		var env protocol.ActionEnvelope
 		if err := protocol.Unmarshal(req.Params, &env); err != nil {
@@ -105,6 +112,14 @@ func (c *Client) handle(_ context.Context, req *jsonrpc.Request) (any, error) {
 func (c *Client) Watch(f func(*protocol.ActionEnvelope)) {
 	c.mu.Lock()
 	c.onEnvelope = f
+	c.mu.Unlock()
+}
+
+// Discard drops every notification from now on without decoding or
+// recording it (benchmarks: a client whose notifications nobody reads).
+func (c *Client) Discard() {
+	c.mu.Lock()
+	c.discard = true
 	c.mu.Unlock()
 }
 

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Seq", testSeq},
 		{"Turns", testTurns},
 		{"ManyTurns", testManyTurns},
+		{"SeveralChats", testSeveralChats},
 		{"CatalogPaging", testCatalogPaging},
 		{"DeleteSession", testDeleteSession},
 		{"DeleteChannel", testDeleteChannel},
@@ -106,6 +107,7 @@ const (
 	s1 = "ahp-session:/s1"
 	c1 = "ahp-chat:/c1"
 	c2 = "ahp-chat:/c2"
+	c3 = "ahp-chat:/c3"
 	t0 = "2026-01-01T00:00:00.000Z"
 )
 
@@ -288,6 +290,39 @@ func testManyTurns(t *testing.T, st store.Store) {
 	if err != nil || len(page) != 50 || page[0].Ordinal != 5000 {
 		t.Fatalf("a page in the middle: %d turns, %v", len(page), err)
 	}
+}
+
+// testSeveralChats reads back a session whose chats each have actions
+// after their snapshots and turns of their own, beside another session's.
+func testSeveralChats(t *testing.T, st store.Store) {
+	ops := store.Batch{
+		store.PutSession{Session: session(s1, t0, c1, c2)},
+		store.PutSession{Session: session("ahp-session:/s2", t0, c3)},
+		store.PutSnapshot{Snapshot: snapshot(s1, s1, 1)},
+		store.PutSnapshot{Snapshot: snapshot(c1, s1, 2)},
+		store.PutSnapshot{Snapshot: snapshot(c2, s1, 4)},
+		store.PutSnapshot{Snapshot: snapshot(c3, "ahp-session:/s2", 1)},
+	}
+	for i := range int64(6) {
+		ops = append(ops, store.PutTurn{Turn: turn(c1, i)}, store.PutTurn{Turn: turn(c3, i)})
+	}
+	ops = append(ops, store.PutTurn{Turn: turn(c2, 0)})
+	for seq := int64(5); seq <= 10; seq++ {
+		ops = append(ops, store.AppendAction{Action: action([]string{s1, c1, c2, c3}[seq%4], seq)})
+	}
+	write(t, st, ops...)
+	got := load(t, st, s1, 4)
+	want := &store.SessionData{
+		Session: session(s1, t0, c1, c2),
+		Channels: []store.Channel{
+			{Snapshot: snapshot(s1, s1, 1), Actions: []store.Action{action(s1, 8)}},
+			{Snapshot: snapshot(c1, s1, 2), Actions: []store.Action{action(c1, 5), action(c1, 9)},
+				Turns: []store.Turn{turn(c1, 2), turn(c1, 3), turn(c1, 4), turn(c1, 5)}, TurnCount: 6},
+			{Snapshot: snapshot(c2, s1, 4), Actions: []store.Action{action(c2, 6), action(c2, 10)},
+				Turns: []store.Turn{turn(c2, 0)}, TurnCount: 1},
+		},
+	}
+	diff(t, "a session of two chats", got, want)
 }
 
 func testCatalogPaging(t *testing.T, st store.Store) {

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package host
+
+// backgroundThread does nothing where a thread's priority cannot be set
+// apart from its process's: the reads run at normal priority.
+func backgroundThread() error { return nil }
