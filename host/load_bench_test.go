@@ -49,8 +49,9 @@ func copyDir(b *testing.B, from string) string {
 // store read under the host lock would hold the stream up for as long as
 // each read takes.
 //
-// It runs as ahpd does (--spare-proc): with one Go processor more than
-// the benchmark's -cpu, for the host's store reader. The subscribers
+// It runs as ahpd does by default (--spare-procs 2): with two Go
+// processors more than the benchmark's -cpu, one for the host's store
+// reader and one for the streams while the store's writer is in fsync. The subscribers
 // decode every delta they time, as a client does; the loading client,
 // which stands for another process, drops the notifications of the
 // sessions it loads without decoding them (its replies are not decoded
@@ -63,7 +64,7 @@ func BenchmarkStreamWhileLoading(b *testing.B) {
 		pace        = time.Millisecond
 	)
 	procs := runtime.GOMAXPROCS(0)
-	runtime.GOMAXPROCS(procs + 1) // as ahpd --spare-proc
+	runtime.GOMAXPROCS(procs + 2) // as ahpd --spare-procs 2
 	defer runtime.GOMAXPROCS(procs)
 	fixture := startupFixture(b, cold, 20)
 	var quiet, loading, loads []time.Duration

@@ -14,8 +14,8 @@ import (
 // the streams to clients. At background priority the operating system
 // runs the reads in the time the streams leave. That only helps when the
 // Go scheduler has a processor to spare for the reader while every other
-// processor runs something: ahpd runs with one more processor than the
-// machine has CPUs (its --spare-proc flag).
+// processor runs something: ahpd runs with more processors than the
+// machine has CPUs (its --spare-procs flag).
 type storeReader struct {
 	jobs chan func()
 }

@@ -280,9 +280,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	level, _ := parseLevel(cfg.LogLevel)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
-	if cfg.SpareProc {
-		defer spareProc()()
-	}
+	defer spareProcs(cfg.SpareProcs)()
 	agents, acps, err := cfg.agentConfig.backends(log)
 	if err != nil {
 		return err

@@ -76,29 +76,34 @@ func TestStoreFlags(t *testing.T) {
 	if err != nil || dir != filepath.Join(os.Getenv("XDG_DATA_HOME"), "ahpd") {
 		t.Fatalf("default data dir %q, %v", dir, err)
 	}
-	if cfg, err := parseConfig(nil, io.Discard); err != nil || !cfg.SpareProc {
-		t.Fatalf("--spare-proc is not on by default: %+v, %v", cfg.storeConfig, err)
+	if cfg, err := parseConfig(nil, io.Discard); err != nil || cfg.SpareProcs != defaultSpareProcs {
+		t.Fatalf("--spare-procs by default: %+v, %v", cfg.storeConfig, err)
 	}
-	if cfg, err := parseConfig([]string{"--spare-proc=false"}, io.Discard); err != nil || cfg.SpareProc {
-		t.Fatalf("--spare-proc=false: %+v, %v", cfg.storeConfig, err)
+	if cfg, err := parseConfig([]string{"--spare-procs", "0"}, io.Discard); err != nil || cfg.SpareProcs != 0 {
+		t.Fatalf("--spare-procs 0: %+v, %v", cfg.storeConfig, err)
+	}
+	for _, bad := range []string{"-1", "17", "two"} {
+		if _, err := parseConfig([]string{"--spare-procs", bad}, io.Discard); err == nil {
+			t.Errorf("--spare-procs %s was accepted", bad)
+		}
 	}
 }
 
-// TestSpareProc: the spare processor is added and given back, and a
+// TestSpareProcs: spare processors are added and taken back, and a
 // GOMAXPROCS set in the environment is left alone.
-func TestSpareProc(t *testing.T) {
+func TestSpareProcs(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	t.Setenv("GOMAXPROCS", "")
-	restore := spareProc()
-	if got := runtime.GOMAXPROCS(0); got != procs+1 {
-		t.Errorf("GOMAXPROCS %d with a spare processor, want %d", got, procs+1)
+	restore := spareProcs(2)
+	if got := runtime.GOMAXPROCS(0); got != procs+2 {
+		t.Errorf("GOMAXPROCS %d with two spare processors, want %d", got, procs+2)
 	}
 	restore()
 	if got := runtime.GOMAXPROCS(0); got != procs {
-		t.Fatalf("GOMAXPROCS %d after giving the spare back, want %d", got, procs)
+		t.Fatalf("GOMAXPROCS %d after taking the spares back, want %d", got, procs)
 	}
 	t.Setenv("GOMAXPROCS", fmt.Sprint(procs))
-	restore = spareProc()
+	restore = spareProcs(2)
 	got := runtime.GOMAXPROCS(0)
 	restore()
 	if got != procs {

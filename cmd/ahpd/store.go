@@ -25,25 +25,28 @@ type storeConfig struct {
 	// SaveWindow is how long changes may gather before they are written
 	// together (host.Options.SaveWindow); "0s" writes each batch at once.
 	SaveWindow string `json:"saveWindow"`
-	// SpareProc runs the Go scheduler with one processor more than it
-	// would have by default (see spareProc).
-	SpareProc bool `json:"spareProc"`
+	// SpareProcs is how many Go processors ahpd runs with beyond the
+	// default (see spareProcs).
+	SpareProcs int `json:"spareProcs"`
 }
 
 func (c *storeConfig) defaults() {
 	c.Store = "sqlite"
 	c.SaveWindow = host.DefaultSaveWindow.String()
-	c.SpareProc = true
+	c.SpareProcs = defaultSpareProcs
 }
 
 func (c *storeConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "where sessions are kept: sqlite (in --data-dir, survives restarts) or memory (lost on exit)")
 	fs.StringVar(&c.SaveWindow, "save-window", c.SaveWindow, "how long streamed changes may gather before one write saves them all; a crash can lose up to this much more (0s: write at once)")
-	fs.BoolVar(&c.SpareProc, "spare-proc", c.SpareProc, "run with one Go processor more than the CPUs, so that store reads, which run at background priority, take none from the streams to clients (ignored when GOMAXPROCS is set)")
+	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors to run with beyond one per CPU: one lets store reads, which run at background priority, take none from the streams to clients, another keeps one free while the store's writer waits for the disk (ignored when GOMAXPROCS is set; 0: none)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
 }
 
 func (c *storeConfig) validate() error {
+	if c.SpareProcs < 0 || c.SpareProcs > maxSpareProcs {
+		return fmt.Errorf("--spare-procs %d: want 0 to %d", c.SpareProcs, maxSpareProcs)
+	}
 	if d, err := time.ParseDuration(c.SaveWindow); err != nil || d < 0 || d > time.Second {
 		return fmt.Errorf("--save-window %q: want a duration from 0s to 1s", c.SaveWindow)
 	}
@@ -101,17 +104,27 @@ func defaultDataDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "ahpd"), nil
 }
 
-// spareProc gives the Go scheduler one processor more than it has,
-// unless GOMAXPROCS is set in the environment, and returns a func that
-// gives it back. The host reads its store on a thread at background
-// priority: with a processor of its own, a burst of session loads runs in
-// the CPU time the streams to clients leave, instead of holding one of the
-// processors they need for as long as each read runs.
-func spareProc() (restore func()) {
-	if os.Getenv("GOMAXPROCS") != "" {
+// Spare processors (--spare-procs). The host reads its store on a thread
+// at background priority: with a Go processor of its own, a burst of
+// session loads runs in the CPU time the streams to clients leave instead
+// of holding, for as long as each read runs, one of the processors they
+// need. The second spare keeps a processor for the streams while the
+// store's writer waits in fsync: a goroutine in a system call keeps its
+// processor until the runtime's monitor notices, which can take
+// milliseconds.
+const (
+	defaultSpareProcs = 2
+	maxSpareProcs     = 16
+)
+
+// spareProcs gives the Go scheduler n processors more than it has, unless
+// GOMAXPROCS is set in the environment, and returns a func that takes
+// them back.
+func spareProcs(n int) (restore func()) {
+	if n == 0 || os.Getenv("GOMAXPROCS") != "" {
 		return func() {}
 	}
 	prev := runtime.GOMAXPROCS(0)
-	runtime.GOMAXPROCS(prev + 1)
+	runtime.GOMAXPROCS(prev + n)
 	return func() { runtime.GOMAXPROCS(prev) }
 }

@@ -490,7 +490,11 @@ func loadSession(tx *sql.Tx, st *loadStatements, uri string, recentTurns int) (*
 		return nil, err
 	}
 	for i := range data.Channels {
-		byURI[data.Channels[i].Channel] = &data.Channels[i]
+		c := &data.Channels[i]
+		byURI[c.Channel] = c
+		if recentTurns > 0 && c.TurnCount > 0 {
+			c.Turns = make([]store.Turn, 0, min(c.TurnCount, int64(recentTurns)))
+		}
 	}
 	rows, err = tx.StmtContext(ctx, st.actions).Query(uri)
 	if err != nil {
