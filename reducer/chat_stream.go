@@ -37,7 +37,10 @@ const maxInlineParts = 16
 // is n, so that an append never writes into the block.
 func newStreamBlock[Part any](n int) (*protocol.ChatState, *protocol.ActiveTurn, *Part, []protocol.ResponsePart) {
 	switch {
-	case n <= 2: // the same size class as no parts at all
+	case n <= 1:
+		b := new(streamBlock[Part, [1]protocol.ResponsePart])
+		return &b.chat, &b.turn, &b.part, b.parts[:n:n]
+	case n <= 2:
 		b := new(streamBlock[Part, [2]protocol.ResponsePart])
 		return &b.chat, &b.turn, &b.part, b.parts[:n:n]
 	case n <= 4:
@@ -63,8 +66,7 @@ func chatDelta(s *protocol.ChatState, a *protocol.ChatDeltaAction) *protocol.Cha
 	}
 	ns, nt, np, parts := newStreamBlock[protocol.MarkdownResponsePart](len(t.ResponseParts))
 	*np = protocol.MarkdownResponsePart{ID: md.ID, Content: md.Content.Append(a.Content)}
-	copy(parts, t.ResponseParts)
-	parts[i] = np
+	chatCopyParts(parts, t.ResponseParts, i, np)
 	return chatStreamed(s, ns, t, nt, parts)
 }
 
@@ -78,9 +80,17 @@ func chatReasoning(s *protocol.ChatState, a *protocol.ChatReasoningAction) *prot
 	}
 	ns, nt, np, parts := newStreamBlock[protocol.ReasoningResponsePart](len(t.ResponseParts))
 	*np = protocol.ReasoningResponsePart{ID: rp.ID, Content: rp.Content.Append(a.Content)}
-	copy(parts, t.ResponseParts)
-	parts[i] = np
+	chatCopyParts(parts, t.ResponseParts, i, np)
 	return chatStreamed(s, ns, t, nt, parts)
+}
+
+// chatCopyParts fills parts with the parts of from, p at index i. Only
+// the others are copied: with the collector running, each copied word
+// costs a write barrier.
+func chatCopyParts(parts, from []protocol.ResponsePart, i int, p protocol.ResponsePart) {
+	copy(parts[:i], from[:i])
+	parts[i] = p
+	copy(parts[i+1:], from[i+1:])
 }
 
 // chatStreamed fills the block's chat ns and turn nt as copies of s and t
