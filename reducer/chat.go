@@ -12,11 +12,11 @@ import (
 // is never modified, so earlier states stay valid. Streaming is cheap: a
 // chat/delta makes a new chat and active turn that share their other
 // fields with the old ones (protocol.ChatStateFields, ActiveTurnFields), a
-// new part and a new list of parts, all in one allocation of about 140
-// bytes (for turns of up to 16 parts), never copies the history of
-// completed turns, and appends to the part's text in amortized time
-// proportional to the delta. A chat state or turn without its fields
-// struct (a zero value) is reduced as one with empty fields.
+// new part and a new list of parts, all in one allocation (112 bytes for
+// a turn of one part, one for turns of up to 16 parts), never copies the
+// history of completed turns, and appends to the part's text in
+// amortized time proportional to the delta. A chat state or turn without
+// its fields struct (a zero value) is reduced as one with empty fields.
 //
 // An action that does not apply (another channel's action, an unknown
 // action, or one naming a turn, part, tool call or request that is not
