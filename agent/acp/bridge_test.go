@@ -2,7 +2,6 @@ package acp_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 
 	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/protocol"
@@ -510,45 +508,6 @@ func TestDisposeKillsProcessGroup(t *testing.T) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Fatal("the agent's child survived the session")
 	}
-}
-
-// exits waits until the process pid ends, or the timeout passes, and
-// reports whether it ended. The process is not our child, so it cannot be
-// waited for; a pidfd becomes readable when it terminates.
-func exits(t *testing.T, pid int, timeout time.Duration) bool {
-	t.Helper()
-	fd, err := unix.PidfdOpen(pid, 0)
-	if errors.Is(err, unix.ESRCH) {
-		return true
-	}
-	if err != nil {
-		t.Fatalf("pidfd_open %d: %v", pid, err)
-	}
-	defer unix.Close(fd)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		n, err := unix.Poll(fds, int(timeout.Milliseconds()))
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			t.Fatalf("poll pidfd: %v", err)
-		}
-		return n > 0
-	}
-}
-
-// alive reports whether a process exists and is not a zombie.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return err != nil && !os.IsNotExist(err)
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
 }
 
 // TestUnknownUpdateKinds: updates of kinds the SDK does not know are

@@ -94,10 +94,7 @@ func Start(spec Spec, emit func(Event)) (*Process, error) {
 	cmd.Dir = spec.Dir
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor", "TERM_PROGRAM=ahpd")
 	cmd.Env = append(cmd.Env, spec.Env...)
-	// A session of its own (so it can be ended as a whole), the PTY as its
-	// controlling terminal, and SIGKILL if ahpd dies first.
-	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true, Pdeathsig: syscall.SIGKILL}
-	f, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}, attrs)
+	f, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}, sessionAttrs())
 	if err != nil {
 		p.removeRC()
 		return nil, fmt.Errorf("terminal: starting %s: %w", argv[0], err)
@@ -323,8 +320,8 @@ func (p *Process) gather(fd int, buf []byte, n int) (int, error) {
 		if wait <= 0 {
 			break
 		}
-		ts := unix.NsecToTimespec(int64(wait))
-		ready, err := unix.Ppoll(fds, &ts, nil)
+		// poll(2) counts in milliseconds: round up, never to zero.
+		ready, err := unix.Poll(fds, int((wait+time.Millisecond-1)/time.Millisecond))
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
