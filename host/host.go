@@ -448,6 +448,19 @@ func sortedSessions(m map[string]*session) []*session {
 func (h *Host) now() string { return protocol.FormatTime(h.opts.Now()) }
 
 // go runs f on a goroutine owned by the host.
+// goIfOpen runs f on a goroutine of the host's unless the host is shut
+// down or shutting down, and reports whether it did. Unlike goFunc it may
+// be called without h.mu, from outside the host (an HTTP handler).
+func (h *Host) goIfOpen(f func()) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.goFunc(f)
+	return true
+}
+
 func (h *Host) goFunc(f func()) {
 	h.wg.Add(1)
 	go func() {

@@ -161,3 +161,46 @@ func TestShutdownIsBounded(t *testing.T) {
 		t.Fatal("Shutdown did not return after its context ended")
 	}
 }
+
+// TestHandlerReturnsAfterUpgrade: the WebSocket handler returns once the
+// connection is upgraded, so net/http can drop the request and its
+// buffers, while the connection goes on being served by the host until
+// the host closes it.
+func TestHandlerReturnsAfterUpgrade(t *testing.T) {
+	h, err := host.New(&host.Options{Agents: []agent.Backend{echo.New(nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	returned := make(chan struct{}, 1)
+	inner := h.WebSocketHandler(nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		inner.ServeHTTP(w, r)
+		returned <- struct{}{}
+	}))
+	defer srv.Close()
+	ws := rawDial(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not return after the upgrade")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersions":["1.1.0"],"clientId":"late"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, data, err := ws.Read(ctx); err != nil || !strings.Contains(string(data), `"protocolVersion":"1.1.0"`) {
+		t.Fatalf("initialize after the handler returned: %s, %v", data, err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.Read(ctx); err == nil {
+		t.Fatal("the connection outlived the host")
+	}
+	// A host that is closed refuses new connections instead of serving them.
+	late := rawDial(t, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	if _, _, err := late.Read(ctx); err == nil {
+		t.Fatal("a closed host served a new connection")
+	}
+}

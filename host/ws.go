@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"net/http"
@@ -102,7 +103,16 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 			logRefusal("refused a WebSocket upgrade", "remote", r.RemoteAddr, "err", clip(err.Error(), maxLoggedValue))
 			return
 		}
-		h.ServeTransport(r.Context(), t)
+		// The connection outlives this handler, on a goroutine of the
+		// host's: once the handler returns, net/http drops the request,
+		// its headers and the response's buffer, which the hijacked
+		// connection does not use (a few KiB per idle connection). The
+		// request's context ends with the handler, so only its values go
+		// along.
+		ctx := context.WithoutCancel(r.Context())
+		if !h.goIfOpen(func() { h.ServeTransport(ctx, t) }) {
+			t.Close()
+		}
 	})
 }
 
