@@ -21,6 +21,14 @@ import (
 // (reader.go), one at a time: reading and decoding a session is CPU work,
 // and streams to clients must keep the rest of the machine.
 
+// loadedTurns is how many completed turns of each chat a session brings
+// into memory when it is read: the latest only (which chat/turnResume may
+// reopen). Reading a session (to subscribe to it, or to list its chats)
+// needs none of them, and a chat's window of recent turns is read when a
+// snapshot first asks for it (snapshotStateLocked keeps it), so loading
+// many sessions costs little memory and little collection.
+const loadedTurns = 1
+
 // maxStoreReads bounds how often one step may go back to the store (a
 // truncation reads older turns a page at a time); each
 // read makes progress unless the chat keeps moving under it.
@@ -237,7 +245,7 @@ func (h *Host) readSession(s *session, lc *loadCall) {
 	var err error
 	rerr := h.reader.do(ctx, h.ctx, func() {
 		var data *store.SessionData
-		data, err = h.st.LoadSession(ctx, s.uri, h.opts.RecentTurns)
+		data, err = h.st.LoadSession(ctx, s.uri, min(loadedTurns, h.opts.RecentTurns))
 		if err != nil {
 			err = fmt.Errorf("loading session %s: %w", s.uri, err)
 			return

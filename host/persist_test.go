@@ -377,8 +377,8 @@ func TestLongHistoryIsPaged(t *testing.T) {
 			next -= 50
 			cursor = loaded.TurnsNextCursor
 		}
-		// The window of 100 read at first, then 20+50+50 for the pages
-		// below it.
+		// The latest turn read with the session, the 19 below it for the
+		// view (kept in memory), then 50 for each page below those.
 		if read := spy.turnsRead.Load(); read != 220 {
 			t.Fatalf("paging read %d turns from the store, want 220", read)
 		}
@@ -387,6 +387,66 @@ func TestLongHistoryIsPaged(t *testing.T) {
 		full := c2.Subscribe(chat).State.(*protocol.ChatState)
 		if len(full.Turns) != n || full.Turns[0].ID != "h00000" || full.TurnsNextCursor != nil {
 			t.Fatalf("full snapshot: %d turns", len(full.Turns))
+		}
+	})
+}
+
+// TestSessionLoadsLatestTurn: a session read back from the store brings
+// only the latest turn of each chat into memory; the first snapshot of a
+// chat reads the rest of its window and keeps it, so a second subscriber
+// reads nothing, and turns completed afterwards are stored under the
+// right ordinals.
+func TestSessionLoadsLatestTurn(t *testing.T) {
+	eachStore(t, func(t *testing.T, st store.Store) {
+		th := startHost(t, &host.Options{Store: st})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, chat := c.newSession("history")
+		c.Subscribe(chat)
+		for i := range 5 {
+			startTurn(c, chat, fmt.Sprintf("t%d", i), "hi")
+			c.WaitFor("turn", func(envs []protocol.ActionEnvelope) bool { return countType("chat/turnComplete", only(chat, envs)) > i })
+		}
+		th.h.Close()
+
+		ids := func(s *protocol.Snapshot) string {
+			var out []string
+			for _, t := range s.State.(*protocol.ChatState).Turns {
+				out = append(out, t.ID)
+			}
+			return strings.Join(out, " ")
+		}
+		spy := &spyStore{Store: st}
+		th2 := startHost(t, &host.Options{Store: spy})
+		c2 := th2.dial(t, "b")
+		c2.initialize()
+		c2.Subscribe(uri)
+		if n := spy.turnsRead.Load(); n != 1 {
+			t.Fatalf("reading the session read %d turns, want the latest only", n)
+		}
+		if got := ids(c2.Subscribe(chat)); got != "t0 t1 t2 t3 t4" {
+			t.Fatalf("first snapshot of the chat: %q", got)
+		}
+		if n := spy.turnsRead.Load(); n != 5 {
+			t.Fatalf("%d turns read for the first snapshot, want 5 in all", n)
+		}
+		c3 := th2.dial(t, "c")
+		c3.initialize()
+		if got := ids(c3.Subscribe(chat)); got != "t0 t1 t2 t3 t4" {
+			t.Fatalf("second snapshot of the chat: %q", got)
+		}
+		if n := spy.turnsRead.Load(); n != 5 {
+			t.Fatalf("the second snapshot read %d more turns", n-5)
+		}
+		startTurn(c2, chat, "t5", "again")
+		c2.WaitFor("turn", endedOn(chat))
+		th2.h.Close()
+
+		th3 := startHost(t, &host.Options{Store: st})
+		c4 := th3.dial(t, "d")
+		c4.initialize()
+		if got := ids(c4.Subscribe(chat)); got != "t0 t1 t2 t3 t4 t5" {
+			t.Fatalf("after another restart: %q", got)
 		}
 	})
 }

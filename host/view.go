@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,11 +40,30 @@ func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotSta
 			return nil, err
 		}
 		v.Turns = append(older, cs.Turns...)
+		h.keepOlderTurnsLocked(ch, older)
 	}
 	if start > 0 {
 		v.TurnsNextCursor = protocol.Ptr(turnsCursor(start))
 	}
 	return v, nil
+}
+
+// keepOlderTurnsLocked puts into memory the newest of the turns just read
+// from the store, those just below the chat's window, as far as the window
+// has room for (Options.RecentTurns): the next snapshot of the chat finds
+// them at hand. Only the window moves; the chat and the store are as they
+// were.
+func (h *Host) keepOlderTurnsLocked(ch *channel, older []protocol.Turn) {
+	cs := ch.state.(*protocol.ChatState)
+	n := min(len(older), h.opts.RecentTurns-len(cs.Turns))
+	if n <= 0 {
+		return
+	}
+	wider := cs.Clone()
+	wider.Turns = append(slices.Clip(older[len(older)-n:]), cs.Turns...)
+	ch.state = wider
+	ch.turnBase -= int64(n)
+	ch.turnSeqs = append(make([]int64, n), ch.turnSeqs...) // stored already
 }
 
 // windowStart returns the ordinal of the oldest turn a snapshot of the
