@@ -114,6 +114,31 @@ func startTurn(c *client, chat, id, text string) {
 	c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()), Message: userMessage(text)})
 }
 
+// chatOnStore starts a host on st and a client "a" subscribed to the
+// default chat of a new session, and returns them with the session's and
+// the chat's URIs.
+func chatOnStore(t *testing.T, st store.Store, title string) (*testHost, *client, string, string) {
+	t.Helper()
+	th := startHost(t, &host.Options{Store: st})
+	c := th.dial(t, "a")
+	c.initialize()
+	uri, chat := c.newSession(title)
+	c.Subscribe(chat)
+	return th, c, uri, chat
+}
+
+// runNamedTurns runs n turns on a chat, t0 to t(n-1), each with the message
+// text, one after the other.
+func runNamedTurns(c *client, chat string, n int, text string) {
+	c.T.Helper()
+	for i := range n {
+		startTurn(c, chat, fmt.Sprintf("t%d", i), text)
+		c.WaitFor("turn", func(envs []protocol.ActionEnvelope) bool {
+			return countType("chat/turnComplete", only(chat, envs)) == i+1
+		})
+	}
+}
+
 func list(c *client) []protocol.SessionSummary {
 	c.T.Helper()
 	var res protocol.ListSessionsResult
@@ -197,11 +222,7 @@ func TestRestartKeepsSessions(t *testing.T) {
 // catalog no longer shows it running.
 func TestCrashEndsInterruptedTurn(t *testing.T) {
 	eachStore(t, func(t *testing.T, st store.Store) {
-		th := startHost(t, &host.Options{Store: st})
-		c := th.dial(t, "a")
-		c.initialize()
-		uri, chat := c.newSession("crash")
-		c.Subscribe(chat)
+		th, c, uri, chat := chatOnStore(t, st, "crash")
 		startTurn(c, chat, "slow", "/slow 500")
 		// README, "When a change is saved": a client that has seen an
 		// action and then gets a listSessions reply knows the action
@@ -311,11 +332,7 @@ func TestReconnectAcrossRestart(t *testing.T) {
 // store, and a subscribe without a view still gets every turn.
 func TestLongHistoryIsPaged(t *testing.T) {
 	eachStore(t, func(t *testing.T, st store.Store) {
-		th := startHost(t, &host.Options{Store: st})
-		c := th.dial(t, "a")
-		c.initialize()
-		uri, chat := c.newSession("long")
-		c.Subscribe(chat)
+		th, c, uri, chat := chatOnStore(t, st, "long")
 		startTurn(c, chat, "h00000", "the first turn")
 		c.WaitFor("turn", endedOn(chat))
 		th.h.Close()
@@ -398,15 +415,8 @@ func TestLongHistoryIsPaged(t *testing.T) {
 // right ordinals.
 func TestSessionLoadsLatestTurn(t *testing.T) {
 	eachStore(t, func(t *testing.T, st store.Store) {
-		th := startHost(t, &host.Options{Store: st})
-		c := th.dial(t, "a")
-		c.initialize()
-		uri, chat := c.newSession("history")
-		c.Subscribe(chat)
-		for i := range 5 {
-			startTurn(c, chat, fmt.Sprintf("t%d", i), "hi")
-			c.WaitFor("turn", func(envs []protocol.ActionEnvelope) bool { return countType("chat/turnComplete", only(chat, envs)) > i })
-		}
+		th, c, uri, chat := chatOnStore(t, st, "history")
+		runNamedTurns(c, chat, 5, "hi")
 		th.h.Close()
 
 		ids := func(s *protocol.Snapshot) string {
@@ -610,12 +620,7 @@ func TestTruncateBeyondWindow(t *testing.T) {
 		c.initialize()
 		_, chat := c.newSession("trunc")
 		c.Subscribe(chat)
-		for i := range 6 {
-			startTurn(c, chat, fmt.Sprintf("t%d", i), "turn")
-			c.WaitFor("turn", func(envs []protocol.ActionEnvelope) bool {
-				return countType("chat/turnComplete", only(chat, envs)) == i+1
-			})
-		}
+		runNamedTurns(c, chat, 6, "turn")
 		th.h.Close()
 
 		th2 := startHost(t, opts)
@@ -737,17 +742,8 @@ func TestSeqIncreasesAcrossRestarts(t *testing.T) {
 // a small time: what a crash can lose is bounded.
 func TestSaveLag(t *testing.T) {
 	eachStore(t, func(t *testing.T, st store.Store) {
-		th := startHost(t, &host.Options{Store: st})
-		c := th.dial(t, "a")
-		c.initialize()
-		_, chat := c.newSession("lag")
-		c.Subscribe(chat)
-		for i := range 3 {
-			startTurn(c, chat, fmt.Sprintf("t%d", i), strings.Repeat("word ", 200))
-			c.WaitFor("turn", func(envs []protocol.ActionEnvelope) bool {
-				return countType("chat/turnComplete", only(chat, envs)) == i+1
-			})
-		}
+		th, c, _, chat := chatOnStore(t, st, "lag")
+		runNamedTurns(c, chat, 3, strings.Repeat("word ", 200))
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := th.h.Sync(ctx); err != nil {
