@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -155,7 +156,7 @@ func (t *wsTransport) setReadLimit(n int64) { t.ws.SetReadLimit(n) }
 // [ErrMessageTooLarge] for a message over the read limit, and one matching
 // [ErrPeerTimeout] once a ping went unanswered.
 func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
-	typ, data, err := t.ws.Read(ctx)
+	typ, data, err := t.read(ctx)
 	if err != nil {
 		t.mu.Lock()
 		dead := t.dead
@@ -177,6 +178,38 @@ func (t *wsTransport) Read(ctx context.Context) ([]byte, error) {
 		return nil, errors.New("jsonrpc: received a binary WebSocket message")
 	}
 	return data, nil
+}
+
+// readBuffers hold messages as they are read, before they are copied out
+// at their exact size: reading straight into a new slice (io.ReadAll)
+// makes one that doubles as it grows, about twice the message in garbage.
+var readBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledRead is the largest read buffer kept for the next message.
+const maxPooledRead = 64 << 10
+
+// read reads one message.
+func (t *wsTransport) read(ctx context.Context) (websocket.MessageType, []byte, error) {
+	typ, r, err := t.ws.Reader(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	buf := readBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	if _, err := buf.ReadFrom(r); err != nil {
+		if buf.Cap() <= maxPooledRead {
+			readBuffers.Put(buf)
+		}
+		return 0, nil, err
+	}
+	if buf.Cap() > maxPooledRead {
+		// A large message keeps the buffer it was read into: no copy,
+		// and no buffer that large waits in the pool.
+		return typ, buf.Bytes(), nil
+	}
+	data := bytes.Clone(buf.Bytes())
+	readBuffers.Put(buf)
+	return typ, data, nil
 }
 
 // Write sends data as one text message.
