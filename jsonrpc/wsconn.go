@@ -190,7 +190,10 @@ const maxPooledRead = 64 << 10
 
 // read reads one message.
 func (t *wsTransport) read(ctx context.Context) (websocket.MessageType, []byte, error) {
-	typ, r, err := t.ws.Reader(ctx)
+	if err := ctx.Err(); err != nil {
+		return 0, nil, err
+	}
+	typ, r, err := t.ws.Reader(t.libraryContext(ctx))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -217,7 +220,22 @@ func (t *wsTransport) Write(ctx context.Context, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return t.ws.Write(ctx, websocket.MessageText, data)
+	return t.ws.Write(t.libraryContext(ctx), websocket.MessageText, data)
+}
+
+// libraryContext is the context a read or write hands the WebSocket
+// library. The library registers a callback on a context that can end,
+// for every message; a [Conn]'s context ends only after the transport is
+// closed, and on an accepted connection closing ends a blocked read or
+// write by itself (closeFor drops the TCP connection when the closing
+// handshake goes unanswered), so there the library gets one that never
+// ends. A dialed connection keeps the caller's, which is what cuts its
+// unanswered handshake short.
+func (t *wsTransport) libraryContext(ctx context.Context) context.Context {
+	if t.cork != nil {
+		return context.Background()
+	}
+	return ctx
 }
 
 // beginBatch and endBatch bracket the writes of one batch, which an
@@ -284,6 +302,12 @@ func (t *wsTransport) closeFor(cause error) error {
 	case err := <-done:
 		return err
 	case <-timer.C:
+		if t.cork != nil {
+			// Reads and writes here do not watch a context (see
+			// libraryContext): dropping the TCP connection ends them, and
+			// the handshake with them.
+			t.cork.Conn.Close()
+		}
 		return errors.New("jsonrpc: the peer did not answer the closing handshake")
 	}
 }

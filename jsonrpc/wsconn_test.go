@@ -103,3 +103,33 @@ func TestAcceptedWebSocketBatches(t *testing.T) {
 		t.Errorf("after the burst: %v, want a policy-violation close with the reason", err)
 	}
 }
+
+// TestAcceptedWebSocketSilentPeer closes an accepted WebSocket whose peer
+// never reads, so never answers the closing handshake, while its reader
+// waits for a message: the connection still ends, since closing drops
+// the TCP connection once the handshake goes unanswered (reads and writes
+// there watch no context).
+func TestAcceptedWebSocketSilentPeer(t *testing.T) {
+	conns := make(chan *jsonrpc.Conn, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr, err := jsonrpc.AcceptWebSocket(w, r, nil)
+		if err != nil {
+			t.Errorf("accept: %v", err)
+			return
+		}
+		c := jsonrpc.NewConn(tr, nil, nil)
+		conns <- c
+		<-c.Done()
+	}))
+	defer srv.Close()
+	ws, _, err := websocket.Dial(testContext(t), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	c := <-conns
+	closeAndWait(t, c)
+	if err := c.Err(); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Errorf("Err = %v, want ErrClosed", err)
+	}
+}
