@@ -58,26 +58,9 @@ func TestWebSocketCloseStatus(t *testing.T) {
 // every message arrives whole and in order, and that a close with a
 // reason right after a burst still reaches the peer.
 func TestAcceptedWebSocketBatches(t *testing.T) {
-	conns := make(chan *jsonrpc.Conn, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tr, err := jsonrpc.AcceptWebSocket(w, r, nil)
-		if err != nil {
-			t.Errorf("accept: %v", err)
-			return
-		}
-		c := jsonrpc.NewConn(tr, nil, nil)
-		conns <- c
-		<-c.Done()
-	}))
-	defer srv.Close()
+	c, ws := acceptedConn(t)
 	ctx := testContext(t)
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.CloseNow()
 	ws.SetReadLimit(1 << 20)
-	c := <-conns
 
 	const n = 2000
 	for i := range n {
@@ -97,7 +80,7 @@ func TestAcceptedWebSocketBatches(t *testing.T) {
 			t.Fatalf("message %d is %.60s", i, data)
 		}
 	}
-	_, _, err = ws.Read(ctx)
+	_, _, err := ws.Read(ctx)
 	var ce websocket.CloseError
 	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "done") {
 		t.Errorf("after the burst: %v, want a policy-violation close with the reason", err)
@@ -110,6 +93,17 @@ func TestAcceptedWebSocketBatches(t *testing.T) {
 // the TCP connection once the handshake goes unanswered (reads and writes
 // there watch no context).
 func TestAcceptedWebSocketSilentPeer(t *testing.T) {
+	c, _ := acceptedConn(t)
+	closeAndWait(t, c)
+	if err := c.Err(); !errors.Is(err, jsonrpc.ErrClosed) {
+		t.Errorf("Err = %v, want ErrClosed", err)
+	}
+}
+
+// acceptedConn returns a Conn over a WebSocket accepted with
+// AcceptWebSocket, without a handler, and the raw WebSocket dialed to it.
+func acceptedConn(t *testing.T) (*jsonrpc.Conn, *websocket.Conn) {
+	t.Helper()
 	conns := make(chan *jsonrpc.Conn, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tr, err := jsonrpc.AcceptWebSocket(w, r, nil)
@@ -121,15 +115,11 @@ func TestAcceptedWebSocketSilentPeer(t *testing.T) {
 		conns <- c
 		<-c.Done()
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	ws, _, err := websocket.Dial(testContext(t), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.CloseNow()
-	c := <-conns
-	closeAndWait(t, c)
-	if err := c.Err(); !errors.Is(err, jsonrpc.ErrClosed) {
-		t.Errorf("Err = %v, want ErrClosed", err)
-	}
+	t.Cleanup(func() { ws.CloseNow() })
+	return <-conns, ws
 }
