@@ -53,18 +53,7 @@ func downConfigSchema(s protocol.SessionConfigSchema) (protocol.SessionConfigSch
 }
 
 func downSessionProperty(p protocol.SessionConfigPropertySchema) (protocol.SessionConfigPropertySchema, bool) {
-	changed := p.MinItems != nil || p.MaxItems != nil
-	p.MinItems, p.MaxItems = nil, nil
-	var c bool
-	if p.Items, c = downPropertyPtr(p.Items); c {
-		changed = true
-	}
-	if p.AdditionalProperties, c = downPropertyPtr(p.AdditionalProperties); c {
-		changed = true
-	}
-	if p.Properties, c = downProperties(p.Properties); c {
-		changed = true
-	}
+	changed := downNested(&p.MinItems, &p.MaxItems, &p.Items, &p.AdditionalProperties, &p.Properties)
 	return p, changed
 }
 
@@ -80,19 +69,27 @@ func downPropertyPtr(p *protocol.ConfigPropertySchema) (*protocol.ConfigProperty
 }
 
 func downProperty(p protocol.ConfigPropertySchema) (protocol.ConfigPropertySchema, bool) {
-	changed := p.MinItems != nil || p.MaxItems != nil
-	p.MinItems, p.MaxItems = nil, nil
-	var c bool
-	if p.Items, c = downPropertyPtr(p.Items); c {
-		changed = true
-	}
-	if p.AdditionalProperties, c = downPropertyPtr(p.AdditionalProperties); c {
-		changed = true
-	}
-	if p.Properties, c = downProperties(p.Properties); c {
-		changed = true
-	}
+	changed := downNested(&p.MinItems, &p.MaxItems, &p.Items, &p.AdditionalProperties, &p.Properties)
 	return p, changed
+}
+
+// downNested drops the array bounds of a property schema and takes its
+// nested schemas down, through pointers to the fields both schema types
+// have, and reports whether anything changed.
+func downNested(minItems, maxItems **int64, items, additional **protocol.ConfigPropertySchema, props *map[string]protocol.ConfigPropertySchema) bool {
+	changed := *minItems != nil || *maxItems != nil
+	*minItems, *maxItems = nil, nil
+	var c bool
+	if *items, c = downPropertyPtr(*items); c {
+		changed = true
+	}
+	if *additional, c = downPropertyPtr(*additional); c {
+		changed = true
+	}
+	if *props, c = downProperties(*props); c {
+		changed = true
+	}
+	return changed
 }
 
 func downProperties(m map[string]protocol.ConfigPropertySchema) (map[string]protocol.ConfigPropertySchema, bool) {
