@@ -186,6 +186,17 @@ func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
 }
 
 // wait polls a JavaScript condition in the page until it holds.
+// sessionIn opens the page at url and, once it is connected, creates a
+// session in dir (described as where) with the new-session form.
+func (b *browser) sessionIn(url, dir, where string) {
+	b.t.Helper()
+	b.run("opening the page", chromedp.Navigate(url+"/"))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	b.run("opening the new-session form", chromedp.Click(chromedp.ID("#new-session")))
+	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
+	b.run("creating a session in "+where, chromedp.SendKeys(chromedp.ID("#c-dir"), dir), chromedp.Click(chromedp.ID("#create-submit")))
+}
+
 func (b *browser) wait(what, cond string) {
 	b.t.Helper()
 	b.waitEvery(what, 50*time.Millisecond, cond)

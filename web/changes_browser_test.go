@@ -102,11 +102,7 @@ func TestBrowserChanges(t *testing.T) {
 	_, url := testHost(t)
 	b := newBrowser(t, 1100, 800)
 	b.recordPolicyViolations()
-	b.run("opening the page", chromedp.Navigate(url+"/"))
-	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
-	b.run("opening the new-session form", chromedp.Click(chromedp.ID("#new-session")))
-	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
-	b.run("creating a session in the repository", chromedp.SendKeys(chromedp.ID("#c-dir"), dir), chromedp.Click(chromedp.ID("#create-submit")))
+	b.sessionIn(url, dir, "the repository")
 	b.wait("the session's changesets", `!!window.ahpApp.client.state(window.ahpApp.sessionURI)?.changesets?.length`)
 
 	file := func(name string) string { return `#cs-files li[data-id$="/` + name + `"]` }

@@ -124,12 +124,7 @@ func TestBrowserTerminal(t *testing.T) {
 	dir := t.TempDir()
 	b := newBrowser(t, 1100, 760)
 	b.recordPolicyViolations()
-	b.run("opening the page", chromedp.Navigate(url+"/"))
-	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
-
-	b.run("opening the new-session form", chromedp.Click(chromedp.ID("#new-session")))
-	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
-	b.run("creating a session in a directory", chromedp.SendKeys(chromedp.ID("#c-dir"), dir), chromedp.Click(chromedp.ID("#create-submit")))
+	b.sessionIn(url, dir, "a directory")
 	b.wait("the session", `!!window.ahpApp.client.state(window.ahpApp.sessionURI)?.workingDirectories?.length`)
 
 	// A new terminal starts in the session's directory, claimed by the page.
