@@ -48,6 +48,20 @@ func startACPHost(t *testing.T, opts *workspace.Options) (*host.Host, *hosttest.
 
 // createACPSession has c create session sess of the "test" agent in dir,
 // subscribes c to it and waits until it is ready.
+// watchedACPSession dials two clients, c1 and c2 (c2 subscribed to the
+// root channel, to watch it), and creates session s1 in dir with c1; it
+// returns them with the session and its default chat.
+func watchedACPSession(t *testing.T, srv *hosttest.Server, dir string) (c, watcher *hosttest.Client, sess, chat string) {
+	t.Helper()
+	c, watcher = srv.Dial(t, "c1"), srv.Dial(t, "c2")
+	initialize(t, c)
+	initialize(t, watcher)
+	watcher.Subscribe(protocol.RootURI)
+	sess = protocol.SessionURI("s1")
+	st := createACPSession(t, srv, c, sess, dir)
+	return c, watcher, sess, *st.DefaultChat
+}
+
 func createACPSession(t *testing.T, srv *hosttest.Server, c *hosttest.Client, sess, dir string) *protocol.SessionState {
 	t.Helper()
 	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("test"), WorkingDirectories: []string{files.URIOf(dir)}}, nil)
@@ -64,13 +78,7 @@ func createACPSession(t *testing.T, srv *hosttest.Server, c *hosttest.Client, se
 func TestACPTerminalRequests(t *testing.T) {
 	dir := t.TempDir()
 	h, srv := startACPHost(t, nil)
-	c, watcher := srv.Dial(t, "c1"), srv.Dial(t, "c2")
-	initialize(t, c)
-	initialize(t, watcher)
-	watcher.Subscribe(protocol.RootURI)
-	sess := protocol.SessionURI("s1")
-	st := createACPSession(t, srv, c, sess, dir)
-	chat := *st.DefaultChat
+	c, watcher, sess, chat := watchedACPSession(t, srv, dir)
 	c.Subscribe(chat)
 	c.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: hosttest.UserMessage("term sh -c pwd;(exit${IFS}3)")})
 	envs := c.WaitFor("the turn to end", func(envs []protocol.ActionEnvelope) bool {
@@ -186,13 +194,7 @@ func keptTerminal(t *testing.T, c *hosttest.Client, h *host.Host, chat, id strin
 func TestTerminalsEndWithTheirOwner(t *testing.T) {
 	dir := t.TempDir()
 	h, srv := startACPHost(t, &workspace.Options{Shell: []string{"sh", "-c", "echo $$; exec sleep 300"}})
-	c, watcher := srv.Dial(t, "c1"), srv.Dial(t, "c2")
-	initialize(t, c)
-	initialize(t, watcher)
-	watcher.Subscribe(protocol.RootURI)
-	sess := protocol.SessionURI("s1")
-	st := createACPSession(t, srv, c, sess, dir)
-	chat := *st.DefaultChat
+	c, watcher, sess, chat := watchedACPSession(t, srv, dir)
 	gone := func(what, uri string, pid int) {
 		t.Helper()
 		waitGone(t, pid)
