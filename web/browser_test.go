@@ -261,6 +261,20 @@ type other struct {
 	chat *client.Subscription
 }
 
+// otherOn is newOther subscribed to uri, with a context of 20 s for what
+// the test does with it.
+func otherOn(t *testing.T, url, uri string) (*other, *client.Subscription, context.Context) {
+	t.Helper()
+	o := newOther(t, url)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	sub, err := o.c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, sub, ctx
+}
+
 func newOther(t *testing.T, url string) *other {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,13 +117,7 @@ func TestBrowserChanges(t *testing.T) {
 
 	// The second client follows the same changeset.
 	uri := eval[string](b, `window.ahpApp.changes.uri`)
-	o := newOther(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	sub, err := o.c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sub, _ := otherOn(t, url, uri)
 	changeset := func(what string, ok func(*protocol.ChangesetState) bool) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)

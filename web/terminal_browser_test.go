@@ -138,13 +138,7 @@ func TestBrowserTerminal(t *testing.T) {
 		t.Errorf("the claim reads %q, want %q", got, "held by this page")
 	}
 
-	o := newOther(t, url)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	sub, err := o.c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o, sub, ctx := otherOn(t, url, uri)
 	st := terminalState(t, sub, "the terminal", func(*protocol.TerminalState) bool { return true })
 	if st.Cwd == nil || !strings.HasSuffix(*st.Cwd, "/"+filepath.Base(dir)) {
 		t.Errorf("the terminal started in %v, want the session's directory %s", st.Cwd, dir)
