@@ -252,13 +252,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // subscribers and late joiners with U+FFFD in place of the bad bytes: an
 // action whose data would not encode would reach nobody.
 func TestTerminalOutputNotUTF8(t *testing.T) {
-	dir := t.TempDir()
-	srv := startHost(t, nil, &workspace.Options{Roots: []string{dir}, Shell: []string{"/bin/sh"}})
-	c := srv.Dial(t, "c1")
-	initialize(t, c)
 	const uri = "ahp-terminal:/bin"
-	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: uri, Claim: &protocol.TerminalClientClaim{ClientID: "c1"}}, nil)
-	c.Subscribe(uri)
+	srv, c := shTerminal(t, uri)
 	c.Dispatch(uri, &protocol.TerminalInputAction{Data: "printf 'A\\377\\376B\\n'\n"})
 	c.WaitFor("the output", func(envs []protocol.ActionEnvelope) bool {
 		return strings.Contains(output(envs, uri), "A\uFFFDB")
@@ -274,13 +269,8 @@ func TestTerminalOutputNotUTF8(t *testing.T) {
 // control), not for good: the output goes on, and a subscriber that reads
 // gets all of it.
 func TestTerminalStalledSubscriber(t *testing.T) {
-	dir := t.TempDir()
-	srv := startHost(t, nil, &workspace.Options{Roots: []string{dir}, Shell: []string{"/bin/sh"}})
-	c := srv.Dial(t, "c1")
-	initialize(t, c)
 	const uri = "ahp-terminal:/flow"
-	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: uri, Claim: &protocol.TerminalClientClaim{ClientID: "c1"}}, nil)
-	c.Subscribe(uri)
+	srv, c := shTerminal(t, uri)
 
 	ctx, cancel := context.WithTimeout(context.Background(), hosttest.Timeout)
 	defer cancel()
@@ -315,4 +305,16 @@ func TestTerminalStalledSubscriber(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// shTerminal starts a host whose shell is /bin/sh and a client c1 that
+// creates the terminal uri, claimed by itself, and subscribes to it.
+func shTerminal(t *testing.T, uri string) (*hosttest.Server, *hosttest.Client) {
+	t.Helper()
+	srv := startHost(t, nil, &workspace.Options{Roots: []string{t.TempDir()}, Shell: []string{"/bin/sh"}})
+	c := srv.Dial(t, "c1")
+	initialize(t, c)
+	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: uri, Claim: &protocol.TerminalClientClaim{ClientID: "c1"}}, nil)
+	c.Subscribe(uri)
+	return srv, c
 }
