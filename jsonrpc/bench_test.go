@@ -11,10 +11,10 @@ type benchParams struct {
 }
 
 // BenchmarkCall measures a call and its response, end to end, over each
-// transport.
+// transport, and over the WebSockets a host accepts and a client dials.
 func BenchmarkCall(b *testing.B) {
 	params := benchParams{Channel: "ahp-session:/0b4f3c", Seq: 42, Text: "a short chunk of streamed text"}
-	for _, tk := range transports {
+	for _, tk := range append(transports, transportKind{"websocket-http", httpTransports}) {
 		b.Run(tk.name, func(b *testing.B) {
 			a, _ := tk.pair(b, nil, echo, nil)
 			ctx := b.Context()

@@ -140,6 +140,39 @@ func wsConns(t testing.TB) (server, client *websocket.Conn) {
 	return server, client
 }
 
+// httpTransports are the transports of AcceptWebSocket and DialWebSocket
+// (with the default HTTP client) on 127.0.0.1, as a host and a client use.
+func httpTransports(t testing.TB) (jsonrpc.Transport, jsonrpc.Transport) {
+	t.Helper()
+	accepted := make(chan jsonrpc.Transport, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tr, err := jsonrpc.AcceptWebSocket(w, r, nil)
+		if err != nil {
+			t.Errorf("accept: %v", err)
+			return
+		}
+		accepted <- tr
+		<-release
+	}))
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	ctx := testContext(t)
+	client, _, err := jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	select {
+	case server := <-accepted:
+		return server, client
+	case <-ctx.Done():
+		t.Fatal("no connection accepted")
+		return nil, nil
+	}
+}
+
 // pair connects two Conns over tk, serving with ha and hb.
 func (tk transportKind) pair(t testing.TB, ha, hb jsonrpc.Handler, opts *jsonrpc.ConnOptions) (a, b *jsonrpc.Conn) {
 	t.Helper()

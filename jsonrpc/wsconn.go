@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -62,6 +63,9 @@ func AcceptWebSocket(w http.ResponseWriter, r *http.Request, opts *WebSocketOpti
 	}
 	t := newWebSocketTransport(ws, &o)
 	t.cork = cw.conn
+	if cw.conn != nil {
+		t.raw = cw.conn.Conn
+	}
 	return t, nil
 }
 
@@ -75,11 +79,62 @@ func DialWebSocket(ctx context.Context, url string, opts *WebSocketOptions) (Tra
 	if opts != nil {
 		o = *opts
 	}
-	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: o.HTTPHeader, HTTPClient: o.HTTPClient})
+	client, dialed := o.HTTPClient, (*dialedConn)(nil)
+	if client == nil {
+		client, dialed = recordingClient()
+	}
+	ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: o.HTTPHeader, HTTPClient: client})
+	if dialed != nil {
+		dialed.transport.CloseIdleConnections()
+	}
 	if err != nil {
 		return nil, resp, err
 	}
-	return newWebSocketTransport(ws, &o), resp, nil
+	t := newWebSocketTransport(ws, &o)
+	if dialed != nil {
+		t.raw = dialed.last()
+	}
+	return t, resp, nil
+}
+
+// dialedConn remembers the TCP connection a dial made last: the one the
+// WebSocket runs on once the handshake (after any redirects) succeeded.
+type dialedConn struct {
+	transport *http.Transport
+	mu        sync.Mutex
+	conn      net.Conn
+}
+
+func (d *dialedConn) last() net.Conn {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.conn
+}
+
+// recordingClient returns an HTTP client for one dial that behaves as
+// http.DefaultClient (proxies, TLS, timeouts) and records the connection
+// it dials, or http.DefaultClient and nil when the default transport was
+// replaced by one of another kind.
+func recordingClient() (*http.Client, *dialedConn) {
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultClient, nil
+	}
+	d := &dialedConn{transport: base.Clone()}
+	dial := d.transport.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	d.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err == nil {
+			d.mu.Lock()
+			d.conn = c
+			d.mu.Unlock()
+		}
+		return c, err
+	}
+	return &http.Client{Transport: d.transport}, d
 }
 
 // wsTransport carries one JSON-RPC message per WebSocket text message.
@@ -102,6 +157,7 @@ func DialWebSocket(ctx context.Context, url string, opts *WebSocketOptions) (Tra
 type wsTransport struct {
 	ws       *websocket.Conn
 	cork     *corkConn // the accepted connection, nil for a dialed one
+	raw      net.Conn  // the TCP connection when known (see libraryContext)
 	interval time.Duration
 	timeout  time.Duration
 
@@ -226,13 +282,15 @@ func (t *wsTransport) Write(ctx context.Context, data []byte) error {
 // libraryContext is the context a read or write hands the WebSocket
 // library. The library registers a callback on a context that can end,
 // for every message; a [Conn]'s context ends only after the transport is
-// closed, and on an accepted connection closing ends a blocked read or
-// write by itself (closeFor drops the TCP connection when the closing
-// handshake goes unanswered), so there the library gets one that never
-// ends. A dialed connection keeps the caller's, which is what cuts its
-// unanswered handshake short.
+// closed, and closing ends a blocked read or write by itself when the
+// transport knows its TCP connection (closeFor drops it when the closing
+// handshake goes unanswered), so then the library gets one that never
+// ends. That is every accepted connection, and every dialed one but those
+// dialed with a caller's own HTTP client or a replaced default transport:
+// those keep the caller's context, which is what cuts their unanswered
+// handshake short.
 func (t *wsTransport) libraryContext(ctx context.Context) context.Context {
-	if t.cork != nil {
+	if t.raw != nil {
 		return context.Background()
 	}
 	return ctx
@@ -302,11 +360,11 @@ func (t *wsTransport) closeFor(cause error) error {
 	case err := <-done:
 		return err
 	case <-timer.C:
-		if t.cork != nil {
+		if t.raw != nil {
 			// Reads and writes here do not watch a context (see
 			// libraryContext): dropping the TCP connection ends them, and
 			// the handshake with them.
-			t.cork.Conn.Close()
+			t.raw.Close()
 		}
 		return errors.New("jsonrpc: the peer did not answer the closing handshake")
 	}

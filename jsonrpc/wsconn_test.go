@@ -100,6 +100,55 @@ func TestAcceptedWebSocketSilentPeer(t *testing.T) {
 	}
 }
 
+// TestDialedWebSocketSilentPeer is the same for a dialed WebSocket, with
+// the default HTTP client and with a caller's own: the connection ends
+// when the host accepted it and then stopped reading, also while its
+// writer is stuck on a full socket.
+func TestDialedWebSocketSilentPeer(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		client *http.Client
+		stuck  bool // fill the socket first
+	}{
+		{"default client", nil, false},
+		{"default client, writer stuck", nil, true},
+		{"own client", &http.Client{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				ws, err := websocket.Accept(w, r, nil)
+				if err != nil {
+					t.Errorf("accept: %v", err)
+					return
+				}
+				defer ws.CloseNow()
+				<-release
+			}))
+			t.Cleanup(srv.Close)
+			t.Cleanup(func() { close(release) })
+			tr, _, err := jsonrpc.DialWebSocket(testContext(t), "ws"+strings.TrimPrefix(srv.URL, "http"), &jsonrpc.WebSocketOptions{HTTPClient: tc.client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := jsonrpc.NewConn(tr, nil, nil)
+			if tc.stuck {
+				// 16 MiB, more than the two socket buffers hold.
+				msg := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"note","params":{"pad":%q}}`, strings.Repeat("p", 256<<10))
+				for range 64 {
+					if err := c.Send(msg); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			closeAndWait(t, c)
+			if err := c.Err(); !errors.Is(err, jsonrpc.ErrClosed) {
+				t.Errorf("Err = %v, want ErrClosed", err)
+			}
+		})
+	}
+}
+
 // acceptedConn returns a Conn over a WebSocket accepted with
 // AcceptWebSocket, without a handler, and the raw WebSocket dialed to it.
 func acceptedConn(t *testing.T) (*jsonrpc.Conn, *websocket.Conn) {
