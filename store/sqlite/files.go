@@ -156,6 +156,7 @@ func (s *Store) checkpoint(ctx context.Context) error {
 func (s *Store) reopen() error {
 	s.dbmu.Lock()
 	defer s.dbmu.Unlock()
+	s.closeLoadLocked()
 	s.db.Close()
 	db, err := sql.Open("sqlite", s.dsn)
 	if err != nil {

@@ -73,8 +73,11 @@ type Store struct {
 	// lastSeq is the highest appended action seq; guarded by wmu.
 	lastSeq int64
 
-	loadMu sync.Mutex
-	load   *loadStatements // guarded by loadMu
+	loadMu sync.Mutex // serializes LoadSession
+	load   *loadConn  // guarded by loadMu, or by dbmu held for writing
+	// betweenLoadQueries, set by tests before the first load, runs
+	// between the queries of a load.
+	betweenLoadQueries func()
 }
 
 var _ store.Store = (*Store)(nil)
@@ -371,167 +374,9 @@ func scanSession(r scanner) (store.Session, error) {
 	if err := r.Scan(&sess.URI, &sess.ModifiedAt, &sess.Summary, &chats, &sess.Running); err != nil {
 		return sess, err
 	}
-	if err := json.Unmarshal([]byte(chats), &sess.Chats); err != nil {
-		return sess, fmt.Errorf("%w: the chats of %s: %v", store.ErrCorrupt, sess.URI, err)
-	}
-	return sess, nil
-}
-
-// The statements of LoadSession. A session comes back in four queries
-// whatever the number of its chats: its catalog entry, its channels with
-// their turn counts, the actions logged after each channel's snapshot, and
-// the recent turns of each chat.
-const (
-	loadSessionQuery  = "SELECT uri, modified_at, summary, chats, running FROM sessions WHERE uri = ?"
-	loadChannelsQuery = `SELECT uri, session, seq, state, (SELECT max(ordinal) + 1 FROM turns WHERE chat = channels.uri)
-		FROM channels WHERE session = ?1 ORDER BY uri != ?1, uri`
-	loadActionsQuery = `SELECT a.seq, a.channel, a.at, a.envelope FROM channels c
-		JOIN actions a ON a.channel = c.uri AND a.seq > c.seq
-		WHERE c.session = ? ORDER BY a.channel, a.seq`
-	loadTurnsQuery = `SELECT t.chat, t.ordinal, t.id, t.data FROM channels c
-		JOIN turns t ON t.chat = c.uri
-		WHERE c.session = ?1 AND t.ordinal >= (SELECT max(ordinal) + 1 FROM turns WHERE chat = c.uri) - ?2
-		ORDER BY t.chat, t.ordinal`
-)
-
-// loadStatements are LoadSession's statements, prepared on one database
-// handle (each of its connections then prepares a statement once).
-type loadStatements struct {
-	db                                *sql.DB
-	session, channels, actions, turns *sql.Stmt
-}
-
-// statements returns LoadSession's statements for the database handle
-// open now, preparing them on first use. The caller holds dbmu.
-func (s *Store) statements(ctx context.Context) (*loadStatements, error) {
-	s.loadMu.Lock()
-	defer s.loadMu.Unlock()
-	if s.load != nil && s.load.db == s.db {
-		return s.load, nil
-	}
-	st := &loadStatements{db: s.db}
-	for _, p := range []struct {
-		stmt  **sql.Stmt
-		query string
-	}{
-		{&st.session, loadSessionQuery},
-		{&st.channels, loadChannelsQuery},
-		{&st.actions, loadActionsQuery},
-		{&st.turns, loadTurnsQuery},
-	} {
-		var err error
-		if *p.stmt, err = s.db.PrepareContext(ctx, p.query); err != nil {
-			return nil, err
-		}
-	}
-	s.load = st
-	return st, nil
-}
-
-// LoadSession reads a session and its channels in one read transaction,
-// so they are consistent with one another.
-func (s *Store) LoadSession(ctx context.Context, uri string, recentTurns int) (*store.SessionData, error) {
-	s.dbmu.RLock()
-	defer s.dbmu.RUnlock()
-	if s.closed.Load() {
-		return nil, store.ErrClosed
-	}
-	stmts, err := s.statements(ctx)
-	if err != nil {
-		return nil, s.wrap("load session", err)
-	}
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, s.wrap("load session", err)
-	}
-	defer tx.Rollback()
-	data, err := loadSession(tx, stmts, uri, recentTurns)
-	if err != nil {
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("sqlite store: session %s: %w", uri, err)
-		}
-		return nil, s.wrap("load session", err)
-	}
-	return data, nil
-}
-
-// loadSession runs LoadSession's queries in tx. They run without a
-// context, as Write's statements do: a cancellable one costs goroutines
-// per statement in the drivers, and the transaction ends with the caller's
-// context.
-func loadSession(tx *sql.Tx, st *loadStatements, uri string, recentTurns int) (*store.SessionData, error) {
-	ctx := context.Background()
-	data := &store.SessionData{}
 	var err error
-	data.Session, err = scanSession(tx.StmtContext(ctx, st.session).QueryRow(uri))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	rows, err := tx.StmtContext(ctx, st.channels).Query(uri)
-	if err != nil {
-		return nil, err
-	}
-	byURI := map[string]*store.Channel{}
-	for rows.Next() {
-		var c store.Channel
-		var count sql.NullInt64
-		if err := rows.Scan(&c.Channel, &c.Session, &c.Seq, &c.State, &count); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		c.TurnCount = count.Int64
-		data.Channels = append(data.Channels, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for i := range data.Channels {
-		c := &data.Channels[i]
-		byURI[c.Channel] = c
-		if recentTurns > 0 && c.TurnCount > 0 {
-			c.Turns = make([]store.Turn, 0, min(c.TurnCount, int64(recentTurns)))
-		}
-	}
-	rows, err = tx.StmtContext(ctx, st.actions).Query(uri)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var a store.Action
-		if err := rows.Scan(&a.Seq, &a.Channel, &a.At, &a.Envelope); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if c := byURI[a.Channel]; c != nil {
-			c.Actions = append(c.Actions, a)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if recentTurns <= 0 {
-		return data, nil
-	}
-	rows, err = tx.StmtContext(ctx, st.turns).Query(uri, recentTurns)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var t store.Turn
-		if err := rows.Scan(&t.Chat, &t.Ordinal, &t.ID, &t.Data); err != nil {
-			return nil, err
-		}
-		if c := byURI[t.Chat]; c != nil {
-			c.Turns = append(c.Turns, t)
-		}
-	}
-	return data, rows.Err()
+	sess.Chats, err = decodeChats(sess.URI, chats)
+	return sess, err
 }
 
 // querier is what *sql.DB and *sql.Tx share.
@@ -579,7 +424,10 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.dbmu.Lock()
-	err := s.db.Close()
+	err := s.closeLoadLocked()
+	if cerr := s.db.Close(); err == nil {
+		err = cerr
+	}
 	s.dbmu.Unlock()
 	if s.files.wal != nil {
 		s.files.wal.Close()
