@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -59,15 +60,15 @@ type loadConn struct {
 	stmts                             []driver.Stmt
 	begin, commit, rollback           driver.StmtExecContext
 	session, channels, actions, turns driver.StmtQueryContext
-	// between, when set (by tests), runs before each query after the
-	// first, in the transaction.
-	between func()
+	// between points to Store.betweenLoadQueries.
+	between *func()
 	// broken is set when the connection is left in a state the next load
 	// cannot use (a transaction that did not end): it is then discarded.
 	broken bool
 
 	args [2]driver.NamedValue
 	dest [maxLoadColumns]driver.Value
+	row  row // the row each query reads into
 }
 
 // loadConnLocked returns the connection of loads, taking it from the
@@ -81,7 +82,7 @@ func (s *Store) loadConnLocked(ctx context.Context) (*loadConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loadConn{conn: conn, between: s.betweenLoadQueries}
+	l := &loadConn{conn: conn, between: &s.betweenLoadQueries}
 	if err := conn.Raw(l.prepare); err != nil {
 		conn.Close()
 		return nil, err
@@ -199,7 +200,9 @@ func (s *Store) LoadSession(ctx context.Context, uri string, recentTurns int) (*
 	err = l.conn.Raw(func(any) error {
 		data, lerr = l.load(ctx, uri, recentTurns)
 		if l.broken {
-			// database/sql then closes the driver connection.
+			// database/sql then closes the driver connection, which
+			// must have no statement left.
+			l.closeStmts()
 			return driver.ErrBadConn
 		}
 		return nil
@@ -242,12 +245,11 @@ func (l *loadConn) load(ctx context.Context, uri string, recentTurns int) (data 
 			err = fmt.Errorf("%w (and rolling back: %v)", err, rerr)
 		}
 	}()
-	var blobs arena
 	data = &store.SessionData{}
 	l.args[0] = driver.NamedValue{Ordinal: 1, Value: uri}
 	found := false
 	err = l.each(ctx, l.session, l.args[:1], sessionColumns, func(r *row) {
-		data.Session = store.Session{URI: r.text(0), ModifiedAt: r.text(1), Summary: r.blob(2, &blobs)}
+		data.Session = store.Session{URI: r.text(0), ModifiedAt: r.text(1), Summary: r.blob(2)}
 		chats := r.text(3)
 		data.Session.Running = r.bool(4)
 		if r.err == nil {
@@ -261,8 +263,10 @@ func (l *loadConn) load(ctx context.Context, uri string, recentTurns int) (data 
 	if !found {
 		return nil, store.ErrNotFound
 	}
+	// The session channel and its chats, as a rule.
+	data.Channels = make([]store.Channel, 0, 1+len(data.Session.Chats))
 	err = l.each(ctx, l.channels, l.args[:1], channelColumns, func(r *row) {
-		c := store.Channel{Snapshot: store.Snapshot{Channel: r.text(0), Session: r.text(1), Seq: r.int(2), State: r.blob(3, &blobs)}}
+		c := store.Channel{Snapshot: store.Snapshot{Channel: r.text(0), Session: r.text(1), Seq: r.int(2), State: r.blob(3)}}
 		c.TurnCount = r.nullInt(4)
 		data.Channels = append(data.Channels, c)
 	})
@@ -284,7 +288,7 @@ func (l *loadConn) load(ctx context.Context, uri string, recentTurns int) (data 
 		}
 	}
 	err = l.each(ctx, l.actions, l.args[:1], actionColumns, func(r *row) {
-		a := store.Action{Seq: r.int(0), Channel: r.text(1), At: r.int(2), Envelope: r.blob(3, &blobs)}
+		a := store.Action{Seq: r.int(0), Channel: r.text(1), At: r.int(2), Envelope: r.blob(3)}
 		if c := channel(a.Channel); c != nil && r.err == nil {
 			c.Actions = append(c.Actions, a)
 		}
@@ -294,7 +298,7 @@ func (l *loadConn) load(ctx context.Context, uri string, recentTurns int) (data 
 	}
 	l.args[1] = driver.NamedValue{Ordinal: 2, Value: int64(recentTurns)}
 	err = l.each(ctx, l.turns, l.args[:2], turnColumns, func(r *row) {
-		t := store.Turn{Chat: r.text(0), Ordinal: r.int(1), ID: r.text(2), Data: r.blob(3, &blobs)}
+		t := store.Turn{Chat: r.text(0), Ordinal: r.int(1), ID: r.text(2), Data: r.blob(3)}
 		if c := channel(t.Chat); c != nil && r.err == nil {
 			c.Turns = append(c.Turns, t)
 		}
@@ -308,8 +312,8 @@ func (l *loadConn) fail() { l.broken = true }
 // each runs a query after checking ctx and calls f for each row, until
 // the rows end or f sets the row's error.
 func (l *loadConn) each(ctx context.Context, st driver.StmtQueryContext, args []driver.NamedValue, columns []string, f func(*row)) error {
-	if l.between != nil && st != l.session {
-		l.between()
+	if hook := *l.between; hook != nil && st != l.session {
+		hook()
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -321,12 +325,13 @@ func (l *loadConn) each(ctx context.Context, st driver.StmtQueryContext, args []
 		}
 		return err
 	}
-	r := row{values: l.dest[:len(columns)], columns: columns}
+	r := &l.row
+	*r = row{values: l.dest[:len(columns)], columns: columns}
 	for {
 		if err = rows.Next(r.values); err != nil {
 			break
 		}
-		if f(&r); r.err != nil {
+		if f(r); r.err != nil {
 			err = r.err
 			break
 		}
@@ -372,14 +377,15 @@ func (r *row) text(i int) string {
 	return s.String
 }
 
-// blob returns the column's bytes, copied into blobs: the driver's are
-// only valid until the next row.
-func (r *row) blob(i int, blobs *arena) []byte {
+// blob returns a copy of the column's bytes: the driver's are only valid
+// until the next row. (One allocation per blob: packing the blobs of a
+// load into a few large ones saved a few allocations but no bytes.)
+func (r *row) blob(i int) []byte {
 	switch v := r.values[i].(type) {
 	case []byte:
-		return blobs.copy(v)
+		return bytes.Clone(v)
 	case string:
-		return blobs.copy([]byte(v))
+		return []byte(v)
 	case nil:
 		return nil
 	}
@@ -427,35 +433,6 @@ func scanError(err error, typ string) error {
 		return err
 	}
 	return fmt.Errorf("converting NULL to %s is unsupported", typ)
-}
-
-// arena holds copies of the blobs of one load in a few large allocations
-// rather than one each. Each copy is a slice of its own capacity, so that
-// appending to one never writes over the next.
-type arena struct{ buf []byte }
-
-// Arena chunks start at minChunk and double up to maxChunk; a blob of more
-// than maxChunk/4 gets an allocation of its own, so that no chunk is
-// wasted on one.
-const (
-	minChunk = 4 << 10
-	maxChunk = 64 << 10
-)
-
-// copy returns a copy of b, nil for an empty b (as Scan returns it).
-func (a *arena) copy(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	if len(b) > maxChunk/4 {
-		return append([]byte(nil), b...)
-	}
-	if len(b) > cap(a.buf)-len(a.buf) {
-		a.buf = make([]byte, 0, min(max(minChunk, 2*cap(a.buf)), maxChunk))
-	}
-	n := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return a.buf[n:len(a.buf):len(a.buf)]
 }
 
 // decodeChats decodes a session's list of chats.

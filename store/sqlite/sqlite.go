@@ -75,8 +75,8 @@ type Store struct {
 
 	loadMu sync.Mutex // serializes LoadSession
 	load   *loadConn  // guarded by loadMu, or by dbmu held for writing
-	// betweenLoadQueries, set by tests before the first load, runs
-	// between the queries of a load.
+	// betweenLoadQueries, when tests set it (between loads), runs before
+	// each query of a load after the first, inside its transaction.
 	betweenLoadQueries func()
 }
 
