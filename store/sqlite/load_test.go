@@ -82,7 +82,7 @@ func TestLoadSnapshot(t *testing.T) {
 	queries := 0
 	st.betweenLoadQueries = func() {
 		queries++
-		if queries == 1 { // after the channels, before their actions and turns
+		if queries == 2 { // after the channels, before their actions and turns
 			if err := st.Write(ctx, compact); err != nil {
 				t.Errorf("writing during the load: %v", err)
 			}
@@ -336,4 +336,32 @@ func TestLoadResultsOwnBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	diffData(t, "the next load", again, want)
+}
+
+// TestLoadBrokenConnection: a connection of loads that cannot start a
+// transaction (one is open on it already) fails that load and is
+// discarded; the next load takes another connection.
+func TestLoadBrokenConnection(t *testing.T) {
+	st, want := fixtureStore(t)
+	if _, err := st.LoadSession(ctx, "ahp-session:/s", 2); err != nil {
+		t.Fatal(err)
+	}
+	l := st.load
+	if _, err := l.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.LoadSession(ctx, "ahp-session:/s", 2); err == nil {
+		t.Fatal("a load on a connection in a transaction succeeded")
+	}
+	if st.load != nil || l.stmts != nil {
+		t.Fatalf("the broken connection was kept (statements %v)", l.stmts)
+	}
+	got, err := st.LoadSession(ctx, "ahp-session:/s", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffData(t, "the next load", got, want)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
