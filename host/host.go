@@ -64,6 +64,7 @@ const (
 	DefaultRecentTurns     = 100
 	DefaultMaxSaveDelay    = 2 * time.Second
 	DefaultSaveWindow      = 5 * time.Millisecond
+	DefaultStoreReadShare  = 0.25
 )
 
 // Options configures a Host. The zero value is usable: an empty host with
@@ -121,6 +122,16 @@ type Options struct {
 	// of one per change. Zero means DefaultSaveWindow; negative writes
 	// each batch as soon as the previous write ends.
 	SaveWindow time.Duration
+	// StoreReadShare is the share of one CPU that reads from the store
+	// may take while they come back to back, as when a client subscribes
+	// to many sessions that are not in memory: after a read that took d
+	// of CPU time, the next starts d×(1/share−1) later (at most
+	// maxReadPause). A single read is not delayed. Store reads are
+	// background work beside the streams to clients, and a burst of them
+	// that keeps every CPU busy turns each garbage collection into a
+	// stall of the streams. Zero means DefaultStoreReadShare; 1 or more
+	// reads without pausing.
+	StoreReadShare float64
 	// Workspace, when set, is called once by New to make the Workspace
 	// that serves files, terminals, watches and changesets. Nil means the
 	// host answers those commands with -32601.
@@ -249,6 +260,9 @@ func New(opts *Options) (*Host, error) {
 	if o.NewID == nil {
 		o.NewID = newUUID
 	}
+	if o.StoreReadShare <= 0 {
+		o.StoreReadShare = DefaultStoreReadShare
+	}
 	if o.RecentTurns <= 0 {
 		o.RecentTurns = DefaultRecentTurns
 	}
@@ -272,7 +286,7 @@ func New(opts *Options) (*Host, error) {
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
 		versions:  newVersionMemory(maxRememberedClients),
-		reader:    newStoreReader(),
+		reader:    newStoreReader(o.StoreReadShare),
 	}
 	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
 	if h.st == nil {

@@ -51,11 +51,14 @@ func copyDir(b *testing.B, from string) string {
 //
 // It runs as ahpd does by default (--spare-procs 2): with two Go
 // processors more than the benchmark's -cpu, one for the host's store
-// reader and one for the streams while the store's writer is in fsync. The subscribers
-// decode every delta they time, as a client does; the loading client,
-// which stands for another process, drops the notifications of the
-// sessions it loads without decoding them (its replies are not decoded
-// either), so that its own work does not count as the host's.
+// reader and one for the streams while the store's writer is in fsync.
+// The host paces the burst of loads as it does by default
+// (Options.StoreReadShare), so they take about four times as long as
+// they would unpaced (load-100-ms). The subscribers decode every delta
+// they time, as a client does; the loading client, which stands for
+// another process, drops the notifications of the sessions it loads
+// without decoding them (its replies are not decoded either), so that
+// its own work does not count as the host's.
 //
 // It also reports the collections that ran while the sessions loaded and
 // what the process allocated meanwhile (per iteration): a run whose p99

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"runtime"
+	"time"
 )
 
 // storeReader runs the host's reads from the store, one at a time, on one
@@ -16,12 +17,32 @@ import (
 // Go scheduler has a processor to spare for the reader while every other
 // processor runs something: ahpd runs with more processors than the
 // machine has CPUs (its --spare-procs flag).
+//
+// Priority alone still lets a burst of reads fill every CPU the streams
+// leave idle, and then anything else that wants a CPU at once (a garbage
+// collection, above all) waits behind them. So reads that come back to
+// back are paced (Options.StoreReadShare): after each, the reader rests
+// in proportion to the time it took. That time includes any the system
+// kept the reader's thread waiting for a CPU, so the busier the machine,
+// the more the reader backs off.
 type storeReader struct {
-	jobs chan func()
+	jobs  chan func()
+	share float64
 }
 
-func newStoreReader() *storeReader {
-	return &storeReader{jobs: make(chan func())}
+// maxReadPause bounds the rest after one read, however long it took.
+const maxReadPause = 50 * time.Millisecond
+
+func newStoreReader(share float64) *storeReader {
+	return &storeReader{jobs: make(chan func()), share: share}
+}
+
+// pause is how long the reader rests after a read that took d.
+func (r *storeReader) pause(d time.Duration) time.Duration {
+	if r.share >= 1 || d <= 0 {
+		return 0
+	}
+	return min(time.Duration(float64(d)*(1/r.share-1)), maxReadPause)
 }
 
 // run serves jobs until ctx ends. The thread it locks ends with it: a
@@ -30,10 +51,22 @@ func newStoreReader() *storeReader {
 func (r *storeReader) run(ctx context.Context, lowered func(error)) {
 	runtime.LockOSThread()
 	lowered(backgroundThread())
+	rest := time.NewTimer(0)
+	defer rest.Stop()
+	<-rest.C
 	for {
 		select {
 		case job := <-r.jobs:
+			start := time.Now()
 			job()
+			if d := r.pause(time.Since(start)); d > 0 {
+				rest.Reset(d)
+				select {
+				case <-rest.C:
+				case <-ctx.Done():
+					return
+				}
+			}
 		case <-ctx.Done():
 			return
 		}

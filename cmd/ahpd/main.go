@@ -300,6 +300,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		QueueBytes:        cfg.QueueBytes,
 		InitializeTimeout: mustDuration(cfg.InitTimeout),
 		SaveWindow:        cfg.storeConfig.saveWindow(),
+		StoreReadShare:    cfg.StoreReadShare,
 		Logger:            log,
 	}
 	cfg.workspaceConfig.apply(opts, log)

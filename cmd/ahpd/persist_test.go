@@ -87,6 +87,17 @@ func TestStoreFlags(t *testing.T) {
 			t.Errorf("--spare-procs %s was accepted", bad)
 		}
 	}
+	if cfg, err := parseConfig(nil, io.Discard); err != nil || cfg.StoreReadShare != host.DefaultStoreReadShare {
+		t.Fatalf("--store-read-share by default: %+v, %v", cfg.storeConfig, err)
+	}
+	if cfg, err := parseConfig([]string{"--store-read-share", "1"}, io.Discard); err != nil || cfg.StoreReadShare != 1 {
+		t.Fatalf("--store-read-share 1: %+v, %v", cfg.storeConfig, err)
+	}
+	for _, bad := range []string{"0", "-0.5", "1.5", "NaN", "half"} {
+		if _, err := parseConfig([]string{"--store-read-share", bad}, io.Discard); err == nil {
+			t.Errorf("--store-read-share %s was accepted", bad)
+		}
+	}
 }
 
 // TestSpareProcs: spare processors are added and taken back, and a

@@ -28,24 +28,31 @@ type storeConfig struct {
 	// SpareProcs is how many Go processors ahpd runs with beyond the
 	// default (see spareProcs).
 	SpareProcs int `json:"spareProcs"`
+	// StoreReadShare is host.Options.StoreReadShare.
+	StoreReadShare float64 `json:"storeReadShare"`
 }
 
 func (c *storeConfig) defaults() {
 	c.Store = "sqlite"
 	c.SaveWindow = host.DefaultSaveWindow.String()
 	c.SpareProcs = defaultSpareProcs
+	c.StoreReadShare = host.DefaultStoreReadShare
 }
 
 func (c *storeConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "where sessions are kept: sqlite (in --data-dir, survives restarts) or memory (lost on exit)")
 	fs.StringVar(&c.SaveWindow, "save-window", c.SaveWindow, "how long streamed changes may gather before one write saves them all; a crash can lose up to this much more (0s: write at once)")
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors to run with beyond one per CPU: one lets store reads, which run at background priority, take none from the streams to clients, another keeps one free while the store's writer waits for the disk (ignored when GOMAXPROCS is set; 0: none)")
+	fs.Float64Var(&c.StoreReadShare, "store-read-share", c.StoreReadShare, "share of the time store reads may take while they come back to back (0 to 1; 1: no pause): after each read the reader rests in proportion, so that a burst of cold sessions loading leaves the CPUs to the streams to clients")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
 }
 
 func (c *storeConfig) validate() error {
 	if c.SpareProcs < 0 || c.SpareProcs > maxSpareProcs {
 		return fmt.Errorf("--spare-procs %d: want 0 to %d", c.SpareProcs, maxSpareProcs)
+	}
+	if !(c.StoreReadShare > 0 && c.StoreReadShare <= 1) {
+		return fmt.Errorf("--store-read-share %v: want more than 0, up to 1", c.StoreReadShare)
 	}
 	if d, err := time.ParseDuration(c.SaveWindow); err != nil || d < 0 || d > time.Second {
 		return fmt.Errorf("--save-window %q: want a duration from 0s to 1s", c.SaveWindow)
