@@ -104,35 +104,65 @@ func wsTransports(t testing.TB) (jsonrpc.Transport, jsonrpc.Transport) {
 	return jsonrpc.NewWebSocketTransport(server, nil), jsonrpc.NewWebSocketTransport(client, nil)
 }
 
-// wsConns serves a WebSocket on 127.0.0.1 and returns the accepted (server)
-// and dialed (client) connections, both closed at the end of the test.
-func wsConns(t testing.TB) (server, client *websocket.Conn) {
+// serveWebSocket serves WebSockets on 127.0.0.1 until the test ends and
+// returns their ws:// URL and the ends accepted there. Each request goes
+// to accept; its handler then waits for the test to end, so that the
+// connection outlives it.
+func serveWebSocket[T any](t testing.TB, accept func(http.ResponseWriter, *http.Request) (T, error)) (string, <-chan T) {
 	t.Helper()
-	accepted := make(chan *websocket.Conn, 1)
+	accepted := make(chan T, 1)
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := websocket.Accept(w, r, nil)
+		end, err := accept(w, r)
 		if err != nil {
 			t.Errorf("accept: %v", err)
 			return
 		}
-		accepted <- ws
+		select {
+		case accepted <- end:
+		case <-release:
+		}
 		<-release
 	}))
 	t.Cleanup(func() {
 		close(release)
 		srv.Close()
 	})
-	ctx := testContext(t)
-	client, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	return "ws" + strings.TrimPrefix(srv.URL, "http"), accepted
+}
+
+// acceptRaw accepts a bare WebSocket.
+func acceptRaw(w http.ResponseWriter, r *http.Request) (*websocket.Conn, error) {
+	return websocket.Accept(w, r, nil)
+}
+
+// acceptTransport accepts a WebSocket as a host does.
+func acceptTransport(w http.ResponseWriter, r *http.Request) (jsonrpc.Transport, error) {
+	return jsonrpc.AcceptWebSocket(w, r, nil)
+}
+
+// accepted waits for the end a server accepted.
+func accepted[T any](t testing.TB, ends <-chan T) T {
+	t.Helper()
+	select {
+	case end := <-ends:
+		return end
+	case <-testContext(t).Done():
+		t.Fatal("no connection accepted")
+		panic("unreachable")
+	}
+}
+
+// wsConns serves a WebSocket on 127.0.0.1 and returns the accepted (server)
+// and dialed (client) connections, both closed at the end of the test.
+func wsConns(t testing.TB) (server, client *websocket.Conn) {
+	t.Helper()
+	url, ends := serveWebSocket(t, acceptRaw)
+	client, _, err := websocket.Dial(testContext(t), url, nil)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	select {
-	case server = <-accepted:
-	case <-ctx.Done():
-		t.Fatal("no connection accepted")
-	}
+	server = accepted(t, ends)
 	t.Cleanup(func() {
 		server.CloseNow()
 		client.CloseNow()
@@ -144,33 +174,12 @@ func wsConns(t testing.TB) (server, client *websocket.Conn) {
 // (with the default HTTP client) on 127.0.0.1, as a host and a client use.
 func httpTransports(t testing.TB) (jsonrpc.Transport, jsonrpc.Transport) {
 	t.Helper()
-	accepted := make(chan jsonrpc.Transport, 1)
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tr, err := jsonrpc.AcceptWebSocket(w, r, nil)
-		if err != nil {
-			t.Errorf("accept: %v", err)
-			return
-		}
-		accepted <- tr
-		<-release
-	}))
-	t.Cleanup(func() {
-		close(release)
-		srv.Close()
-	})
-	ctx := testContext(t)
-	client, _, err := jsonrpc.DialWebSocket(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	url, ends := serveWebSocket(t, acceptTransport)
+	client, _, err := jsonrpc.DialWebSocket(testContext(t), url, nil)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	select {
-	case server := <-accepted:
-		return server, client
-	case <-ctx.Done():
-		t.Fatal("no connection accepted")
-		return nil, nil
-	}
+	return accepted(t, ends), client
 }
 
 // pair connects two Conns over tk, serving with ha and hb.

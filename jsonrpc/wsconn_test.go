@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -115,22 +114,13 @@ func TestDialedWebSocketSilentPeer(t *testing.T) {
 		{"own client", &http.Client{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			release := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				ws, err := websocket.Accept(w, r, nil)
-				if err != nil {
-					t.Errorf("accept: %v", err)
-					return
-				}
-				defer ws.CloseNow()
-				<-release
-			}))
-			t.Cleanup(srv.Close)
-			t.Cleanup(func() { close(release) })
-			tr, _, err := jsonrpc.DialWebSocket(testContext(t), "ws"+strings.TrimPrefix(srv.URL, "http"), &jsonrpc.WebSocketOptions{HTTPClient: tc.client})
+			url, ends := serveWebSocket(t, acceptRaw)
+			tr, _, err := jsonrpc.DialWebSocket(testContext(t), url, &jsonrpc.WebSocketOptions{HTTPClient: tc.client})
 			if err != nil {
 				t.Fatal(err)
 			}
+			peer := accepted(t, ends) // never reads
+			t.Cleanup(func() { peer.CloseNow() })
 			c := jsonrpc.NewConn(tr, nil, nil)
 			if tc.stuck {
 				// 16 MiB, more than the two socket buffers hold.
@@ -153,22 +143,13 @@ func TestDialedWebSocketSilentPeer(t *testing.T) {
 // AcceptWebSocket, without a handler, and the raw WebSocket dialed to it.
 func acceptedConn(t *testing.T) (*jsonrpc.Conn, *websocket.Conn) {
 	t.Helper()
-	conns := make(chan *jsonrpc.Conn, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		tr, err := jsonrpc.AcceptWebSocket(w, r, nil)
-		if err != nil {
-			t.Errorf("accept: %v", err)
-			return
-		}
-		c := jsonrpc.NewConn(tr, nil, nil)
-		conns <- c
-		<-c.Done()
-	}))
-	t.Cleanup(srv.Close)
-	ws, _, err := websocket.Dial(testContext(t), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	url, ends := serveWebSocket(t, acceptTransport)
+	ws, _, err := websocket.Dial(testContext(t), url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.CloseNow() })
-	return <-conns, ws
+	c := jsonrpc.NewConn(accepted(t, ends), nil, nil)
+	t.Cleanup(func() { closeAndWait(t, c) })
+	return c, ws
 }
