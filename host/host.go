@@ -122,15 +122,15 @@ type Options struct {
 	// of one per change. Zero means DefaultSaveWindow; negative writes
 	// each batch as soon as the previous write ends.
 	SaveWindow time.Duration
-	// StoreReadShare is the share of one CPU that reads from the store
-	// may take while they come back to back, as when a client subscribes
-	// to many sessions that are not in memory: after a read that took d
-	// of CPU time, the next starts d×(1/share−1) later (at most
-	// maxReadPause). A single read is not delayed. Store reads are
-	// background work beside the streams to clients, and a burst of them
-	// that keeps every CPU busy turns each garbage collection into a
-	// stall of the streams. Zero means DefaultStoreReadShare; 1 or more
-	// reads without pausing.
+	// StoreReadShare is the share of the time that reads from the store
+	// may take while they come back to back (a client subscribing to many
+	// sessions that are not in memory) and the host is streaming (it
+	// changed state in the last 100 ms): after a read that took d, the
+	// next starts d×(1/share−1) later, at most 50 ms. A single read is not
+	// delayed. Store reads are background work beside the streams to
+	// clients, and a burst of them that keeps every CPU busy turns each
+	// garbage collection into a stall of the streams. Zero means
+	// DefaultStoreReadShare; 1 or more reads without pausing.
 	StoreReadShare float64
 	// Workspace, when set, is called once by New to make the Workspace
 	// that serves files, terminals, watches and changesets. Nil means the
@@ -286,8 +286,8 @@ func New(opts *Options) (*Host, error) {
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
 		versions:  newVersionMemory(maxRememberedClients),
-		reader:    newStoreReader(o.StoreReadShare),
 	}
+	h.reader = newStoreReader(o.StoreReadShare, h.lastSeq.Load)
 	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
 	if h.st == nil {
 		h.st, h.ownStore = store.NewMemory(), true

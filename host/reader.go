@@ -24,22 +24,40 @@ import (
 // back are paced (Options.StoreReadShare): after each, the reader rests
 // in proportion to the time it took. That time includes any the system
 // kept the reader's thread waiting for a CPU, so the busier the machine,
-// the more the reader backs off.
+// the more the reader backs off. It rests only while the host is busy
+// with clients, changing state in the last streamingWindow: with nothing
+// streaming there is nothing to protect, and a burst of loads (a client
+// resubscribing after a restart, say) runs at full speed.
 type storeReader struct {
 	jobs  chan func()
 	share float64
+	// activity counts the host's changes (its last serverSeq); the reader
+	// rests while it has moved within streamingWindow.
+	activity func() int64
+	looked   bool      // seen is set
+	seen     int64     // activity at the last look
+	movedAt  time.Time // when a look saw it move
 }
+
+// streamingWindow is how recently the host must have changed state for
+// the reader to count it as streaming.
+const streamingWindow = 100 * time.Millisecond
 
 // maxReadPause bounds the rest after one read, however long it took.
 const maxReadPause = 50 * time.Millisecond
 
-func newStoreReader(share float64) *storeReader {
-	return &storeReader{jobs: make(chan func()), share: share}
+func newStoreReader(share float64, activity func() int64) *storeReader {
+	return &storeReader{jobs: make(chan func()), share: share, activity: activity}
 }
 
-// pause is how long the reader rests after a read that took d.
-func (r *storeReader) pause(d time.Duration) time.Duration {
-	if r.share >= 1 || d <= 0 {
+// pause is how long the reader rests, at now, after a read that took d.
+func (r *storeReader) pause(now time.Time, d time.Duration) time.Duration {
+	if a := r.activity(); !r.looked {
+		r.looked, r.seen = true, a
+	} else if a != r.seen {
+		r.seen, r.movedAt = a, now
+	}
+	if r.share >= 1 || d <= 0 || now.Sub(r.movedAt) >= streamingWindow {
 		return 0
 	}
 	return min(time.Duration(float64(d)*(1/r.share-1)), maxReadPause)
@@ -59,7 +77,8 @@ func (r *storeReader) run(ctx context.Context, lowered func(error)) {
 		case job := <-r.jobs:
 			start := time.Now()
 			job()
-			if d := r.pause(time.Since(start)); d > 0 {
+			end := time.Now()
+			if d := r.pause(end, end.Sub(start)); d > 0 {
 				rest.Reset(d)
 				select {
 				case <-rest.C:

@@ -2,14 +2,16 @@ package host
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// TestStoreReaderPaces: reads that come back to back are spaced so that
-// the reader reads for at most its share of the time, a read after a rest
-// is not delayed, and a long read's rest is bounded.
+// TestStoreReaderPaces: while the host streams, reads that come back to
+// back are spaced so that the reader reads for at most its share of the
+// time, a read after a rest is not delayed, and a long read's rest is
+// bounded.
 func TestStoreReaderPaces(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -25,7 +27,8 @@ func TestStoreReaderPaces(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
-				r := newStoreReader(tc.share)
+				var changes int64
+				r := newStoreReader(tc.share, func() int64 { changes++; return changes })
 				stopped := make(chan struct{})
 				go func() {
 					defer close(stopped)
@@ -36,6 +39,11 @@ func TestStoreReaderPaces(t *testing.T) {
 					starts = append(starts, time.Now())
 					time.Sleep(tc.read)
 					ends = append(ends, time.Now())
+				}
+				// The reader's first look at the host only learns where
+				// it stands.
+				if err := r.do(ctx, ctx, func() {}); err != nil {
+					t.Fatal(err)
 				}
 				// Three reads queued at once (back to back), then one
 				// after the reader has rested long enough.
@@ -69,4 +77,60 @@ func TestStoreReaderPaces(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestStoreReaderRestsOnlyWhileStreaming: with no change in the host for
+// the streaming window, back-to-back reads do not rest; once it changes
+// again, they do.
+func TestStoreReaderRestsOnlyWhileStreaming(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var changes atomic.Int64
+		r := newStoreReader(0.25, changes.Load)
+		go r.run(ctx, func(error) {})
+		var starts, ends []time.Time
+		read := func() {
+			starts = append(starts, time.Now())
+			time.Sleep(10 * time.Millisecond)
+			ends = append(ends, time.Now())
+		}
+		burst := func() {
+			starts, ends = nil, nil
+			done := make(chan error, 3)
+			for range 3 {
+				go func() { done <- r.do(ctx, ctx, read) }()
+			}
+			for range 3 {
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		gaps := func() (out []time.Duration) {
+			for i := 1; i < len(starts); i++ {
+				out = append(out, starts[i].Sub(ends[i-1]))
+			}
+			return out
+		}
+		// Quiet from the start: the first look records the count (a
+		// host's restored serverSeq is no change), and nothing moves
+		// after it.
+		changes.Store(41)
+		time.Sleep(time.Second)
+		burst()
+		if g := gaps(); g[0] != 0 || g[1] != 0 {
+			t.Errorf("reads rested %v with the host quiet", g)
+		}
+		changes.Add(1)
+		burst()
+		if g := gaps(); g[0] != 30*time.Millisecond || g[1] != 30*time.Millisecond {
+			t.Errorf("reads rested %v while the host changed, want 30ms each", g)
+		}
+		time.Sleep(time.Second)
+		burst()
+		if g := gaps(); g[0] != 0 || g[1] != 0 {
+			t.Errorf("reads rested %v once the host was quiet again", g)
+		}
+	})
 }

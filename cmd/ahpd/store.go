@@ -43,7 +43,7 @@ func (c *storeConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Store, "store", c.Store, "where sessions are kept: sqlite (in --data-dir, survives restarts) or memory (lost on exit)")
 	fs.StringVar(&c.SaveWindow, "save-window", c.SaveWindow, "how long streamed changes may gather before one write saves them all; a crash can lose up to this much more (0s: write at once)")
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors to run with beyond one per CPU: one lets store reads, which run at background priority, take none from the streams to clients, another keeps one free while the store's writer waits for the disk (ignored when GOMAXPROCS is set; 0: none)")
-	fs.Float64Var(&c.StoreReadShare, "store-read-share", c.StoreReadShare, "share of the time store reads may take while they come back to back (0 to 1; 1: no pause): after each read the reader rests in proportion, so that a burst of cold sessions loading leaves the CPUs to the streams to clients")
+	fs.Float64Var(&c.StoreReadShare, "store-read-share", c.StoreReadShare, "share of the time store reads may take while they come back to back and the host is streaming (0 to 1; 1: no pause): after each read the reader rests in proportion, so that a burst of cold sessions loading leaves the CPUs to the streams to clients")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
 }
 
