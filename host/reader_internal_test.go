@@ -34,12 +34,7 @@ func TestStoreReaderPaces(t *testing.T) {
 					defer close(stopped)
 					r.run(ctx, func(error) {})
 				}()
-				var starts, ends []time.Time
-				read := func() {
-					starts = append(starts, time.Now())
-					time.Sleep(tc.read)
-					ends = append(ends, time.Now())
-				}
+				reads := &timedReads{took: tc.read}
 				// The reader's first look at the host only learns where
 				// it stands.
 				if err := r.do(ctx, ctx, func() {}); err != nil {
@@ -47,30 +42,22 @@ func TestStoreReaderPaces(t *testing.T) {
 				}
 				// Three reads queued at once (back to back), then one
 				// after the reader has rested long enough.
-				done := make(chan error, 3)
-				for range 3 {
-					go func() { done <- r.do(ctx, ctx, read) }()
-				}
-				for range 3 {
-					if err := <-done; err != nil {
-						t.Fatal(err)
-					}
-				}
+				reads.burst(t, ctx, r)
 				time.Sleep(time.Minute)
 				asked := time.Now()
-				if err := r.do(ctx, ctx, read); err != nil {
+				if err := r.do(ctx, ctx, reads.read); err != nil {
 					t.Fatal(err)
 				}
-				for i := 1; i < 3; i++ {
-					if gap := starts[i].Sub(ends[i-1]); gap != tc.rest {
-						t.Errorf("read %d started %v after the one before ended, want %v", i, gap, tc.rest)
+				for i, gap := range reads.gaps()[:2] {
+					if gap != tc.rest {
+						t.Errorf("read %d started %v after the one before ended, want %v", i+1, gap, tc.rest)
 					}
 				}
-				if wait := starts[3].Sub(asked); wait != 0 {
+				if wait := reads.starts[3].Sub(asked); wait != 0 {
 					t.Errorf("a read after a rest waited %v", wait)
 				}
 				// Closing ends the reader also during a rest.
-				go r.do(ctx, ctx, read)
+				go r.do(ctx, ctx, reads.read)
 				time.Sleep(tc.read + time.Nanosecond)
 				cancel()
 				<-stopped
@@ -89,30 +76,9 @@ func TestStoreReaderRestsOnlyWhileStreaming(t *testing.T) {
 		var changes atomic.Int64
 		r := newStoreReader(0.25, changes.Load)
 		go r.run(ctx, func(error) {})
-		var starts, ends []time.Time
-		read := func() {
-			starts = append(starts, time.Now())
-			time.Sleep(10 * time.Millisecond)
-			ends = append(ends, time.Now())
-		}
-		burst := func() {
-			starts, ends = nil, nil
-			done := make(chan error, 3)
-			for range 3 {
-				go func() { done <- r.do(ctx, ctx, read) }()
-			}
-			for range 3 {
-				if err := <-done; err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		gaps := func() (out []time.Duration) {
-			for i := 1; i < len(starts); i++ {
-				out = append(out, starts[i].Sub(ends[i-1]))
-			}
-			return out
-		}
+		reads := &timedReads{took: 10 * time.Millisecond}
+		burst := func() { reads.burst(t, ctx, r) }
+		gaps := reads.gaps
 		// Quiet from the start: the first look records the count (a
 		// host's restored serverSeq is no change), and nothing moves
 		// after it.
@@ -133,4 +99,42 @@ func TestStoreReaderRestsOnlyWhileStreaming(t *testing.T) {
 			t.Errorf("reads rested %v once the host was quiet again", g)
 		}
 	})
+}
+
+// timedReads are reads that each take took, recording when they start
+// and end.
+type timedReads struct {
+	took         time.Duration
+	starts, ends []time.Time
+}
+
+func (tr *timedReads) read() {
+	tr.starts = append(tr.starts, time.Now())
+	time.Sleep(tr.took)
+	tr.ends = append(tr.ends, time.Now())
+}
+
+// burst forgets earlier reads, queues three on r at once (back to back)
+// and waits for them.
+func (tr *timedReads) burst(t *testing.T, ctx context.Context, r *storeReader) {
+	t.Helper()
+	tr.starts, tr.ends = nil, nil
+	done := make(chan error, 3)
+	for range 3 {
+		go func() { done <- r.do(ctx, ctx, tr.read) }()
+	}
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gaps is how long each read after the first started after the one
+// before it ended.
+func (tr *timedReads) gaps() (out []time.Duration) {
+	for i := 1; i < len(tr.ends); i++ {
+		out = append(out, tr.starts[i].Sub(tr.ends[i-1]))
+	}
+	return out
 }
