@@ -57,6 +57,17 @@ func diffData(t *testing.T, what string, got, want *store.SessionData) {
 	}
 }
 
+// loadsAs loads the fixture's session with two recent turns and compares
+// it with want.
+func loadsAs(t *testing.T, st *Store, what string, want *store.SessionData) {
+	t.Helper()
+	got, err := st.LoadSession(ctx, "ahp-session:/s", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffData(t, what, got, want)
+}
+
 func fixtureStore(t *testing.T) (*Store, *store.SessionData) {
 	t.Helper()
 	st := mustOpen(t, t.TempDir())
@@ -202,11 +213,7 @@ func TestLoadCancelled(t *testing.T) {
 		t.Fatalf("load cancelled between its queries: %v", err)
 	}
 	st.betweenLoadQueries = nil
-	got, err := st.LoadSession(ctx, "ahp-session:/s", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	diffData(t, "the next load", got, want)
+	loadsAs(t, st, "the next load", want)
 }
 
 // TestLoadAfterClose: Close ends the connection of loads; later loads
@@ -240,11 +247,7 @@ func TestLoadAfterReopen(t *testing.T) {
 	if err := st.Check(ctx); err == nil || !strings.Contains(err.Error(), "deleted") {
 		t.Fatalf("Check after the log was deleted: %v", err)
 	}
-	got, err := st.LoadSession(ctx, "ahp-session:/s", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	diffData(t, "after reopening", got, want)
+	loadsAs(t, st, "after reopening", want)
 }
 
 // TestLoadConcurrent: loads from several goroutines at once, beside
@@ -331,11 +334,7 @@ func TestLoadResultsOwnBytes(t *testing.T) {
 			t.Fatalf("blob %d changed by changing another: %q", i, b)
 		}
 	}
-	again, err := st.LoadSession(ctx, "ahp-session:/s", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	diffData(t, "the next load", again, want)
+	loadsAs(t, st, "the next load", want)
 }
 
 // TestLoadBrokenConnection: a connection of loads that cannot start a
@@ -356,11 +355,7 @@ func TestLoadBrokenConnection(t *testing.T) {
 	if st.load != nil || l.stmts != nil {
 		t.Fatalf("the broken connection was kept (statements %v)", l.stmts)
 	}
-	got, err := st.LoadSession(ctx, "ahp-session:/s", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	diffData(t, "the next load", got, want)
+	loadsAs(t, st, "the next load", want)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
