@@ -20,9 +20,8 @@
 // (group commit), so streaming never waits for a disk. At start the host
 // reads the session catalog and the serverSeq; a session's channels are
 // read on first use (subscribe, an action, fetchTurns), with a window of
-// recent turns, and older turns are paged from the store. See the README's
-// Persistence section for what a crash can lose and which replies mean
-// "saved".
+// recent turns, and older turns are paged from the store. docs/persistence.md
+// says what a crash can lose and which replies mean "saved".
 //
 // Concurrency: all methods of Host are safe for concurrent use. Internally
 // one mutex guards every channel's state and the sequence; nothing blocks

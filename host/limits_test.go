@@ -37,7 +37,7 @@ func pingFrame(size int) []byte {
 
 // TestMaxMessageBytes checks that a limit above the WebSocket library's
 // 4 MiB default lets bigger messages in, and that a frame over the limit
-// closes the connection with 1009, as the README says.
+// closes the connection with 1009, as docs/host.md says.
 func TestMaxMessageBytes(t *testing.T) {
 	th := startHost(t, &host.Options{MaxMessageBytes: 8 << 20})
 	ws := rawDial(t, th.url)

@@ -224,7 +224,7 @@ func TestCrashEndsInterruptedTurn(t *testing.T) {
 	eachStore(t, func(t *testing.T, st store.Store) {
 		th, c, uri, chat := chatOnStore(t, st, "crash")
 		startTurn(c, chat, "slow", "/slow 500")
-		// README, "When a change is saved": a client that has seen an
+		// docs/persistence.md, "When a change is saved": a client that has seen an
 		// action and then gets a listSessions reply knows the action
 		// survives a crash. Deltas that arrive while the reply waits for
 		// the save may be lost, so only those seen before the request

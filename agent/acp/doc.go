@@ -53,7 +53,7 @@
 // as waiting for confirmation; the first client to answer wins and the
 // option it chose goes back to the agent. fs/read_text_file and
 // fs/write_text_file are served inside the working directory; writes show
-// as file edits on the turn. The repository README lists what has no AHP
+// as file edits on the turn. docs/agents.md lists what has no AHP
 // counterpart.
 //
 // # Back-pressure

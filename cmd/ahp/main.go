@@ -46,7 +46,7 @@ import (
 // version is the ahp release, set at build time with -ldflags.
 var version = "devel"
 
-// Exit codes; the package documentation and the README list them.
+// Exit codes; the package documentation and docs/cli.md list them.
 const (
 	exitOK          = 0
 	exitError       = 1

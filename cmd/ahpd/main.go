@@ -119,18 +119,30 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if tok := os.Getenv("AHPD_TOKEN"); tok != "" {
 		cfg.Token = tok
 	}
+	fs := newFlagSet(cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return cfg, cfg.validate()
+}
+
+// newFlagSet declares every flag of ahpd, each bound to its field of cfg
+// with the field's current value as default. docs/flags.md is rendered
+// from it (TestFlagsDoc).
+func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("ahpd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.ConfigFile, "config", "", "JSON config file; its keys are the flag names in camelCase (see README)")
+	fs.StringVar(&cfg.ConfigFile, "config", "", "JSON config file; its keys are the flag names in camelCase (see docs/flags.md)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on; port 0 picks a free port")
 	fs.StringVar(&cfg.Token, "token", cfg.Token, "bearer token clients must present (default $AHPD_TOKEN)")
 	fs.IntVar(&cfg.ReplaySize, "replay-size", cfg.ReplaySize, "actions kept for reconnecting clients")
 	fs.IntVar(&cfg.ReplayBytes, "replay-bytes", cfg.ReplayBytes, "bytes of actions kept for reconnecting clients")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
-	origins := stringList(cfg.AllowOrigins)
-	fs.Var(&origins, "allow-origin", "browser origin pattern allowed to connect (repeatable)")
-	hosts := stringList(cfg.AllowHosts)
-	fs.Var(&hosts, "allow-host", "host name clients may reach ahpd by besides loopback ones (repeatable; pattern like *.lan)")
+	fs.Var((*stringList)(&cfg.AllowOrigins), "allow-origin", "browser origin pattern allowed to connect (repeatable)")
+	fs.Var((*stringList)(&cfg.AllowHosts), "allow-host", "host name clients may reach ahpd by besides loopback ones (repeatable; pattern like *.lan)")
 	fs.BoolVar(&cfg.AnyOrigin, "insecure-any-origin", cfg.AnyOrigin, "accept browser connections from any origin")
 	fs.Int64Var(&cfg.MaxMessage, "max-message-bytes", cfg.MaxMessage, "largest incoming message")
 	fs.Int64Var(&cfg.QueueBytes, "queue-bytes", cfg.QueueBytes, "bytes queued to one client before it is dropped as too slow")
@@ -146,15 +158,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	cfg.storeConfig.register(fs)
 	cfg.agentConfig.register(fs)
 	cfg.workspaceConfig.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	cfg.AllowOrigins = origins
-	cfg.AllowHosts = hosts
-	return cfg, cfg.validate()
+	return fs
 }
 
 // configFileArg finds the value of --config before the flags are parsed,
