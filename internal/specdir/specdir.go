@@ -1,10 +1,13 @@
 // Package specdir finds the AHP protocol reference packs (schemas, data
 // tables and conformance fixtures) for generators and tests.
 //
-// Two packs sit beside the module: the 1.x pack (../shared/spec-1.1), which
-// the wire types and tables are generated from, and the 0.8.0 pack
-// (../shared/spec), which still holds the spec pages, the reducer fixtures
-// and the shapes of the older versions ahpd serves.
+// Two packs are used: the 1.x pack (spec-1.1), which the wire types and
+// tables are generated from, and the 0.8.0 pack (spec), which holds the
+// reducer fixtures and the shapes of the older versions ahpd serves. What
+// the generators and tests read of them is kept in the module, under
+// testdata/spec, with the upstream licence and without the schemas' prose;
+// internal/gen/specsync refreshes that copy from ../shared beside the
+// module.
 package specdir
 
 import (
@@ -34,19 +37,44 @@ const Env = "AHP_SPEC_DIR"
 func (p Pack) Env() string { return p.env }
 
 // Dir returns the pack's folder: the pack's environment variable when set,
-// else ../shared/<folder> beside the module root found from the working
-// directory. It does not check that the folder exists.
+// else the copy kept in the module at testdata/spec/<folder> (made by
+// internal/gen/specsync), found from the working directory. It does not
+// check that the folder exists.
 func (p Pack) Dir() (string, error) {
 	if d := os.Getenv(p.env); d != "" {
 		return d, nil
 	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "testdata", "spec", p.folder), nil
+}
+
+// Upstream returns the folder the pack is copied from: the pack's
+// environment variable when set, else ../shared/<folder> beside the
+// module root.
+func (p Pack) Upstream() (string, error) {
+	if d := os.Getenv(p.env); d != "" {
+		return d, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(filepath.Dir(root), "shared", p.folder), nil
+}
+
+// moduleRoot is the nearest directory holding go.mod at or above the
+// working directory.
+func moduleRoot() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(filepath.Dir(dir), "shared", p.folder), nil
+			return dir, nil
 		}
 		if filepath.Dir(dir) == dir {
 			return "", errors.New("specdir: no go.mod above " + wd)

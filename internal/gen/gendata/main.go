@@ -1,9 +1,9 @@
 // Command gendata writes protocol/data_gen.go from the spec's data files.
 // It is run by go generate in the protocol package; see README.md.
 //
-// The spec folders are $AHP_SPEC_1_DIR (or ../shared/spec-1.1) and, for the
-// versions before 1.x, $AHP_SPEC_DIR (or ../shared/spec), beside the module
-// root, the nearest directory holding go.mod at or above the working
+// The spec folders are $AHP_SPEC_1_DIR (or testdata/spec/spec-1.1) and, for
+// the versions before 1.x, $AHP_SPEC_DIR (or testdata/spec/spec), in the
+// module root, the nearest directory holding go.mod at or above the working
 // directory.
 package main
 

@@ -1,8 +1,8 @@
 // Command wiregen writes the generated wire types of package protocol from
 // the AHP JSON Schemas. It is run by `go generate` in the protocol folder.
 //
-// The schema folder is ../shared/spec-1.1/schema beside the module, or
-// $AHP_SPEC_1_DIR/schema when that variable is set.
+// The schema folder is testdata/spec/spec-1.1/schema in the module (see
+// internal/gen/specsync), or $AHP_SPEC_1_DIR/schema when that is set.
 package main
 
 import (
