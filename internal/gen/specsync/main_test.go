@@ -57,7 +57,13 @@ func TestCopyCurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(src); err != nil {
-			t.Skipf("no reference pack at %s to compare with", src)
+			// A clone on its own has only the copy; CI has the packs
+			// beside it and must compare.
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("no reference pack at %s to compare with", src)
+			}
+			t.Logf("no reference pack at %s: only the copy is used", src)
+			return
 		}
 		kept, err := p.Dir()
 		if err != nil {
