@@ -1,5 +1,7 @@
 // Package fileinfo names file types and counts hard links, for the places
-// that refuse to serve anything but a regular file with a single name.
+// that refuse to serve anything but a regular file with a single name: the
+// ACP fs/* methods (agent/acp) and the resource* commands and resource
+// watches (workspace/files).
 package fileinfo
 
 import "io/fs"

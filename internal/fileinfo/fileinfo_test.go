@@ -49,3 +49,32 @@ func TestLinks(t *testing.T) {
 		t.Fatalf("two names: %d links", n)
 	}
 }
+
+func TestLinked(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.MkdirAll(filepath.Join(sub, "child"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, path string, wantN uint64, want bool) {
+		t.Helper()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := Linked(fi); n != wantN || ok != want {
+			t.Errorf("%s: Linked = %d, %v; want %d, %v", name, n, ok, wantN, want)
+		}
+	}
+	check("one name", a, 1, false)
+	// A directory with a subdirectory has several links but is not Linked.
+	check("directory", sub, 0, false)
+	if err := os.Link(a, filepath.Join(dir, "b")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	check("two names", a, 2, true)
+}

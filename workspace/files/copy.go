@@ -34,7 +34,10 @@ func (s *Service) Copy(ctx context.Context, scope Scope, src, dst string, failIf
 		return osErr(src, "copying", err)
 	}
 	exists := false
-	if _, err := to.root.Lstat(to.rel); err == nil {
+	if fi, err := to.root.Lstat(to.rel); err == nil {
+		if err := single(dst, fi); err != nil {
+			return err
+		}
 		if failIfExists {
 			return newErr(AlreadyExists, dst, "the destination exists")
 		}
@@ -80,7 +83,13 @@ func (s *Service) Move(ctx context.Context, scope Scope, src, dst string, failIf
 	if err != nil {
 		return osErr(src, "moving", err)
 	}
+	if err := single(src, sfi); err != nil {
+		return err
+	}
 	if fi, err := to.root.Lstat(to.rel); err == nil {
+		if err := single(dst, fi); err != nil {
+			return err
+		}
 		if failIfExists {
 			return newErr(AlreadyExists, dst, "the destination exists")
 		}

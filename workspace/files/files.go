@@ -7,6 +7,14 @@
 // between a check and the use. Files are opened without following to
 // devices, pipes or sockets: only regular files are read or written.
 //
+// A regular file with more than one hard link is refused (Denied) by every
+// operation that names it: read, write, copy (as the source, anywhere in a
+// copied tree, or as the destination), move (source or destination),
+// delete and resolve. Another of its names may be outside the allowed
+// directories, and os.Root cannot tell. Reads and writes check the open
+// descriptor, so a link made between a check and the use is seen too.
+// Listing a directory names such files without opening them.
+//
 // Quick start:
 //
 //	svc := files.New(nil)
@@ -294,7 +302,20 @@ func openRegular(t *target, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, 
 		}
 		return nil, nil, newErr(WrongType, t.uri, "not a regular file (%s)", fileinfo.Kind(fi.Mode()))
 	}
+	if err := single(t.uri, fi); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
 	return f, fi, nil
+}
+
+// single refuses a regular file with more than one hard link: another of
+// its names may be outside the allowed directories.
+func single(uri string, fi fs.FileInfo) *Error {
+	if n, linked := fileinfo.Linked(fi); linked {
+		return newErr(Denied, uri, "the file has %d hard links; files with more than one are refused, since another name may be outside the allowed directories", n)
+	}
+	return nil
 }
 
 // contentType guesses a media type from the name, then from the first
@@ -519,8 +540,12 @@ func (s *Service) Delete(ctx context.Context, scope Scope, uri string, recursive
 	if t.rel == "." {
 		return newErr(Denied, uri, "an allowed directory itself cannot be deleted")
 	}
-	if _, err := t.root.Lstat(t.rel); err != nil {
+	fi, err := t.root.Lstat(t.rel)
+	if err != nil {
 		return osErr(uri, "deleting", err)
+	}
+	if err := single(uri, fi); err != nil {
+		return err
 	}
 	if recursive {
 		err = t.root.RemoveAll(t.rel)
@@ -573,6 +598,9 @@ func (s *Service) Resolve(ctx context.Context, scope Scope, uri string, follow b
 	}
 	if err != nil {
 		return nil, osErr(uri, "resolving", err)
+	}
+	if err := single(uri, fi); err != nil {
+		return nil, err
 	}
 	info.ModTime = fi.ModTime()
 	switch {
