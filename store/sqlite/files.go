@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -17,30 +18,56 @@ import (
 // What happens to the store's files behind its back can lose acknowledged
 // changes without a word, so the store watches for it:
 //
-//   - Before every batch it checks that ahpd.db and its write-ahead log
-//     (ahpd.db-wal) are still the files it opened: the same file at the
-//     path, and for the log, a descriptor of ours that still has a link. SQLite keeps writing to a log that was deleted or replaced,
-//     and everything committed since the last checkpoint would be gone at
-//     the next start. When that happens the store checkpoints the log it
-//     still holds into ahpd.db, reopens the database (a new log) and
-//     fails that one write with an error saying so; the retry goes to the
-//     new log. A database file deleted or replaced fails every write: the
-//     data is gone with it.
-//   - At open, an empty ahpd.db in a directory that held a store (the lock
-//     file says so, or a write-ahead log with data is beside it) is
-//     refused rather than taken for a new, empty store.
+//   - Before every batch, after every commit (before Write returns nil),
+//     and about once a second while the host is idle (Check), it checks
+//     that ahpd.db and its write-ahead log (ahpd.db-wal) are still the
+//     files it opened and wrote: the same file at the path, for the log a
+//     descriptor of ours that still has a link, neither shorter than it
+//     was after the last commit (SQLite never shrinks either: the store
+//     runs no VACUUM and truncates the log only in its own checkpoint),
+//     and each still starting with its header.
+//   - A log deleted or replaced is repaired: SQLite keeps writing to the
+//     file it holds, so the store checkpoints that file into ahpd.db,
+//     reopens the database (a new log) and fails the one write that found
+//     it with an error saying so; the retry goes to the new log.
+//   - A log truncated or overwritten, or a database file deleted,
+//     replaced, truncated or overwritten, cannot be repaired: what the
+//     file held is gone. The store then fails every later write with
+//     store.ErrCorrupt and the reason (so the host stops acknowledging
+//     changes), logs it, and leaves the mark file ahpd.damaged beside the
+//     database, so that the next Open does not trust ahpd.db and restores
+//     the backup instead (see backup.go).
+//   - At open, an empty or missing ahpd.db in a directory that held a
+//     store (the lock file says so, or a write-ahead log with data is
+//     beside it) is restored from the backup, or refused when there is
+//     none, rather than taken for a new, empty store.
 
 // lockMark is written to the lock file once a store has been opened in
 // the directory: an empty database beside it is then damage, not a new
 // store.
 const lockMark = "ahpd sqlite store\n"
 
+// The first bytes of a database file and of a write-ahead log (its magic
+// number is big-endian, with the last bit telling the checksum order).
+var (
+	dbMagic  = []byte("SQLite format 3\x00")
+	walMagic = []byte{0x37, 0x7f, 0x06, 0x82}
+)
+
 // fileWatch is what the store knows of its files. Guarded by Store.wmu.
 type fileWatch struct {
-	db     fs.FileInfo
-	wal    *os.File // our own descriptor on the log, to see its link count
-	walFI  fs.FileInfo
-	failed error // the database file itself went away: every write fails
+	// dbFile is our descriptor on the database, to read its header. It
+	// stays open until SQLite has closed the database: closing a
+	// descriptor drops the process's POSIX locks on the file, SQLite's
+	// included.
+	dbFile  *os.File
+	db      fs.FileInfo
+	dbSize  int64    // the database's size after the last commit
+	wal     *os.File // our own descriptor on the log, to see its link count
+	walFI   fs.FileInfo
+	walSize int64 // the log's size after the last commit
+	header  [16]byte
+	failed  error // a file was lost or damaged: every write fails
 }
 
 func walPath(db string) string { return db + "-wal" }
@@ -64,9 +91,16 @@ func checkEmpty(path string, marked bool) error {
 	return fmt.Errorf("sqlite store %s: %w: the database file is empty but %s; refusing to start an empty store over it (move the directory's files away to start afresh)", path, store.ErrCorrupt, why)
 }
 
-// watchFiles records the identity of the database and its log, after
-// they were opened.
+// watchFiles records the identity and size of the database and its log,
+// after they were opened.
 func (s *Store) watchFiles() error {
+	if s.files.dbFile == nil {
+		f, err := os.Open(s.path)
+		if err != nil {
+			return fmt.Errorf("sqlite store %s: %w", s.path, err)
+		}
+		s.files.dbFile = f
+	}
 	st, err := os.Stat(s.path)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: %w", s.path, err)
@@ -74,7 +108,8 @@ func (s *Store) watchFiles() error {
 	if s.files.wal != nil {
 		s.files.wal.Close()
 	}
-	s.files.db, s.files.wal, s.files.walFI = st, nil, nil
+	s.files.db, s.files.dbSize = st, st.Size()
+	s.files.wal, s.files.walFI, s.files.walSize = nil, nil, 0
 	f, err := os.Open(walPath(s.path))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -87,59 +122,127 @@ func (s *Store) watchFiles() error {
 		f.Close()
 		return fmt.Errorf("sqlite store %s: %w", walPath(s.path), err)
 	}
-	s.files.wal, s.files.walFI = f, fi
+	s.files.wal, s.files.walFI, s.files.walSize = f, fi, fi.Size()
 	return nil
 }
 
-// checkFiles runs before every batch: see the comment at the top.
-func (s *Store) checkFiles(ctx context.Context) error {
-	if s.files.failed != nil {
-		return s.files.failed
+// closeFiles closes our descriptors, once SQLite has closed the database.
+func (s *Store) closeFiles() {
+	for _, f := range []*os.File{s.files.dbFile, s.files.wal} {
+		if f != nil {
+			f.Close()
+		}
 	}
-	if why := changed(s.path, s.files.db, nil); why != "" {
-		s.files.failed = fmt.Errorf("sqlite store %s: %w: the database file was %s while the store was open; changes can no longer be saved (restart to open a store again; what the file held is lost)", s.path, store.ErrCorrupt, why)
-		return s.files.failed
-	}
-	if s.files.wal == nil {
-		return s.watchFiles() // not created yet at open
-	}
-	why := changed(walPath(s.path), s.files.walFI, s.files.wal)
-	if why == "" {
-		return nil
-	}
-	// SQLite still holds the old log: copy what it has into the database
-	// file, then reopen to get a new log.
-	if err := s.checkpoint(ctx); err != nil {
-		return fmt.Errorf("sqlite store %s: the write-ahead log was %s, and saving what it holds into the database failed: %w", s.path, why, err)
-	}
-	if err := s.reopen(); err != nil {
-		return fmt.Errorf("sqlite store %s: the write-ahead log was %s; its content is saved in the database, but reopening failed: %w", s.path, why, err)
-	}
-	return fmt.Errorf("sqlite store %s: the write-ahead log was %s while the store was open; what it held is saved in the database and a new log is in use (this write is retried)", s.path, why)
+	s.files.dbFile, s.files.wal = nil, nil
 }
 
-// changed says how the file at path differs from the one recorded, or "".
-func changed(path string, was fs.FileInfo, open *os.File) string {
+// checkFiles runs before every batch: see the comment at the top. It
+// returns nil when the files are sound.
+func (s *Store) checkFiles(ctx context.Context) error {
+	repaired, err := s.verifyFiles(ctx)
+	if err != nil {
+		return err
+	}
+	if repaired != "" {
+		return fmt.Errorf("sqlite store %s: the write-ahead log was %s while the store was open; what it held is saved in the database and a new log is in use (this write is retried)", s.path, repaired)
+	}
+	return nil
+}
+
+// verifyFiles checks the files and records their sizes. It repairs a log
+// deleted or replaced, and then says how it was lost; it returns the
+// lasting error for the damage it cannot repair.
+func (s *Store) verifyFiles(ctx context.Context) (repaired string, err error) {
+	if s.files.failed != nil {
+		return "", s.files.failed
+	}
+	now, why := changed(s.path, s.files.db, nil)
+	if why == "" {
+		why = s.damaged(s.files.dbFile, now.Size(), s.files.dbSize, dbMagic)
+	}
+	if why != "" {
+		return "", s.fail("the database file was "+why, "what the file held is lost")
+	}
+	s.files.dbSize = now.Size()
+	if s.files.wal == nil {
+		return "", s.watchFiles() // not created yet at open
+	}
+	if _, why := changed(walPath(s.path), s.files.walFI, s.files.wal); why != "" {
+		// SQLite still holds the old log: copy what it has into the
+		// database file, then reopen to get a new log.
+		if err := s.checkpoint(ctx); err != nil {
+			return "", fmt.Errorf("sqlite store %s: the write-ahead log was %s, and saving what it holds into the database failed: %w", s.path, why, err)
+		}
+		if err := s.reopen(); err != nil {
+			return "", fmt.Errorf("sqlite store %s: the write-ahead log was %s; its content is saved in the database, but reopening failed: %w", s.path, why, err)
+		}
+		return why, nil
+	}
+	walNow, err := s.files.wal.Stat()
+	if err != nil {
+		return "", s.fail("the write-ahead log became unreadable ("+err.Error()+")", "what it held since the last checkpoint is lost")
+	}
+	if why := s.damaged(s.files.wal, walNow.Size(), s.files.walSize, walMagic); why != "" {
+		return "", s.fail("the write-ahead log was "+why, "the changes it held since the last checkpoint are lost")
+	}
+	s.files.walSize = walNow.Size()
+	return "", nil
+}
+
+// damaged says how a file of ours, now size bytes long, is damaged: shorter
+// than the last commit left it, or without its header; or "".
+func (s *Store) damaged(f *os.File, size, was int64, magic []byte) string {
+	if size < was {
+		return fmt.Sprintf("truncated (to %d bytes from %d)", size, was)
+	}
+	if was < int64(len(magic)) || f == nil {
+		return "" // not written yet
+	}
+	h := s.files.header[:len(magic)]
+	if n, err := f.ReadAt(h, 0); n < len(h) {
+		return fmt.Sprintf("made unreadable (reading its header: %v)", err)
+	}
+	if !bytes.Equal(h, magic) {
+		return "overwritten (its header is gone)"
+	}
+	return ""
+}
+
+// fail records damage that cannot be repaired: from now on every write
+// fails with the error it returns. The caller holds wmu.
+func (s *Store) fail(what, lost string) error {
+	s.files.failed = fmt.Errorf("sqlite store %s: %w: %s while the store was open; %s, and no change is saved from now on (restart ahpd: it restores the last backup)", s.path, store.ErrCorrupt, what, lost)
+	s.log.Error("the store's files were damaged; changes are no longer saved", "path", s.path, "damage", what, "lost", lost)
+	if err := writeDamageMark(filepath.Dir(s.path), what); err != nil {
+		s.log.Error("the store could not leave its damage mark", "err", err)
+	}
+	return s.files.failed
+}
+
+// changed says how the file at path differs from the one recorded, or "",
+// with what it found there.
+func changed(path string, was fs.FileInfo, open *os.File) (fs.FileInfo, string) {
 	now, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "deleted"
+		return nil, "deleted"
 	case err != nil:
-		return "unreadable (" + err.Error() + ")"
+		return nil, "unreadable (" + err.Error() + ")"
 	case !os.SameFile(was, now):
-		return "replaced"
+		return nil, "replaced"
 	}
 	if open != nil {
 		if fi, err := open.Stat(); err == nil && fileinfo.Links(fi) == 0 {
-			return "deleted"
+			return nil, "deleted"
 		}
 	}
 	// More links are harmless (a backup made with ln): the data still
 	// reaches the file SQLite writes.
-	return ""
+	return now, ""
 }
 
-// checkpoint copies every frame of the log into the database file.
+// checkpoint copies every frame of the log into the database file and
+// truncates the log. The caller holds wmu.
 func (s *Store) checkpoint(ctx context.Context) error {
 	var busy, logFrames, done int
 	if err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &done); err != nil {
@@ -148,6 +251,7 @@ func (s *Store) checkpoint(ctx context.Context) error {
 	if busy != 0 {
 		return errors.New("the checkpoint could not complete (readers busy)")
 	}
+	s.files.walSize = 0 // truncated by us
 	return nil
 }
 

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -172,5 +173,70 @@ func TestExtraLinksAllowed(t *testing.T) {
 	}
 	if err := st.Write(ctx, putSession("ahp-session:/b")); err != nil {
 		t.Fatalf("write with extra links: %v", err)
+	}
+}
+
+// TestFilesDamaged: a log or database truncated or overwritten under a
+// running store loses what it held, which no retry brings back: the next
+// write and every one after it fail with ErrCorrupt saying why, the idle
+// check reports the same, and the store leaves its damage mark for the
+// next start.
+func TestFilesDamaged(t *testing.T) {
+	overwrite := func(path string) error {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteAt(make([]byte, 64), 0)
+		return err
+	}
+	for _, tc := range []struct {
+		name   string
+		file   string
+		damage func(path string) error
+		want   string
+	}{
+		{"wal truncated", DBFile + "-wal", func(p string) error { return os.Truncate(p, 0) }, "write-ahead log was truncated"},
+		{"wal shortened", DBFile + "-wal", func(p string) error { return os.Truncate(p, 4096) }, "write-ahead log was truncated"},
+		{"wal overwritten", DBFile + "-wal", overwrite, "write-ahead log was overwritten"},
+		{"db truncated", DBFile, func(p string) error { return os.Truncate(p, 0) }, "database file was truncated"},
+		{"db shortened", DBFile, func(p string) error { return os.Truncate(p, 4096) }, "database file was truncated"},
+		{"db overwritten", DBFile, overwrite, "database file was overwritten"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st := mustOpen(t, dir)
+			// Some pages in the database file, some frames in the log.
+			for i := range 20 {
+				if err := st.Write(ctx, putSession(fmt.Sprintf("ahp-session:/a%d", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := st.checkpoint(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 20 {
+				if err := st.Write(ctx, putSession(fmt.Sprintf("ahp-session:/b%d", i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tc.damage(filepath.Join(dir, tc.file)); err != nil {
+				t.Fatal(err)
+			}
+			for _, call := range []func() error{
+				func() error { return st.Write(ctx, putSession("ahp-session:/c")) },
+				func() error { return st.Check(ctx) },
+				func() error { return st.Write(ctx, putSession("ahp-session:/d")) },
+			} {
+				if err := call(); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("after the damage: %v, want ErrCorrupt and %q", err, tc.want)
+				}
+			}
+			mark, err := os.ReadFile(filepath.Join(dir, DamageFile))
+			if err != nil || !strings.Contains(string(mark), strings.TrimPrefix(tc.want, "write-ahead log was ")) {
+				t.Fatalf("damage mark: %q, %v", mark, err)
+			}
+		})
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,9 @@ type Options struct {
 	// batch still survives the process being killed, but the last ones
 	// may be lost if the machine loses power.
 	NoSync bool
+	// Logger receives the store's own reports: damage found in its files,
+	// backups that fail, a database restored at open. Nil discards them.
+	Logger *slog.Logger
 }
 
 // Store is the SQLite store. Create one with Open.
@@ -62,6 +66,7 @@ type Store struct {
 	path string
 	dsn  string
 	lock *os.File
+	log  *slog.Logger
 
 	dbmu sync.RWMutex // held by reads, and taken to reopen the database
 	db   *sql.DB
@@ -122,7 +127,11 @@ func Open(dir string, opts *Options) (*Store, error) {
 	}
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
-	s := &Store{path: path, dsn: dsn, db: db, lock: lock}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{path: path, dsn: dsn, db: db, lock: lock, log: log}
 	err = s.open()
 	if err == nil {
 		err = s.watchFiles()
@@ -134,9 +143,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	}
 	if err != nil {
 		db.Close()
-		if s.files.wal != nil {
-			s.files.wal.Close()
-		}
+		s.closeFiles()
 		unlockDir(lock)
 		return nil, err
 	}
@@ -196,6 +203,9 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if s.files.failed != nil {
+		return s.files.failed
+	}
 	if err := b.Check(s.lastSeq); err != nil {
 		return fmt.Errorf("sqlite store %s: %w", s.path, err)
 	}
@@ -240,8 +250,11 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 		return s.wrap("commit", err)
 	}
 	s.lastSeq = last
-	if s.files.wal == nil {
-		s.watchFiles() // the log exists now; watched from the next batch
+	// Acknowledge only what the files still hold: a log or database
+	// damaged meanwhile fails the batch (a log deleted or replaced is
+	// saved into the database first, and the batch with it).
+	if _, err := s.verifyFiles(ctx); err != nil {
+		return err
 	}
 	return nil
 }
@@ -429,9 +442,7 @@ func (s *Store) Close() error {
 		err = cerr
 	}
 	s.dbmu.Unlock()
-	if s.files.wal != nil {
-		s.files.wal.Close()
-	}
+	s.closeFiles()
 	unlockDir(s.lock)
 	if err != nil {
 		return s.wrap("close", err)
