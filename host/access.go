@@ -1,7 +1,10 @@
 package host
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"path"
@@ -77,4 +80,56 @@ func isLoopbackName(name string) bool {
 	}
 	addr, err := netip.ParseAddr(name)
 	return err == nil && addr.Unmap().IsLoopback()
+}
+
+// TokenValid reports whether a request carries token where the WebSocket
+// endpoint looks for it: "Authorization: Bearer <token>", or the query
+// parameter "tkn" or "token". An empty token is never valid: callers that
+// run without one skip the check (see RequireToken).
+func TokenValid(r *http.Request, token string) bool {
+	return token != "" && validToken(r, token)
+}
+
+// RequireToken guards an HTTP handler (a metrics or debug endpoint, say)
+// with the same token rule as the WebSocket endpoint: a request without
+// the token is answered 401, never reaching next. An empty token (a host
+// run with --no-token) lets every request through.
+func RequireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !validToken(r, token) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ahpd"`)
+			http.Error(w, "missing or wrong token (send it as a bearer token or in the token query parameter)", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// tokenQueryParams are the query parameters a client may carry the token
+// in: "tkn" is VS Code's connection-token parameter.
+var tokenQueryParams = [...]string{"tkn", "token"}
+
+// validToken reports whether the request carries the token in its
+// Authorization header or in a query parameter. Every candidate is
+// compared, in constant time, whatever the earlier ones gave.
+func validToken(r *http.Request, token string) bool {
+	want := sha256.Sum256([]byte(token))
+	ok := 0
+	check := func(got string) {
+		sum := sha256.Sum256([]byte(got))
+		ok |= subtle.ConstantTimeCompare(sum[:], want[:])
+	}
+	if got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found {
+		check(got)
+	}
+	q := r.URL.Query()
+	for _, name := range tokenQueryParams {
+		for _, got := range q[name] {
+			check(got)
+		}
+	}
+	return ok == 1
 }

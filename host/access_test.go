@@ -188,3 +188,45 @@ func TestRefusalsLogBounded(t *testing.T) {
 		t.Fatalf("%d bytes of log for 50 refusals", len(logs.String()))
 	}
 }
+
+// TestRequireToken checks the exported token guard other endpoints reuse:
+// the same places as the WebSocket endpoint (bearer header, tkn and token
+// query parameters), 401 with WWW-Authenticate otherwise, and no guard
+// without a token.
+func TestRequireToken(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("served")) })
+	for _, tc := range []struct {
+		name, token, target, auth string
+		want                      int
+	}{
+		{"no token configured", "", "/metrics", "", http.StatusOK},
+		{"missing", "s3cret", "/metrics", "", http.StatusUnauthorized},
+		{"wrong bearer", "s3cret", "/metrics", "Bearer nope", http.StatusUnauthorized},
+		{"basic scheme", "s3cret", "/metrics", "Basic s3cret", http.StatusUnauthorized},
+		{"bearer", "s3cret", "/metrics", "Bearer s3cret", http.StatusOK},
+		{"token query", "s3cret", "/metrics?token=s3cret", "", http.StatusOK},
+		{"tkn query", "s3cret", "/metrics?tkn=s3cret", "", http.StatusOK},
+		{"one wrong, one right", "s3cret", "/metrics?token=nope&tkn=s3cret", "", http.StatusOK},
+		{"prefix of the token", "s3cret", "/metrics?token=s3c", "", http.StatusUnauthorized},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", tc.target, nil)
+			if tc.auth != "" {
+				r.Header.Set("Authorization", tc.auth)
+			}
+			w := httptest.NewRecorder()
+			host.RequireToken(tc.token, ok).ServeHTTP(w, r)
+			if w.Code != tc.want {
+				t.Fatalf("status %d, want %d", w.Code, tc.want)
+			}
+			if tc.want == http.StatusUnauthorized {
+				if w.Header().Get("WWW-Authenticate") == "" || strings.Contains(w.Body.String(), "served") {
+					t.Fatalf("refusal: %v %q", w.Header(), w.Body)
+				}
+			}
+			if got := host.TokenValid(r, tc.token); got != (tc.token != "" && tc.want == http.StatusOK) {
+				t.Fatalf("TokenValid = %v", got)
+			}
+		})
+	}
+}

@@ -2,10 +2,7 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/ahp-go/ahp/internal/logbound"
@@ -120,30 +117,4 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 // names only and the default origin check.
 func (h *Host) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.WebSocketHandler(nil).ServeHTTP(w, r)
-}
-
-// tokenQueryParams are the query parameters a client may carry the token
-// in: "tkn" is VS Code's connection-token parameter.
-var tokenQueryParams = [...]string{"tkn", "token"}
-
-// validToken reports whether the request carries the token in its
-// Authorization header or in a query parameter. Every candidate is
-// compared, in constant time, whatever the earlier ones gave.
-func validToken(r *http.Request, token string) bool {
-	want := sha256.Sum256([]byte(token))
-	ok := 0
-	check := func(got string) {
-		sum := sha256.Sum256([]byte(got))
-		ok |= subtle.ConstantTimeCompare(sum[:], want[:])
-	}
-	if got, found := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); found {
-		check(got)
-	}
-	q := r.URL.Query()
-	for _, name := range tokenQueryParams {
-		for _, got := range q[name] {
-			check(got)
-		}
-	}
-	return ok == 1
 }

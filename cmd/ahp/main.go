@@ -13,7 +13,9 @@
 //
 // SESSION is a session URI (ahp-session:/<id>), its ID, or a prefix of the
 // ID that only one session has. The host is at --url (default $AHP_URL,
-// then ws://127.0.0.1:7247/); --token (default $AHP_TOKEN) is sent as a
+// then the URL an ahpd of the same user on this machine wrote in its data
+// directory, then ws://127.0.0.1:7247/); --token (default $AHP_TOKEN,
+// then the token that ahpd keeps, for loopback URLs only) is sent as a
 // bearer token. With --json every command prints one JSON object per line.
 //
 // Exit codes: 0 success; 1 any other failure; 2 bad usage; 3 the host
@@ -24,6 +26,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -40,6 +43,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/internal/datadir"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -119,8 +123,8 @@ type globals struct {
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.url, "url", g.url, "host WebSocket URL (default $AHP_URL, then "+defaultURL+")")
-	fs.StringVar(&g.token, "token", g.token, "bearer token (default $AHP_TOKEN)")
+	fs.StringVar(&g.url, "url", g.url, "host WebSocket URL (default $AHP_URL, then the local ahpd's, then "+defaultURL+")")
+	fs.StringVar(&g.token, "token", g.token, "bearer token (default $AHP_TOKEN, then the local ahpd's)")
 	fs.BoolVar(&g.json, "json", g.json, "print one JSON object per line")
 }
 
@@ -237,11 +241,39 @@ func (g *globals) fill(getenv func(string) string) {
 	if g.url == "" {
 		g.url = getenv("AHP_URL")
 	}
+	if g.token == "" {
+		g.token = getenv("AHP_TOKEN")
+	}
+	g.local(getenv)
 	if g.url == "" {
 		g.url = defaultURL
 	}
-	if g.token == "" {
-		g.token = getenv("AHP_TOKEN")
+}
+
+// local fills in what is still missing from what an ahpd of this user on
+// this machine keeps in its default data directory: the URL and token of
+// the running one (its runtime file), else the token it made. The token is
+// only ever sent to a loopback URL.
+func (g *globals) local(getenv func(string) string) {
+	dir, err := datadir.Default(getenv)
+	if err != nil {
+		return
+	}
+	rt, err := datadir.ReadRuntime(dir)
+	haveRT := err == nil && datadir.IsLoopbackURL(rt.URL)
+	if g.url == "" && haveRT {
+		g.url = rt.URL
+	}
+	url := cmp.Or(g.url, defaultURL)
+	if g.token != "" || !datadir.IsLoopbackURL(url) {
+		return
+	}
+	if haveRT && datadir.SameEndpoint(rt.URL, url) {
+		g.token = rt.Token
+		return
+	}
+	if tok, err := datadir.ReadToken(dir); err == nil {
+		g.token = tok
 	}
 }
 

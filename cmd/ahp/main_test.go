@@ -112,11 +112,16 @@ type invocation struct {
 
 func (h *harness) cmd(stdin string, args ...string) *invocation {
 	inv := &invocation{args: args, stdin: strings.NewReader(stdin), out: &buffer{}, err: &buffer{}}
+	// An empty data home: no local ahpd's token or URL.
+	dataHome := h.t.TempDir()
 	inv.env = &env{
 		stdin: inv.stdin, stdout: inv.out, stderr: inv.err,
 		getenv: func(k string) string {
-			if k == "AHP_URL" {
+			switch k {
+			case "AHP_URL":
 				return h.url
+			case "XDG_DATA_HOME":
+				return dataHome
 			}
 			return ""
 		},

@@ -46,7 +46,6 @@ var version = "devel"
 // structs (store.go, agents.go), embedded here.
 type config struct {
 	Listen        string   `json:"listen"`
-	Token         string   `json:"token"`
 	ReplaySize    int      `json:"replaySize"`
 	ReplayBytes   int      `json:"replayBytes"`
 	LogLevel      string   `json:"logLevel"`
@@ -62,6 +61,7 @@ type config struct {
 	MaxConns      int      `json:"maxConnections"`
 	IdleTimeout   string   `json:"httpIdleTimeout"`
 	NoWeb         bool     `json:"noWeb"`
+	tokenConfig
 	storeConfig
 	agentConfig
 	workspaceConfig
@@ -137,7 +137,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.ConfigFile, "config", "", "JSON config file; its keys are the flag names in camelCase (see docs/flags.md)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to listen on; port 0 picks a free port")
-	fs.StringVar(&cfg.Token, "token", cfg.Token, "bearer token clients must present (default $AHPD_TOKEN)")
+	cfg.tokenConfig.register(fs)
 	fs.IntVar(&cfg.ReplaySize, "replay-size", cfg.ReplaySize, "actions kept for reconnecting clients")
 	fs.IntVar(&cfg.ReplayBytes, "replay-bytes", cfg.ReplayBytes, "bytes of actions kept for reconnecting clients")
 	fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "debug, info, warn or error")
@@ -185,8 +185,8 @@ func (c *config) validate() error {
 	if err != nil {
 		return fmt.Errorf("--listen %q: %w", c.Listen, err)
 	}
-	if !isLoopback(host) && c.Token == "" {
-		return fmt.Errorf("--listen %s is reachable beyond this machine: set --token (or AHPD_TOKEN) to require one", c.Listen)
+	if err := c.tokenConfig.validate(isLoopback(host), c.Listen); err != nil {
+		return err
 	}
 	for _, p := range append(c.AllowHosts, c.AllowOrigins...) {
 		if _, err := path.Match(p, ""); err != nil {
@@ -294,6 +294,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	dataDir, err := cfg.dataDir()
+	if err != nil {
+		return err
+	}
+	token, err := cfg.tokenConfig.resolve(dataDir, log)
+	if err != nil {
+		return err
+	}
 	opts := &host.Options{
 		Store:             st,
 		Agents:            agents,
@@ -320,7 +328,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	idle, _ := time.ParseDuration(cfg.IdleTimeout)
 	lim := connlimit.New(cfg.MaxConns, log)
 	var handler http.Handler = h.WebSocketHandler(&host.WebSocketOptions{
-		Token:        cfg.Token,
+		Token:        token,
 		AllowedHosts: cfg.AllowHosts,
 		// A listener reachable beyond this machine requires a
 		// token; it answers to any name unless names are given.
@@ -340,11 +348,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:       idle,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(stdout, "ahpd listening on ws://%s/\n", ln.Addr())
+	// Local clients find ahpd by the runtime file once its URL is out.
+	defer publishRuntime(dataDir, ln.Addr(), token, log)()
+	fmt.Fprintf(stdout, "ahpd listening on %s\n", wsURL(ln.Addr(), token))
 	if !cfg.NoWeb {
-		fmt.Fprintf(stdout, "web client at %s\n", webURL(ln.Addr(), cfg.Token))
+		fmt.Fprintf(stdout, "web client at %s\n", webURL(ln.Addr(), token))
 	}
-	log.Info("ahpd started", "version", version, "protocol", protocol.ProtocolVersion, "addr", ln.Addr().String(), "token", cfg.Token != "")
+	log.Info("ahpd started", "version", version, "protocol", protocol.ProtocolVersion, "addr", ln.Addr().String(), "token", token != "")
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lim.Listener(ln)) }()

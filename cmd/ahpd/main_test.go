@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,11 +43,13 @@ func TestRefusesPublicListenWithoutToken(t *testing.T) {
 		ok   bool
 	}{
 		{[]string{"--listen", "127.0.0.1:0"}, true},
-		{[]string{"--listen", "localhost:0"}, true},
-		{[]string{"--listen", "[::1]:0"}, true},
-		{[]string{"--listen", "0.0.0.0:7247"}, false},
-		{[]string{"--listen", ":7247"}, false},
+		{[]string{"--listen", "localhost:0", "--no-token"}, true},
+		{[]string{"--listen", "[::1]:0", "--no-token"}, true},
+		{[]string{"--listen", "0.0.0.0:7247", "--no-token"}, false},
+		{[]string{"--listen", ":7247", "--no-token"}, false},
+		{[]string{"--listen", "0.0.0.0:7247"}, true}, // the kept token
 		{[]string{"--listen", "0.0.0.0:7247", "--token", "s3cret"}, true},
+		{[]string{"--no-token", "--token", "s3cret"}, false},
 		{[]string{"--log-level", "loud"}, false},
 		{[]string{"extra"}, false},
 	} {
@@ -76,8 +79,11 @@ func TestRunPrintsURLAndServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "ahpd listening on ")
-	if !ok || !strings.HasPrefix(url, "ws://127.0.0.1:") {
+	// The first line carries the token in the query, so that the URL
+	// can be given to any client as is.
+	printed, ok := strings.CutPrefix(strings.TrimSpace(line), "ahpd listening on ")
+	url, found := strings.CutSuffix(printed, "?token=tok")
+	if !ok || !found || !strings.HasPrefix(url, "ws://127.0.0.1:") || !strings.HasSuffix(url, "/") {
 		t.Fatalf("first line %q", line)
 	}
 	// The second line links to the web client, with the token in the
@@ -100,6 +106,11 @@ func TestRunPrintsURLAndServes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ws2, _, err := websocket.Dial(dialCtx, printed, nil)
+	if err != nil {
+		t.Fatalf("the printed URL: %v", err)
+	}
+	ws2.CloseNow()
 	ws.Write(dialCtx, websocket.MessageText, []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	if _, msg, err := ws.Read(dialCtx); err != nil || !strings.Contains(string(msg), `"result":null`) {
 		t.Fatalf("ping: %s %v", msg, err)
@@ -134,7 +145,7 @@ func TestHostNames(t *testing.T) {
 		return resp.StatusCode
 	}
 	url := runAhpd(t, "--store", "memory")
-	port := url[strings.LastIndex(url, ":")+1 : len(url)-1]
+	port := portOf(t, url)
 	if got := dial(url, "evil.example:"+port); got != http.StatusForbidden {
 		t.Fatalf("rebinding name: status %d, want 403", got)
 	}
@@ -142,7 +153,7 @@ func TestHostNames(t *testing.T) {
 		t.Fatalf("localhost: status %d", got)
 	}
 	url = runAhpd(t, "--store", "memory", "--allow-host", "ahp.test")
-	port = url[strings.LastIndex(url, ":")+1 : len(url)-1]
+	port = portOf(t, url)
 	if got := dial(url, "ahp.test:"+port); got != http.StatusSwitchingProtocols {
 		t.Fatalf("allowed name: status %d", got)
 	}
@@ -159,7 +170,7 @@ func TestHostNames(t *testing.T) {
 // --max-connections is answered 503 with a reason.
 func TestConnectionBounds(t *testing.T) {
 	url := runAhpd(t, "--store", "memory", "--max-connections", "2", "--http-idle-timeout", "200ms")
-	addr := strings.TrimSuffix(strings.TrimPrefix(url, "ws://"), "/")
+	addr := "127.0.0.1:" + portOf(t, url)
 
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -204,4 +215,14 @@ func TestConnectionBounds(t *testing.T) {
 	if body, _ := io.ReadAll(resp.Body); !strings.Contains(string(body), "too many connections") {
 		t.Fatalf("503 without a reason: %q", body)
 	}
+}
+
+// portOf is the port of a URL ahpd printed.
+func portOf(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := neturl.Parse(raw)
+	if err != nil || u.Port() == "" {
+		t.Fatalf("ahpd printed %q: %v", raw, err)
+	}
+	return u.Port()
 }

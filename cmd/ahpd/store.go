@@ -1,16 +1,15 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/datadir"
 	"github.com/ahp-go/ahp/store"
 	"github.com/ahp-go/ahp/store/sqlite"
 )
@@ -96,19 +95,7 @@ func (c *storeConfig) open(log *slog.Logger) (store.Store, error) {
 
 // defaultDataDir is ahpd under the user's XDG data home.
 func defaultDataDir() (string, error) {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "ahpd"), nil
-	}
-	if runtime.GOOS == "windows" {
-		if d := os.Getenv("LocalAppData"); d != "" {
-			return filepath.Join(d, "ahpd"), nil
-		}
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return "", errors.New("no home directory to keep sessions in: set --data-dir")
-	}
-	return filepath.Join(home, ".local", "share", "ahpd"), nil
+	return datadir.Default(os.Getenv)
 }
 
 // Spare processors (--spare-procs). The host reads its store on a thread
