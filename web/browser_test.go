@@ -578,7 +578,16 @@ func TestBrowserToken(t *testing.T) {
 	b2 := newBrowser(t, 1000, 700)
 	b2.run("opening the page without the token", chromedp.Navigate(url+"/"))
 	b2.wait("the token field", `!document.querySelector('#token-form').hidden`)
+	// The page says the host needs a token rather than retrying for ever.
+	b2.wait("the token refusal", `document.body.dataset.conn === 'unauthorized' && document.querySelector('#conn-text').textContent.includes('needs a token')`)
 	b2.shot("token-asked")
+	b2.run("entering a wrong token", chromedp.SendKeys(chromedp.ID("#token-input"), "wrong"), chromedp.Click(chromedp.CSS("#token-form button")))
+	b2.wait("the wrong token refused", `document.body.dataset.conn === 'unauthorized' && document.querySelector('#conn-text').textContent.includes('refused this token')`)
+	if txt := eval[string](b2, `document.querySelector('#conn-text').textContent`); strings.Contains(txt, "retrying") {
+		t.Errorf("a wrong token shows %q", txt)
+	}
+	b2.shot("token-wrong")
+	eval[bool](b2, `document.querySelector("#token-input").value = ""; true`)
 	b2.run("entering the token", chromedp.SendKeys(chromedp.ID("#token-input"), "s3cret"), chromedp.Click(chromedp.CSS("#token-form button")))
 	b2.wait("the connection", `document.body.dataset.conn === 'connected'`)
 	b2.shot("token-entered")

@@ -41,6 +41,11 @@ type Handler struct {
 	index  []byte // index.html, with stylePlaceholder where each response's nonce goes
 }
 
+// tokenCheckPath is where the page asks whether the host takes its token:
+// a browser is not told why a WebSocket upgrade failed, so without it a
+// wrong token would look like a host that cannot be reached.
+const tokenCheckPath = "/token-check"
+
 // stylePlaceholder marks, in index.html, where the nonce of the response
 // goes. The page hands it to the style elements the terminal emulator
 // creates, which a policy of 'self' alone would refuse.
@@ -130,7 +135,10 @@ func securityHeaders(hd http.Header, nonce string) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if isUpgrade(r) {
+	if isUpgrade(r) || r.URL.Path == tokenCheckPath {
+		// The token check goes to the WebSocket endpoint as a plain
+		// request: it answers 401 when the token is missing or wrong, and
+		// refuses the request otherwise (it is no upgrade).
 		h.ws.ServeHTTP(w, r)
 		return
 	}

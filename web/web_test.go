@@ -41,6 +41,8 @@ func TestReducerFixtures(t *testing.T) {
 		// URI templates.
 		{filepath.Join("static", "js", "terminal_test.mjs")},
 		{filepath.Join("static", "js", "changes_test.mjs")},
+		// Titles, labels and durations.
+		{filepath.Join("static", "js", "text_test.mjs")},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		out, err := exec.CommandContext(ctx, node, args...).CombinedOutput()
@@ -97,6 +99,8 @@ func TestServesThePage(t *testing.T) {
 		{"/js/reducers_v1_test.mjs", "", 404},
 		{"/js/terminal_test.mjs", "", 404},
 		{"/js/changes_test.mjs", "", 404},
+		{"/js/text_test.mjs", "", 404},
+		{"/js/text.js", "text/javascript; charset=utf-8", 200},
 		{"/nope", "", 404},
 		{"/../web.go", "", 404},
 	}

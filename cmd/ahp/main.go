@@ -3,6 +3,7 @@
 // Usage:
 //
 //	ahp [--url URL] [--token TOKEN] [--json] COMMAND [ARGS]
+//	ahp --version
 //
 //	ahp sessions                      list sessions, most recent first
 //	ahp new [--provider P] [--cwd D]  create a session and print its ID
@@ -11,12 +12,15 @@
 //	ahp watch URI                     print what arrives on a channel
 //	ahp rm SESSION                    remove a session
 //
-// SESSION is a session URI (ahp-session:/<id>), its ID, or a prefix of the
-// ID that only one session has. The host is at --url (default $AHP_URL,
-// then the URL an ahpd of the same user on this machine wrote in its data
-// directory, then ws://127.0.0.1:7247/); --token (default $AHP_TOKEN,
-// then the token that ahpd keeps, for loopback URLs only) is sent as a
+// SESSION is a session URI (its scheme is the host's business), its ID (what
+// follows the scheme), or a prefix of the ID that only one session has. The
+// host is at --url (default $AHP_URL, then the URL an ahpd of the same user
+// on this machine wrote in its data directory, then ws://127.0.0.1:7247/);
+// --token (default $AHP_TOKEN, then the token that ahpd keeps, for loopback
+// URLs only) is sent as a
 // bearer token. With --json every command prints one JSON object per line.
+// Flags take one dash or two; help writes two. Errors are red on a terminal
+// (not with NO_COLOR or TERM=dumb).
 //
 // Exit codes: 0 success; 1 any other failure; 2 bad usage; 3 the host
 // cannot be reached or the connection was lost for good; 4 the session or
@@ -73,8 +77,9 @@ type env struct {
 	getenv         func(string) string
 	// Whether stdin, stdout and stderr are terminals.
 	stdinTTY, stdoutTTY, stderrTTY bool
-	// color allows escape sequences for dimmed text.
-	color bool
+	// color allows escape sequences for dimmed text on stdout; errColor
+	// for coloured errors on stderr.
+	color, errColor bool
 	// newID makes session and turn IDs.
 	newID func() string
 	// now is the clock of the status line and of turn start times.
@@ -111,7 +116,9 @@ func main() {
 		cbreak:     func() (func(), error) { return setCbreak(os.Stdin) },
 		draftDelay: draftDelay,
 	}
-	e.color = e.stdoutTTY && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	colorOK := os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	e.color = e.stdoutTTY && colorOK
+	e.errColor = e.stderrTTY && colorOK
 	os.Exit(run(context.Background(), os.Args[1:], e))
 }
 
@@ -168,14 +175,19 @@ func run(ctx context.Context, args []string, e *env) int {
 	top := flag.NewFlagSet("ahp", flag.ContinueOnError)
 	top.SetOutput(io.Discard)
 	g.register(top)
+	showVersion := top.Bool("version", false, "print the version of ahp and of the protocol, and exit")
 	if err := top.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(e.stdout)
 			return exitOK
 		}
-		fmt.Fprintf(e.stderr, "ahp: %v\n", err)
+		e.errorf("ahp", "%v", err)
 		usage(e.stderr)
 		return exitUsage
+	}
+	if *showVersion {
+		printVersion(e.stdout)
+		return exitOK
 	}
 	if top.NArg() == 0 {
 		usage(e.stderr)
@@ -187,7 +199,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		return exitOK
 	}
 	if name == "version" {
-		fmt.Fprintf(e.stdout, "ahp %s (AHP %s)\n", version, protocol.ProtocolVersion)
+		printVersion(e.stdout)
 		return exitOK
 	}
 	var cmd *command
@@ -197,7 +209,7 @@ func run(ctx context.Context, args []string, e *env) int {
 		}
 	}
 	if cmd == nil {
-		fmt.Fprintf(e.stderr, "ahp: unknown command %q\n", name)
+		e.errorf("ahp", "unknown command %q", name)
 		usage(e.stderr)
 		return exitUsage
 	}
@@ -217,7 +229,7 @@ func run(ctx context.Context, args []string, e *env) int {
 			commandUsage(e.stdout, cmd, fs)
 			return exitOK
 		}
-		fmt.Fprintf(e.stderr, "ahp %s: %v\n", name, err)
+		e.errorf("ahp "+name, "%v", err)
 		commandUsage(e.stderr, cmd, fs)
 		return exitUsage
 	}
@@ -228,11 +240,27 @@ func run(ctx context.Context, args []string, e *env) int {
 	if err != nil {
 		code := exitCode(err)
 		if code != exitInterrupted {
-			fmt.Fprintf(e.stderr, "ahp %s: %s\n", name, errorMessage(err))
+			e.errorf("ahp "+name, "%s", errorMessage(err))
 		}
 		return code
 	}
 	return exitOK
+}
+
+// printVersion prints the version of ahp and of the protocol it speaks.
+func printVersion(w io.Writer) {
+	fmt.Fprintf(w, "ahp %s (AHP %s)\n", version, protocol.ProtocolVersion)
+}
+
+// errorf prints an error on stderr after the command's name: in red on a
+// terminal that takes colour.
+func (e *env) errorf(who, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if e.errColor {
+		fmt.Fprintf(e.stderr, "\x1b[1;31m%s:\x1b[0m %s\n", who, msg)
+		return
+	}
+	fmt.Fprintf(e.stderr, "%s: %s\n", who, msg)
 }
 
 // fill gives the flags not set on the command line their value from the
@@ -336,18 +364,33 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "Usage: ahp [--url URL] [--token TOKEN] [--json] COMMAND [ARGS]\n\nCommands:\n")
+	fmt.Fprintf(w, "Usage: ahp [--url URL] [--token TOKEN] [--json] COMMAND [ARGS]\n       ahp --version\n\nCommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.help)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.help)
 	}
-	fmt.Fprintf(w, "\nSESSION is a session URI, its ID or a unique prefix of the ID.\nRun 'ahp COMMAND -h' for a command's flags.\n")
+	fmt.Fprintf(w, "\nSESSION is a session URI, its ID or a unique prefix of the ID.\nRun 'ahp COMMAND --help' for a command's flags.\n")
 }
 
 func commandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "Usage: ahp %s %s\n\n%s\n\nFlags:\n", c.name, c.args, c.help)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	printFlags(w, fs)
+}
+
+// printFlags lists a command's flags the way the documentation writes
+// them, with two dashes (the flag package takes one or two alike).
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		name, help := flag.UnquoteUsage(f)
+		line := "  --" + f.Name
+		switch name {
+		case "":
+		case "string":
+			line += " " + strings.ToUpper(f.Name)
+		default:
+			line += " " + strings.ToUpper(name)
+		}
+		fmt.Fprintf(w, "%s\n    \t%s\n", line, help)
+	})
 }
 
 // turnError reports a turn that did not complete normally.
@@ -458,11 +501,13 @@ func (a *app) connectionEvent(ev client.ConnectionEvent) {
 // A URI and an ID are looked up alike, so that a session that does not
 // exist fails the same way whichever is given.
 func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
-	exact := strings.HasPrefix(arg, "ahp-session:") // a URI is never a prefix
+	// Session URIs are opaque (their scheme depends on the host and the
+	// agent): an argument with a scheme is a URI, matched whole or by the
+	// ID after its scheme; a URI is never a prefix.
+	exact := isURI(arg)
 	if exact {
-		arg = sessionID(arg)
-		if arg == "" {
-			return "", usagef("%q names no session", "ahp-session:")
+		if sessionID(arg) == "" {
+			return "", usagef("%q names no session", arg)
 		}
 	}
 	list, err := a.c.Sessions(ctx)
@@ -472,7 +517,7 @@ func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
 	var matches []string
 	for _, s := range list {
 		id := sessionID(s.Resource)
-		if id == arg {
+		if s.Resource == arg || id == arg || (exact && id == sessionID(arg)) {
 			return s.Resource, nil
 		}
 		if !exact && strings.HasPrefix(id, arg) {
@@ -481,16 +526,37 @@ func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return "", fmt.Errorf("%w: %s", errNoSession, arg)
+		return "", fmt.Errorf("%w: %s", errNoSession, sessionID(arg))
 	case 1:
 		return matches[0], nil
 	}
 	return "", usagef("%q matches %d sessions; give more of the ID", arg, len(matches))
 }
 
-// sessionID returns the ID part of a session URI.
+// sessionID returns the ID part of a session URI: what follows its scheme
+// and slashes, whatever the scheme.
 func sessionID(uri string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(uri, "ahp-session:"), "/")
+	if isURI(uri) {
+		uri = uri[strings.IndexByte(uri, ':')+1:]
+	}
+	return strings.TrimLeft(uri, "/")
+}
+
+// isURI reports whether s starts with a URI scheme ("x:", "ahp-session:").
+func isURI(s string) bool {
+	i := strings.IndexByte(s, ':')
+	if i <= 0 {
+		return false
+	}
+	for j, r := range s[:i] {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z':
+		case j > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // printJSON writes v as one line of JSON, object members sorted.

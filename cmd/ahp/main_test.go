@@ -200,6 +200,8 @@ func TestGolden(t *testing.T) {
 		{"rm-missing", "", false, []string{"rm", id}},
 		{"send-missing", "", false, []string{"send", "ahp-session:/nope", "hi"}},
 		{"usage", "", false, nil},
+		{"version-flag", "", false, []string{"--version"}},
+		{"help-top", "", false, []string{"--help"}},
 		{"usage-unknown", "", false, []string{"frobnicate"}},
 		{"usage-args", "", true, []string{"send", id}},
 		{"help", "", false, []string{"send", "-h"}},
@@ -227,6 +229,26 @@ func TestGolden(t *testing.T) {
 			second = out.ID
 		}
 		h.golden(s.name, r)
+	}
+}
+
+// TestColouredErrors: on a terminal that takes colour an error's prefix is
+// red; piped, or with NO_COLOR, it is plain.
+func TestColouredErrors(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, tc := range []struct {
+		color bool
+		want  string
+	}{
+		{true, "\x1b[1;31mahp send:\x1b[0m no such session: nope\n"},
+		{false, "ahp send: no such session: nope\n"},
+	} {
+		inv := h.cmd("", "send", "nope", "hi")
+		inv.env.errColor = tc.color
+		r := inv.run(t)
+		if r.code != exitNotFound || r.stderr != tc.want {
+			t.Errorf("colour %v: exit %d, stderr %q; want %d, %q", tc.color, r.code, r.stderr, exitNotFound, tc.want)
+		}
 	}
 }
 

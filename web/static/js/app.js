@@ -9,6 +9,7 @@ import { StreamView, render as renderMarkdown } from './markdown.js';
 import { h, $, diffView } from './dom.js';
 import { TerminalView } from './terminal.js';
 import { ChangesView } from './changes.js';
+import { plainTitle, elapsedText, agentLabel, prettyInput } from './text.js';
 
 
 /** text returns the plain text of a StringOrMarkdown value. */
@@ -35,6 +36,7 @@ function statusInfo(status) {
   return ['idle', 'idle'];
 }
 
+
 function ago(iso) {
   const t = Date.parse(iso);
   if (!t) return '';
@@ -45,8 +47,15 @@ function ago(iso) {
   return new Date(t).toLocaleDateString();
 }
 
-const sessionID = (uri) => uri.replace(/^ahp-session:\/*/, '');
 const chatURIOf = (id) => `ahp-chat:/${id}`;
+
+// Session and chat URIs are opaque: the page's address carries them whole,
+// encoded, whatever their scheme.
+const sessionHash = (uri, chat) => `#/s/${encodeURIComponent(uri)}${chat ? `/c/${encodeURIComponent(chat)}` : ''}`;
+
+
+// Phones and tablets: Enter makes a new line and the Send button sends.
+const touch = () => matchMedia('(pointer: coarse)').matches;
 
 function toFileURI(dir) {
   dir = dir.trim();
@@ -122,7 +131,14 @@ class App {
     $('#back').addEventListener('click', () => { location.hash = ''; });
     $('#composer').addEventListener('submit', (e) => { e.preventDefault(); this.send('auto'); });
     $('#prompt').addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); this.send('auto'); }
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !touch()) { e.preventDefault(); this.send('auto'); }
+    });
+    $('#prompt').placeholder = touch() ? 'Message' : 'Message (Enter sends, Shift+Enter for a new line, Esc cancels a running turn)';
+    // Esc cancels the running turn, unless a dialog or menu has it.
+    document.addEventListener('keydown', (e) => {
+      if (e.key !== 'Escape' || e.defaultPrevented || e.isComposing || document.querySelector('dialog[open]')) return;
+      const st = this.chatURI && this.client.state(this.chatURI);
+      if (st && st.activeTurn && !$('#session').hidden) { e.preventDefault(); this.cancelTurn(); }
     });
     $('#prompt').addEventListener('input', () => this.draftChanged());
     $('#steer').addEventListener('click', () => this.send('steering'));
@@ -149,9 +165,10 @@ class App {
     const labels = {
       connecting: 'Connecting…', connected: 'Connected', reconnecting: 'Reconnecting…',
       disconnected: 'Connection lost; retrying…', failed: 'Cannot connect', closed: 'Closed',
-      unauthorized: 'Token needed',
+      unauthorized: this.token ? 'The host refused this token: enter the one ahpd printed' : 'This host needs a token: enter the one ahpd printed',
     };
-    $('#conn-text').textContent = labels[state] + (detail && state !== 'connected' ? ` (${detail})` : '');
+    const showDetail = detail && state !== 'connected' && state !== 'unauthorized';
+    $('#conn-text').textContent = labels[state] + (showDetail ? ` (${detail})` : '');
     document.body.dataset.conn = state;
     // A host that needs a token refuses the upgrade before any message:
     // offer the token field whenever connecting keeps failing.
@@ -184,9 +201,9 @@ class App {
       const [cls, label] = statusInfo(s.status);
       const unread = !(s.status & Status.IsRead);
       return h('li', { class: `session ${s.resource === this.sessionURI ? 'selected' : ''}`, 'data-uri': s.resource },
-        h('a', { href: `#/s/${encodeURIComponent(sessionID(s.resource))}` },
+        h('a', { href: sessionHash(s.resource) },
           h('span', { class: `dot ${cls}`, title: label }),
-          h('span', { class: 'stitle' }, s.title || 'New Session'),
+          h('span', { class: 'stitle' }, plainTitle(s.title) || 'New Session'),
           unread ? h('span', { class: 'unread', title: 'unread' }, '●') : null,
           s.status & Status.IsArchived ? h('span', { class: 'tag' }, 'archived') : null,
           h('span', { class: 'when' }, ago(s.modifiedAt)),
@@ -194,6 +211,23 @@ class App {
     }));
     $('#empty-list').hidden = items.length > 0;
     this.markRead();
+    this.renderTitle();
+  }
+
+  // renderTitle names the open session in the page title, and says when it
+  // (or how many others) need the user.
+  renderTitle() {
+    const needs = (s) => s && !(s.status & Status.IsArchived) && (s.status & Status.InputNeeded) === Status.InputNeeded;
+    const cur = this.sessionURI && this.client.sessions.get(this.sessionURI);
+    const others = [...this.client.sessions.values()].filter((s) => s !== cur && needs(s)).length;
+    let title = 'ahpd';
+    if (this.sessionURI) {
+      const st = this.client.state(this.sessionURI);
+      title = `${plainTitle((cur && cur.title) || (st && st.title)) || 'New Session'} — ahpd`;
+      if (needs(cur)) title = `Needs you: ${title}`;
+    }
+    if (others) title = `(${others}) ${title}`;
+    if (document.title !== title) document.title = title;
   }
 
   // markRead marks the session on screen read, once for each change of its
@@ -220,9 +254,10 @@ class App {
     const sel = $('#c-provider');
     const agents = this.agents();
     const cur = sel.value;
-    sel.replaceChildren(...agents.map((a) => h('option', { value: a.provider }, a.displayName || a.provider)));
+    sel.replaceChildren(...agents.map((a) => h('option', { value: a.provider }, agentLabel(a, agents))));
     if (cur) sel.value = cur;
     this.renderModels();
+    this.renderAbout();
     const dir = $('#c-dir');
     if (!dir.value && this.client.initResult && this.client.initResult.defaultDirectory) {
       dir.placeholder = this.client.initResult.defaultDirectory;
@@ -236,9 +271,24 @@ class App {
       ...models.map((m) => h('option', { value: m.id }, m.name || m.id)));
   }
 
+  // renderAbout describes the chosen agent: what it is, its sign-in, and
+  // its models.
+  renderAbout() {
+    const a = this.agents().find((x) => x.provider === $('#c-provider').value);
+    const box = $('#c-about');
+    if (!a) { box.replaceChildren(); return; }
+    const rows = [h('div', { class: 'about-desc' }, plain(a.description) || 'No description.')];
+    const facts = [h('span', {}, `provider ${a.provider}`)];
+    const signIn = (a.protectedResources || []).length;
+    if (signIn) facts.push(h('span', { class: 'tag' }, `needs sign-in (${a.protectedResources.map((r) => r.resourceName || r.resource).join(', ')})`));
+    if ((a.models || []).length) facts.push(h('span', {}, `${a.models.length} model${a.models.length === 1 ? '' : 's'}`));
+    rows.push(h('div', { class: 'about-facts muted' }, facts));
+    box.replaceChildren(...rows);
+  }
+
   openCreate() {
     this.renderCreateForm();
-    $('#c-provider').onchange = () => this.renderModels();
+    $('#c-provider').onchange = () => { this.renderModels(); this.renderAbout(); };
     $('#create-dialog').showModal();
   }
 
@@ -259,7 +309,7 @@ class App {
     }
     $('#create-dialog').close();
     this.pendingModel = model;
-    location.hash = `#/s/${encodeURIComponent(id)}`;
+    location.hash = sessionHash(uri);
   }
 
   // ---- routing
@@ -267,8 +317,8 @@ class App {
   route() {
     if (!this.client.ready) return;
     const m = location.hash.match(/^#\/s\/([^/]+)(?:\/c\/([^/]+))?/);
-    const uri = m ? `ahp-session:/${decodeURIComponent(m[1])}` : null;
-    const chat = m && m[2] ? chatURIOf(decodeURIComponent(m[2])) : null;
+    const uri = m ? decodeURIComponent(m[1]) : null;
+    const chat = m && m[2] ? decodeURIComponent(m[2]) : null;
     document.body.classList.toggle('in-session', !!uri);
     this.openSession(uri, chat);
   }
@@ -284,7 +334,7 @@ class App {
     $('#placeholder').hidden = true;
     let st;
     try {
-      st = await this.client.subscribe(uri);
+      st = await this.client.subscribe(uri, undefined, 'session');
     } catch (e) {
       this.toast(`Cannot open the session: ${e.message}`);
       return;
@@ -316,10 +366,11 @@ class App {
       location.hash = '';
       return;
     }
-    $('#s-title').textContent = st.title || 'New Session';
+    $('#s-title').textContent = plainTitle(st.title) || 'New Session';
     // The status dot follows the catalog entry, which rolls up the chats
     // (summary aggregation); the session state's own bits are the fallback.
-    const sum = this.client.sessions.get(st.resource);
+    // (The session's state carries no URI of its own: look it up by ours.)
+    const sum = this.client.sessions.get(this.sessionURI);
     const [cls, label] = statusInfo(sum ? sum.status : st.status);
     $('#s-status').className = `dot ${cls}`;
     $('#s-status').title = label;
@@ -334,10 +385,11 @@ class App {
       return h('button', {
         class: `tab ${c.resource === this.chatURI ? 'selected' : ''}`, type: 'button', role: 'tab',
         'aria-selected': c.resource === this.chatURI ? 'true' : 'false',
-        onclick: () => { this.closeFiles(); this.terms.hide(); this.changes.hide(); location.hash = `#/s/${encodeURIComponent(sessionID(st.resource))}/c/${encodeURIComponent(c.resource.replace(/^ahp-chat:\/*/, ''))}`; },
-      }, h('span', { class: `dot ${ccls}` }), c.title || 'Chat');
+        onclick: () => { this.closeFiles(); this.terms.hide(); this.changes.hide(); location.hash = sessionHash(this.sessionURI, c.resource); },
+      }, h('span', { class: `dot ${ccls}` }), plainTitle(c.title) || 'Chat');
     }));
     this.markRead();
+    this.renderTitle();
     this.renderComposerOptions();
     this.changes.update();
   }
@@ -363,7 +415,7 @@ class App {
     const id = newID();
     try {
       await this.client.request('createChat', { channel: this.sessionURI, chat: chatURIOf(id) });
-      location.hash = `#/s/${encodeURIComponent(sessionID(this.sessionURI))}/c/${encodeURIComponent(id)}`;
+      location.hash = sessionHash(this.sessionURI, chatURIOf(id));
     } catch (e) {
       this.toast(`Could not create the chat: ${e.message}`);
     }
@@ -380,7 +432,7 @@ class App {
     this.chatURI = uri;
     let st;
     try {
-      st = await this.client.subscribe(uri, { turns: TURN_PAGE });
+      st = await this.client.subscribe(uri, { turns: TURN_PAGE }, 'chat');
     } catch (e) {
       this.toast(`Cannot open the chat: ${e.message}`);
       return;
@@ -389,6 +441,7 @@ class App {
     this.chatUnwatch = this.client.watch(uri, (s) => this.renderChat(s));
     // The composer starts from the chat's draft.
     $('#prompt').value = (st.draft && st.draft.text) || '';
+    this.seenDraft = $('#prompt').value;
     if (this.pendingModel) { this.models.set(uri, this.pendingModel); this.pendingModel = ''; }
     this.renderSession(this.client.state(this.sessionURI));
     this.renderChat(st);
@@ -457,6 +510,11 @@ class App {
       active.replaceChildren();
     }
 
+    // Only the latest turn can be resumed, and only while none runs.
+    const lastEl = container.lastElementChild;
+    for (const b of container.querySelectorAll('.resume')) b.hidden = !!st.activeTurn || !lastEl || !lastEl.contains(b);
+
+    this.followDraft(st);
     this.renderPending(st);
     this.changes.update();
     $('#older').hidden = !st.turnsNextCursor;
@@ -466,12 +524,26 @@ class App {
     $('#queue').hidden = !busy;
     $('#cancel').hidden = !busy;
     document.body.dataset.turn = busy ? 'active' : 'idle';
+    this.tickElapsed(busy);
 
     if (firstBefore && container.firstElementChild !== firstBefore && !nearEnd) {
       // Older turns went in above: keep what the reader was looking at.
       log.scrollTop += log.scrollHeight - beforeHeight;
     } else if (nearEnd) {
       this.scrollToEnd();
+    }
+  }
+
+  // tickElapsed keeps the running turn's elapsed time current, once a
+  // second while a turn runs.
+  tickElapsed(busy) {
+    if (busy && !this.elapsedTimer) {
+      this.elapsedTimer = setInterval(() => {
+        for (const el of document.querySelectorAll('#active .elapsed')) el.textContent = elapsedText(el.dataset.started);
+      }, 1000);
+    } else if (!busy && this.elapsedTimer) {
+      clearInterval(this.elapsedTimer);
+      this.elapsedTimer = 0;
     }
   }
 
@@ -537,11 +609,24 @@ class App {
 
   turnFooter(t, live) {
     const out = [];
-    if (live) out.push(h('span', { class: 'spinner', 'aria-label': 'working' }));
+    if (live) {
+      out.push(h('span', { class: 'spinner', 'aria-label': 'working' }),
+        h('span', { class: 'elapsed', 'data-started': t.startedAt || '' }, elapsedText(t.startedAt)));
+      const st = this.client.state(this.chatURI);
+      const activity = (st && st.activity) || '';
+      if (activity) out.push(h('span', { class: 'activity' }, activity));
+    }
     if (t.state === 'cancelled') out.push(h('span', { class: 'tag' }, 'cancelled'));
     if (t.state === 'error') {
-      const err = t.error || (t.responseParts.find((p) => p.kind === 'error') || {}).error;
+      // An error part already shows its message in the turn: the footer
+      // only says the turn failed (1.x); before, the turn carried it.
+      const part = t.responseParts.find((p) => p.kind === 'error');
+      const err = part ? null : t.error;
       out.push(h('span', { class: 'tag error' }, `error${err && err.message ? `: ${err.message}` : ''}`));
+      const last = t.responseParts[t.responseParts.length - 1];
+      if (last && last.kind === 'error' && last.resumable === true) {
+        out.push(h('button', { type: 'button', class: 'primary resume', onclick: () => this.resumeTurn(t) }, 'Resume'));
+      }
     }
     const u = t.usage;
     if (u) {
@@ -553,6 +638,11 @@ class App {
     }
     if (t.duration != null) out.push(h('span', { class: 'duration' }, `${(t.duration / 1000).toFixed(1)} s`));
     return out;
+  }
+
+  // resumeTurn reopens the latest turn, stopped at a resumable error.
+  resumeTurn(t) {
+    this.client.dispatch(this.chatURI, { type: 'chat/turnResume', turnId: t.id });
   }
 
   renderPart(key, p, old, t, live) {
@@ -609,12 +699,15 @@ class App {
     const input = tc.toolInput != null ? tc.toolInput : tc.partialInput;
     if (input != null) {
       el.append(h('details', { class: 'tool-input', open: tc.status === 'pending-confirmation' || undefined },
-        h('summary', {}, 'Input'), h('pre', {}, typeof input === 'string' ? input : JSON.stringify(input, null, 2))));
+        h('summary', {}, 'Input'), h('pre', {}, prettyInput(input))));
     }
     if (tc.edits && Array.isArray(tc.edits.items || tc.edits)) {
       for (const e of (tc.edits.items || tc.edits)) el.append(this.renderEdit(e));
     }
-    for (const c of tc.content || []) el.append(this.renderToolContent(c));
+    if ((tc.content || []).length) {
+      el.append(h('div', { class: 'tool-output' }, h('div', { class: 'tool-label' }, 'Output'),
+        tc.content.map((c) => this.renderToolContent(c))));
+    }
     if (tc.error && tc.error.message) el.append(h('div', { class: 'tag error' }, tc.error.message));
     if (tc.status === 'cancelled') el.append(h('div', { class: 'muted' }, `cancelled (${tc.reason})${tc.reasonMessage ? `: ${plain(tc.reasonMessage)}` : ''}`));
     if (tc.status === 'pending-confirmation' && live) {
@@ -666,7 +759,11 @@ class App {
   renderInput(p, t, live) {
     const req = p.request;
     const el = h('form', { class: 'part input' });
-    if (req.message) el.append(h('div', { class: 'input-msg' }, req.message));
+    // The echo agent, like others, asks one question with the request's
+    // own message: show it once.
+    const qs = req.questions || [];
+    const sameAsQuestion = qs.length === 1 && (qs[0].title || qs[0].message) === req.message;
+    if (req.message && !sameAsQuestion) el.append(h('div', { class: 'input-msg' }, req.message));
     if (req.url) el.append(h('a', { href: req.url, target: '_blank', rel: 'noopener noreferrer' }, req.url));
     const fields = [];
     for (const q of req.questions || []) {
@@ -691,7 +788,7 @@ class App {
       }
       input.disabled = !live || p.response != null;
       fields.push({ q, input });
-      el.append(h('label', { for: id }, q.title || q.message), input);
+      el.append(h('label', { for: id, class: sameAsQuestion ? 'input-msg' : '' }, q.title || q.message), input);
     }
     if (p.response != null) {
       el.append(h('div', { class: 'muted' }, `answered (${p.response})`));
@@ -873,10 +970,22 @@ class App {
       this.client.dispatch(this.chatURI, { type: 'chat/turnStarted', turnId: newID(), startedAt: new Date().toISOString(), message: msg });
     }
     $('#prompt').value = '';
+    this.seenDraft = '';
     clearTimeout(this.draftTimer);
     this.draftTimer = 0;
     if (st.draft) this.client.dispatch(this.chatURI, { type: 'chat/draftChanged' });
     this.scrollToEnd();
+  }
+
+  // followDraft keeps the composer on the chat's shared draft while the
+  // user has not changed it here: another client's edit shows, and a send
+  // from anywhere clears it.
+  followDraft(st) {
+    const text = (st.draft && st.draft.text) || '';
+    if (text === this.seenDraft) return;
+    const prompt = $('#prompt');
+    if (!this.draftTimer && prompt.value === (this.seenDraft || '')) prompt.value = text;
+    this.seenDraft = text;
   }
 
   // draftChanged syncs the composer into the chat's draft, at most once
@@ -893,6 +1002,7 @@ class App {
     const text = $('#prompt').value;
     const st = this.client.state(this.chatURI);
     if (!st || ((st.draft && st.draft.text) || '') === text) return;
+    this.seenDraft = text;
     this.client.dispatch(this.chatURI, text ? { type: 'chat/draftChanged', draft: { text, origin: { kind: 'user' } } } : { type: 'chat/draftChanged' });
   }
 
@@ -903,6 +1013,8 @@ class App {
     this.client.dispatch(this.chatURI, { type: 'chat/turnCancelled', turnId: st.activeTurn.id, duration: started ? Math.max(0, Date.now() - started) : 0 });
   }
 }
+
+
 
 // A message longer than this shows its beginning and a button for the
 // rest: laying out a very long message would hold the page for a while.

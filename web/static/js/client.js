@@ -15,6 +15,9 @@ export const PROTOCOL_VERSIONS = ['1.1.0', '1.0.0', '0.8.0', '0.7.0', '0.6.0'];
 
 export const ROOT = 'ahp-root://';
 
+/** The path where the host answers whether it takes the page's token. */
+export const TOKEN_CHECK = '/token-check';
+
 /** kindOf returns the channel kind of a channel URI. */
 export function kindOf(uri) {
   const scheme = uri.slice(0, uri.indexOf(':'));
@@ -211,11 +214,39 @@ export class Client extends EventTarget {
       this.setState('unauthorized', ev.reason);
       return;
     }
-    if (!this.everConnected && this.attempt >= 1 && ev.code === 1006 && this.maybeUnauthorized) {
-      this.setState('unauthorized', 'the host refused the connection');
+    this.attempt++;
+    if (ev.code === 1006) {
+      // A browser is not shown why an upgrade failed. Ask the host, with
+      // the same token, on a plain request it answers 401 to when the
+      // token is missing or wrong; then wait for a new token rather than
+      // retrying one the host refuses.
+      this.checkToken().then((refused) => {
+        if (ws !== this.ws || this.stopped) return;
+        if (refused) {
+          this.setState('unauthorized', this.token ? 'the host refused this token' : 'the host needs a token');
+          return;
+        }
+        this.retry(ev);
+      });
       return;
     }
-    this.attempt++;
+    this.retry(ev);
+  }
+
+  // checkToken reports whether the host refuses the page's token (or its
+  // lack of one); false when the host cannot be reached.
+  async checkToken() {
+    const u = new URL(TOKEN_CHECK, location.href);
+    if (this.token) u.searchParams.set('token', this.token);
+    try {
+      const res = await fetch(u, { cache: 'no-store', credentials: 'omit' });
+      return res.status === 401;
+    } catch {
+      return false;
+    }
+  }
+
+  retry(ev) {
     // Full jitter: a random wait up to a bound that doubles, at most 5 s.
     const bound = Math.min(5000, 250 * 2 ** Math.min(this.attempt, 5));
     const delay = Math.random() * bound;

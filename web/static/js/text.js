@@ -1,0 +1,53 @@
+// Text for the page: plain titles, labels and durations. No DOM here, so
+// node can test it (text_test.mjs).
+
+/**
+ * plainTitle turns a title that may hold markdown (a first message such as
+ * "# Fix **the** build") into plain text for the list, headers and the
+ * page title.
+ */
+export function plainTitle(text) {
+  if (!text) return '';
+  return String(text)
+    .split('\n').map((l) => l.trim()).filter(Boolean).join(' ')
+    .replace(/^#{1,6}\s+/, '')
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/(\*\*|__)(.+?)\1/g, '$2')
+    .replace(/(^|[^\w*])[*_]([^*_\s][^*_]*?)[*_](?=[^\w*]|$)/g, '$1$2')
+    .replace(/~~(.+?)~~/g, '$1')
+    .replace(/`+([^`]+)`+/g, '$1')
+    .replace(/^\s*(?:[-*+>]|\d+[.)])\s+/, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** elapsedText says how long ago a turn started: "12 s", "3 min 05 s". */
+export function elapsedText(iso) {
+  const t = Date.parse(iso);
+  if (!t) return '';
+  const s = Math.max(0, Math.floor((Date.now() - t) / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
+
+/**
+ * agentLabel names an agent in a list: its display name, and its provider
+ * too when another agent shows the same name.
+ */
+export function agentLabel(a, all) {
+  const name = a.displayName || a.provider;
+  const twins = all.filter((b) => (b.displayName || b.provider) === name).length;
+  return twins > 1 ? `${name} (${a.provider})` : name;
+}
+
+/** prettyInput shows a tool's input: JSON indented, other text as it is. */
+export function prettyInput(input) {
+  if (typeof input !== 'string') return JSON.stringify(input, null, 2);
+  try {
+    const v = JSON.parse(input);
+    if (v && typeof v === 'object') return JSON.stringify(v, null, 2);
+  } catch { /* not JSON */ }
+  return input;
+}

@@ -1,0 +1,37 @@
+// Checks the page's text helpers. Run: node text_test.mjs
+import { isDeepStrictEqual } from 'node:util';
+import { plainTitle, agentLabel, prettyInput, elapsedText } from './text.js';
+
+const cases = [];
+const check = (name, got, want) => cases.push([name, isDeepStrictEqual(got, want), got, want]);
+
+check('a heading loses its hashes', plainTitle('# Heading'), 'Heading');
+check('emphasis and code lose their marks', plainTitle('## Fix **the** `build` _now_'), 'Fix the build now');
+check('a link keeps its text', plainTitle('see [the docs](https://example.com/x)'), 'see the docs');
+check('lines join with spaces', plainTitle('first line\n\n- second'), 'first line - second');
+check('a list item loses its bullet', plainTitle('- do this'), 'do this');
+check('plain text stays', plainTitle('snake_case and 2 * 3'), 'snake_case and 2 * 3');
+check('no title is empty', plainTitle(undefined), '');
+
+const echoA = { provider: 'echo', displayName: 'Echo' };
+const echoB = { provider: 'echo2', displayName: 'Echo' };
+const other = { provider: 'claude', displayName: 'Claude Code' };
+check('a unique name stands alone', agentLabel(other, [echoA, echoB, other]), 'Claude Code');
+check('twins show their provider', [agentLabel(echoA, [echoA, echoB]), agentLabel(echoB, [echoA, echoB])], ['Echo (echo)', 'Echo (echo2)']);
+check('no display name: the provider', agentLabel({ provider: 'x' }, [{ provider: 'x' }]), 'x');
+
+check('JSON input is indented', prettyInput('{"text":"hi"}'), '{\n  "text": "hi"\n}');
+check('other input stays', prettyInput('ls -la'), 'ls -la');
+check('an object input is shown as JSON', prettyInput({ a: 1 }), '{\n  "a": 1\n}');
+
+const ago = (s) => new Date(Date.now() - s * 1000).toISOString();
+check('seconds', elapsedText(ago(12)), '12 s');
+check('minutes', elapsedText(ago(185)), '3 min 05 s');
+check('hours', elapsedText(ago(3 * 3600 + 7 * 60)), '3 h 07 min');
+check('no start', elapsedText(''), '');
+
+let failed = 0;
+for (const [name, ok, got, want] of cases) {
+  if (!ok) { failed++; console.log(`FAIL ${name}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`); }
+}
+console.log(`${cases.length - failed} passed, ${failed} failed`);

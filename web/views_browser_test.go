@@ -1,0 +1,197 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// colorScheme emulates the user's light or dark preference.
+func colorScheme(scheme string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+		return chromedp.Void{}, err
+	}
+}
+
+// view is one size and colour scheme the views are shown in.
+type view struct {
+	name          string
+	width, height int64
+	phone, dark   bool
+}
+
+var views = []view{
+	{"desktop-light", 1400, 900, false, false},
+	{"desktop-dark", 1400, 900, false, true},
+	{"phone-light", 390, 844, true, false},
+	{"phone-dark", 390, 844, true, true},
+}
+
+// TestBrowserViews goes through every view of the page at desktop and
+// phone sizes, light and dark, with a screenshot of each, and checks in
+// the DOM what users found wrong: the header's status dot, markdown in
+// titles, errors and questions shown twice, unlabelled tool output, the
+// page title, the phone's tab row and composer, Resume on resumable
+// errors, elapsed time, Esc, agent descriptions, and the shared draft.
+func TestBrowserViews(t *testing.T) {
+	for _, v := range views {
+		t.Run(v.name, func(t *testing.T) { browseViews(t, v) })
+	}
+}
+
+func browseViews(t *testing.T, v view) {
+	_, url := testHost(t)
+	b := newBrowser(t, v.width, v.height)
+	scheme := "light"
+	if v.dark {
+		scheme = "dark"
+	}
+	b.run("choosing the colour scheme", colorScheme(scheme))
+	if v.phone {
+		b.run("emulating a phone", chromedp.EmulateViewport(v.width, v.height, chromedp.EmulateScale(3), chromedp.EmulateMobile, chromedp.EmulateTouch))
+	} else {
+		b.run("sizing the page", chromedp.EmulateViewport(v.width, v.height))
+	}
+	b.run("opening the page", chromedp.Navigate(url+"/"))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	if got := eval[string](b, `document.title`); got != "ahpd" {
+		t.Errorf("page title with no session open: %q, want ahpd", got)
+	}
+	b.shot("sessions-empty")
+
+	// The new-session dialog describes the agent.
+	b.run("opening the new-session form", chromedp.Click(chromedp.ID("#new-session")))
+	b.wait("the agent list", `document.querySelector('#c-provider').options.length > 0`)
+	if about := eval[string](b, `document.querySelector('#c-about').textContent`); !strings.Contains(about, "streams your prompt back") {
+		t.Errorf("the new-session dialog says %q about the echo agent, want its description", about)
+	}
+	b.shot("new-session")
+	b.run("creating a session", chromedp.SendKeys(chromedp.ID("#c-dir"), t.TempDir()), chromedp.Click(chromedp.ID("#create-submit")))
+	b.wait("the chat", `!!window.ahpApp.chatURI && !!window.ahpApp.client.state(window.ahpApp.chatURI)`)
+	chatURI := eval[string](b, `window.ahpApp.chatURI`)
+
+	// The composer: Enter sends on a keyboard; a phone sends with the button.
+	placeholder := eval[string](b, `document.querySelector('#prompt').placeholder`)
+	if v.phone == strings.Contains(placeholder, "Enter sends") {
+		t.Errorf("composer placeholder %q on %s", placeholder, v.name)
+	}
+
+	// A first message with markdown: titles show it as plain text.
+	b.sendPrompt("# Heading with **bold**")
+	b.wait("the reply", lastTurn+`.includes('You said:') && !document.querySelector('#active article')`)
+	b.wait("the title", `document.querySelector('#s-title').textContent !== 'New Session'`)
+	titles := eval[[]string](b, `[document.querySelector('#s-title').textContent, document.querySelector('#sessions li .stitle').textContent, document.title]`)
+	for _, got := range titles {
+		if strings.ContainsAny(got, "#*") || !strings.Contains(got, "Heading with bold") {
+			t.Errorf("titles %q, want plain text without markdown", titles)
+			break
+		}
+	}
+	// The header's dot says what the list's dot says.
+	b.wait("the session idle in the list", `document.querySelector('#sessions li .dot')?.classList.contains('idle')`)
+	if cls := eval[string](b, `document.querySelector('#s-status').className`); cls != "dot idle" {
+		t.Errorf("the header's status dot is %q for an idle session, want dot idle", cls)
+	}
+	if v.phone {
+		// Every tab of the session's tab row is on screen.
+		clipped := eval[[]string](b, `[...document.querySelectorAll('.chat-tabs button')].filter((e) => { const r = e.getBoundingClientRect(); return r.left < 0 || r.right > innerWidth; }).map((e) => e.textContent)`)
+		if len(clipped) > 0 {
+			t.Errorf("tabs past the screen's edge at %d px: %q", v.width, clipped)
+		}
+		if w := eval[int](b, `document.documentElement.scrollWidth`); w > int(v.width) {
+			t.Errorf("the page is %d px wide on a %d px screen", w, v.width)
+		}
+	}
+	b.shot("chat")
+
+	// A tool call: confirmation, then its input and output, labelled.
+	b.sendPrompt("/tool ping")
+	b.wait("the confirmation", `!!document.querySelector('#active .status-pending-confirmation .actions button.primary')`)
+	b.shot("tool-confirmation")
+	b.run("allowing the tool", chromedp.Click(chromedp.CSS(`#active .status-pending-confirmation .actions button.primary`)))
+	b.wait("the tool result", lastTurn+`.includes('The tool said: ping')`)
+	labels := eval[[]string](b, `[...document.querySelectorAll('#turns article:last-child .part.tool summary, #turns article:last-child .part.tool .tool-label')].map((e) => e.textContent)`)
+	if strings.Join(labels, ",") != "Input,Output" {
+		t.Errorf("the tool card's sections are labelled %q, want Input and Output", labels)
+	}
+	b.run("opening the tool's input", chromedp.Click(chromedp.CSS(`#turns article:last-child .part.tool summary`)))
+	b.shot("tool-done")
+
+	// An input request: its question once, and the page title says the
+	// session needs the user.
+	b.sendPrompt("/input Your name?")
+	b.wait("the question", `!!document.querySelector('#active form.part.input input[type=text]')`)
+	if n := eval[int](b, `document.querySelector('#active form.part.input').textContent.split('Your name?').length - 1`); n != 1 {
+		t.Errorf("the question shows %d times, want once", n)
+	}
+	b.wait("the page title to say the session needs you", `document.title.startsWith('Needs you')`)
+	b.shot("input-request")
+	b.run("answering", chromedp.SendKeys(chromedp.CSS(`#active form.part.input input[type=text]`), "Ada"),
+		chromedp.Click(chromedp.CSS(`#active form.part.input button[type=submit]`)))
+	b.wait("the answer echoed", lastTurn+`.includes('You answered: Ada')`)
+	b.wait("the page title back", `!document.title.startsWith('Needs you')`)
+
+	// A failed turn shows its error once.
+	b.sendPrompt("/error")
+	b.wait("the error", lastTurn+`.includes('failed this turn on purpose') && !!document.querySelector('#turns article:last-child .turn-foot .tag.error')`)
+	if n := eval[int](b, lastTurn+`.split('failed this turn on purpose').length - 1`); n != 1 {
+		t.Errorf("the error's message shows %d times, want once", n)
+	}
+	b.shot("error")
+
+	// A resumable error offers Resume, which finishes the turn.
+	b.sendPrompt("/flaky the rest")
+	b.wait("the Resume button", `!!document.querySelector('#turns article:last-child .turn-foot button.resume:not([hidden])')`)
+	if cls := eval[string](b, `document.querySelector('#s-status').className`); cls != "dot error" {
+		t.Errorf("the header's status dot is %q for a session whose turn failed, want dot error (as the list shows)", cls)
+	}
+	b.shot("resumable-error")
+	b.run("resuming", chromedp.Click(chromedp.CSS(`#turns article:last-child .turn-foot button.resume`)))
+	b.wait("the resumed turn", lastTurn+`.includes('Resumed: the rest') && !document.querySelector('#active article') && !document.querySelector('#turns button.resume:not([hidden])')`)
+
+	// A running turn shows how long it has run; Esc cancels it.
+	b.sendPrompt("/slow 400")
+	b.wait("the elapsed time", `/^[0-9]+ s$/.test(document.querySelector('#active .turn-foot .elapsed')?.textContent || '') && document.querySelector('#active .turn-foot .elapsed').textContent !== '0 s'`)
+	b.shot("running")
+	b.run("pressing Esc", chromedp.KeyEvent(kb.Escape))
+	b.wait("the cancelled turn", `!document.querySelector('#active article') && document.querySelector('#turns article:last-child').classList.contains('state-cancelled')`)
+
+	// The shared draft: another client's edit shows in the composer, and
+	// a send elsewhere clears it.
+	o, sub, ctx := otherOn(t, url, chatURI)
+	o.chat = sub
+	if _, err := o.chat.Dispatch(ctx, &protocol.ChatDraftChangedAction{Draft: &protocol.Message{Text: "typed elsewhere", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}}); err != nil {
+		t.Fatal(err)
+	}
+	b.wait("the other client's draft", `document.querySelector('#prompt').value === 'typed elsewhere'`)
+	b.shot("shared-draft")
+	if _, err := o.chat.Dispatch(ctx, &protocol.ChatDraftChangedAction{}); err != nil {
+		t.Fatal(err)
+	}
+	b.wait("the draft cleared", `document.querySelector('#prompt').value === ''`)
+
+	// The other views of the session.
+	b.run("opening the files", chromedp.Click(chromedp.ID("#files-tab")))
+	b.wait("the files", `!document.querySelector('#files').hidden && document.querySelectorAll('#entries li').length > 0`)
+	b.shot("files")
+	b.run("opening the terminals", chromedp.Click(chromedp.ID("#term-tab")))
+	b.shot("terminals")
+	b.run("opening the changes", chromedp.Click(chromedp.ID("#changes-tab")))
+	b.shot("changes")
+	b.run("back to the chat", chromedp.Click(chromedp.ID("#changes-close")))
+	if v.phone {
+		b.run("going back to the list", chromedp.Click(chromedp.ID("#back")))
+		b.wait("the list", `getComputedStyle(document.querySelector('#side')).display !== 'none'`)
+	}
+	b.shot("sessions")
+	t.Logf("%s: %d screenshots in %s", v.name, b.shots, b.artifacts)
+}
