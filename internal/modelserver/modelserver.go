@@ -93,7 +93,9 @@ func Call(tool string, args map[string]any) Step {
 func CallInput(tool, input string) Step { return Step{Kind: KindCall, Tool: tool, Input: input} }
 
 // Fail returns a step answering an HTTP error.
-func Fail(status int, message string) Step { return Step{Kind: KindFail, Status: status, Text: message} }
+func Fail(status int, message string) Step {
+	return Step{Kind: KindFail, Status: status, Text: message}
+}
 
 // Stall returns a step that starts a response and then never sends.
 func Stall() Step { return Step{Kind: KindStall} }
@@ -537,4 +539,3 @@ func textOf(v any) string {
 	walk(v)
 	return b.String()
 }
-
