@@ -59,8 +59,9 @@ func runScenarios(t *testing.T, ac agentCase) {
 		if _, n := c.deltas(turn); n < 2 {
 			t.Errorf("the watcher saw %d deltas, want the reply streamed", n)
 		}
-		// Claude Code adds a notice of its own about gateways.
-		if got := markdown(c.turn(turn).ResponseParts); !strings.HasPrefix(got, reply) {
+		// Claude Code and Codex add notices of their own about gateways
+		// and models.
+		if got := markdown(c.turn(turn).ResponseParts); !strings.Contains(got, reply) {
 			t.Errorf("the watcher's turn reads %q", got)
 		}
 	})
@@ -272,3 +273,43 @@ func errorText(e *protocol.ChatErrorAction) string {
 	}
 	return ""
 }
+
+var codex = agentCase{
+	agent: realagents.Codex,
+	// Read-only asks the client before a patch is applied; the default
+	// mode asks a model to review instead.
+	manual: map[string]string{"mode": "read-only"},
+	write: func(path, content string) modelserver.Step {
+		return codexPatch("*** Add File: " + path + "\n+" + strings.TrimSuffix(content, "\n"))
+	},
+	edit: func(path, old, new string) modelserver.Step {
+		return codexPatch("*** Update File: " + path + "\n@@\n-" + old + " line\n+" + new + " line")
+	},
+	shell: func(cmd string) modelserver.Step {
+		return modelserver.Call("exec_command", map[string]any{"cmd": cmd, "sandbox_permissions": "require_escalated",
+			"justification": "Run a command outside the sandbox"})
+	},
+}
+
+// codexPatch is an apply_patch command, which Codex applies itself.
+func codexPatch(body string) modelserver.Step {
+	return modelserver.Call("exec_command", map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n" + body + "\n*** End Patch\nEOF\n"})
+}
+
+func TestCodex(t *testing.T) { runScenarios(t, codex) }
+
+var gemini = agentCase{
+	agent:  realagents.Gemini,
+	manual: map[string]string{"mode": "default"},
+	write: func(path, content string) modelserver.Step {
+		return modelserver.Call("write_file", map[string]any{"file_path": path, "content": content})
+	},
+	edit: func(path, old, new string) modelserver.Step {
+		return modelserver.Call("replace", map[string]any{"file_path": path, "old_string": old, "new_string": new, "instruction": "Edit the file"})
+	},
+	shell: func(cmd string) modelserver.Step {
+		return modelserver.Call("run_shell_command", map[string]any{"command": cmd, "description": "Run a command"})
+	},
+}
+
+func TestGemini(t *testing.T) { runScenarios(t, gemini) }

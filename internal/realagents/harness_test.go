@@ -78,7 +78,11 @@ func newRig(t *testing.T, a realagents.Agent, edit func(*acp.Config)) *rig {
 	t.Cleanup(func() {
 		if t.Failed() || testing.Verbose() {
 			t.Logf("ahpd log:\n%s", r.logBuf.String())
-			for _, q := range r.model.Requests() {
+			dump := os.Getenv("AHP_MODEL_DUMP") // a folder to keep the model requests in
+			for i, q := range r.model.Requests() {
+				if dump != "" {
+					_ = os.WriteFile(filepath.Join(dump, fmt.Sprintf("%s-%02d.json", strings.ReplaceAll(t.Name(), "/", "_"), i)), q.Body, 0o644)
+				}
 				t.Logf("model request %s %s (scenario %q step %d): %.300s", q.Method, q.Path, q.Scenario, q.Step, q.Body)
 			}
 		}
