@@ -29,6 +29,7 @@ const (
 	DefaultMaxRestarts   = 3
 	DefaultRestartWindow = 10 * time.Minute
 	DefaultMaxFileBytes  = 8 << 20
+	DefaultQuietAfter    = 30 * time.Second
 )
 
 // Options tunes a Backend. The zero value is ready to use.
@@ -62,6 +63,14 @@ type Options struct {
 	// Environ is the environment the agent starts from, before
 	// Config.Env. Nil means os.Environ().
 	Environ []string
+	// QuietAfter is how long a running turn may go without any update
+	// from the agent before the chat's activity says so ("No output from
+	// the agent for 30s", renewed as the silence lasts), for a model that
+	// stalls or an agent that retries in silence. The activity clears at
+	// the next update. Time spent waiting for a client to answer a
+	// permission request does not count. Zero means DefaultQuietAfter;
+	// negative turns the notice off.
+	QuietAfter time.Duration
 }
 
 // Backend is one configured ACP agent. It implements agent.Backend: every
@@ -124,6 +133,9 @@ func New(cfg Config, opts *Options) (*Backend, error) {
 	}
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.QuietAfter == 0 {
+		o.QuietAfter = DefaultQuietAfter
 	}
 	if o.ClientName == "" {
 		o.ClientName = "ahpd"

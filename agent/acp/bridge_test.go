@@ -654,3 +654,39 @@ func TestWorkingDirectoryPolicy(t *testing.T) {
 		t.Errorf("creation error %+v", st.CreationError)
 	}
 }
+
+// TestQuietTurn: a turn whose agent sends nothing for QuietAfter says so
+// in the chat's activity, to every client, until the agent speaks again
+// or the turn ends.
+func TestQuietTurn(t *testing.T) {
+	th := startHost(t, newBackend(t, &acp.Options{QuietAfter: 200 * time.Millisecond}))
+	a := th.dial(t, "a")
+	b := th.dial(t, "b")
+	sess, chat := a.newSession("s1", "test", t.TempDir())
+	b.join(sess)
+	quiet := func(envs []protocol.ActionEnvelope) int {
+		for i, e := range envs {
+			if x, ok := e.Action.(*protocol.ChatActivityChangedAction); ok && x.Activity != nil && strings.HasPrefix(*x.Activity, "No output from the agent for ") {
+				return i
+			}
+		}
+		return -1
+	}
+	turn := a.startTurn(chat, "t1", "hang")
+	envs := b.WaitFor("the quiet notice", func(envs []protocol.ActionEnvelope) bool { return quiet(envs) >= 0 })
+	if i := quiet(envs); turnEnd(envs[:i], turn) != nil {
+		t.Fatal("the notice came after the turn ended")
+	}
+	b.Dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: turn})
+	b.waitTurnEnd(turn)
+	// The cancel replaces the notice.
+	b.WaitFor("the agent to stop", func(envs []protocol.ActionEnvelope) bool {
+		return th.chatState(t, chat).Activity == nil
+	})
+	// A turn that talks gets no notice.
+	turn = a.startTurn(chat, "t2", "say hello")
+	b.waitTurnEnd(turn)
+	if st := th.chatState(t, chat); st.Activity != nil {
+		t.Errorf("activity %q after the turn", *st.Activity)
+	}
+}

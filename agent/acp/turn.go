@@ -33,6 +33,9 @@ type turn struct {
 	sent        bool // the prompt request is going to the agent
 	cancelling  bool // session/cancel sent; the chat shows it
 	timer       *time.Timer
+	quiet       *time.Timer // fires when the agent has been quiet for QuietAfter
+	lastOutput  time.Time   // of the latest update, or when the prompt was sent
+	quietShown  bool        // the chat's activity says the agent is quiet
 	parts       int
 	textPart    string // markdown part that message chunks append to; "" for a new one
 	thoughtPart string
@@ -54,6 +57,17 @@ func (t *turn) nextID(kind string) string {
 // open. Callers hold s.mu.
 func (t *turn) end(s *session) {
 	t.ended = true
+	if t.quiet != nil {
+		t.quiet.Stop()
+	}
+	if t.quietShown {
+		t.quietShown = false
+		if !s.closed {
+			if err := s.host.Dispatch(t.chat.uri, &protocol.ChatActivityChangedAction{}); err != nil {
+				s.log.Debug("dispatch failed", "err", err)
+			}
+		}
+	}
 	for id, p := range t.perms {
 		p.answer(acpsdk.NewRequestPermissionOutcomeCancelled())
 		delete(t.perms, id)
@@ -142,6 +156,7 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 		return
 	}
 	t.sent = true
+	s.armQuietLocked(t)
 	blocks := promptBlocks(p.init.AgentCapabilities.PromptCapabilities, t.msg, t.context)
 	s.mu.Unlock()
 
@@ -159,6 +174,57 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 		}
 	}
 	s.finishTurn(t, res, err)
+}
+
+// armQuietLocked starts watching the turn for silence. Callers hold s.mu.
+func (s *session) armQuietLocked(t *turn) {
+	d := s.b.opts.QuietAfter
+	if d <= 0 {
+		return
+	}
+	t.lastOutput = time.Now()
+	t.quiet = time.AfterFunc(d, func() { s.quietTurn(t) })
+}
+
+// quietTurn says in the chat's activity that the agent has sent nothing
+// for a while, and checks again after QuietAfter.
+func (s *session) quietTurn(t *turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t.ended || s.closed || t.cancelling {
+		return
+	}
+	d := s.b.opts.QuietAfter
+	if len(t.perms) > 0 {
+		// Waiting for a client, not for the agent.
+		t.lastOutput = time.Now()
+		t.quiet.Reset(d)
+		return
+	}
+	since := time.Since(t.lastOutput)
+	if since < d {
+		t.quiet.Reset(d - since)
+		return
+	}
+	msg := "No output from the agent for " + since.Round(time.Second).String()
+	if err := s.host.Dispatch(t.chat.uri, &protocol.ChatActivityChangedAction{Activity: &msg}); err != nil {
+		s.log.Debug("dispatch failed", "err", err)
+		return
+	}
+	t.quietShown = true
+	t.quiet.Reset(d)
+}
+
+// outputLocked notes an update of the running turn: the silence, if
+// shown, is over. Callers hold s.mu.
+func (s *session) outputLocked(t *turn) {
+	t.lastOutput = time.Now()
+	if t.quietShown {
+		t.quietShown = false
+		if err := s.host.Dispatch(t.chat.uri, &protocol.ChatActivityChangedAction{}); err != nil {
+			s.log.Debug("dispatch failed", "err", err)
+		}
+	}
 }
 
 // failTurn ends a turn with an error before its prompt was sent.

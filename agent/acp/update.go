@@ -144,6 +144,7 @@ func (s *session) updateLocked(p *process, n *acpsdk.SessionNotification) {
 		// Late updates of a cancelled turn, or chatter between turns.
 		return
 	}
+	s.outputLocked(t)
 	switch kind {
 	case kindMessageChunk:
 		s.chunk(t, u.AgentMessageChunk.Content, false)
