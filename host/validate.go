@@ -36,8 +36,9 @@ func (h *Host) dispatchClient(ctx context.Context, c *conn, p *protocol.Dispatch
 
 // rejectUndecodable answers a dispatchAction whose params did not decode
 // (a member of the wrong JSON kind, say): the action is echoed to the
-// sender alone, as it came, with the reason, when its channel is known and
-// its clientSeq can be read; otherwise it is dropped and logged.
+// sender alone, with the reason, when its channel is known and its
+// clientSeq can be read, so that the client can drop its optimistic copy;
+// otherwise it is dropped and logged.
 func (h *Host) rejectUndecodable(ctx context.Context, c *conn, params jsontext.Value, decodeErr error) {
 	reason := decodeErr.Error()
 	if e, ok := decodeErr.(*protocol.Error); ok {
@@ -52,14 +53,17 @@ func (h *Host) rejectUndecodable(ctx context.Context, c *conn, params jsontext.V
 		h.log.Debug("dispatchAction with bad params dropped", "client", clip(c.id(), maxLoggedValue), "err", clip(reason, maxLoggedValue))
 		return
 	}
+	// The echo carries the action's type alone: what the client sent does
+	// not decode, so it cannot be echoed in full to a client whose decoder
+	// is as strict as this one.
 	action := &protocol.Unknown{Raw: jsontext.Value(`{}`)}
-	if len(p.Action) > 0 && p.Action.Kind() == '{' {
-		action.Raw = p.Action
-		var tag struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(p.Action, &tag) == nil {
-			action.Tag = tag.Type
+	var tag struct {
+		Type string `json:"type"`
+	}
+	if p.Action.Kind() == '{' && json.Unmarshal(p.Action, &tag) == nil && tag.Type != "" {
+		action.Tag = tag.Type
+		if b, err := json.Marshal(tag); err == nil {
+			action.Raw = b
 		}
 	}
 	err := h.locked(ctx, func() error {
