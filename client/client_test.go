@@ -80,7 +80,7 @@ func TestCommands(t *testing.T) {
 	if _, err := c.FetchTurns(ctx, &protocol.FetchTurnsParams{Channel: chat}); err != nil && !errors.Is(err, client.ErrInvalidParams) {
 		t.Fatalf("fetchTurns: %v", err) // see TestFetchTurns for the rest
 	}
-	if res, err := c.Completions(ctx, &protocol.CompletionsParams{Channel: chat}); err != nil || res.Items == nil {
+	if res, err := c.Completions(ctx, &protocol.CompletionsParams{Channel: chat, Kind: protocol.CompletionItemKindUserMessage}); err != nil || res.Items == nil {
 		t.Fatalf("completions: %+v, %v", res, err)
 	}
 	if _, err := c.Authenticate(ctx, &protocol.AuthenticateParams{Resource: "https://example.invalid", Token: "t"}); err != nil {

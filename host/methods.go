@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -164,6 +165,12 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	}
 	if err != nil {
 		if req.IsNotification() {
+			if req.Method == "dispatchAction" {
+				// Rejected, so that the client can roll its optimistic
+				// copy back, rather than dropped.
+				c.h.rejectUndecodable(ctx, c, req.Params, err)
+				return nil, nil
+			}
 			c.h.log.Debug("notification with bad params dropped", "client", clip(c.id(), maxLoggedValue), "method", clip(req.Method, maxLoggedValue), "err", clip(err.Error(), maxLoggedValue))
 		}
 		return nil, err
@@ -187,9 +194,14 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	return nil, nil
 }
 
-// decodeParams decodes params into p, answering bad params with -32602.
-// With strict, required members that are absent do not fail the decoding:
-// they are returned, for the handler to reject.
+// decodeParams decodes params into p, answering bad params with -32602
+// whose message names the member at fault. Members present with a value
+// their schema type does not allow (null for a required member, a string
+// outside an enumeration) are bad params for every method. With strict,
+// required members that are absent, and optional members sent as null, do
+// not fail the decoding: they are returned, for the handler to reject;
+// otherwise an absent member decodes as its zero value and a null optional
+// one as absent.
 func decodeParams(method string, params jsontext.Value, p any, optional, strict bool) (*protocol.MissingError, error) {
 	if len(params) == 0 {
 		if optional {
@@ -197,19 +209,36 @@ func decodeParams(method string, params jsontext.Value, p any, optional, strict 
 		}
 		return nil, rpcError(protocol.CodeInvalidParams, "%s: params are required", method)
 	}
-	if !strict {
-		if err := protocol.Unmarshal(params, p); err != nil {
-			return nil, rpcError(protocol.CodeInvalidParams, "%s: %v", method, err)
+	var missing *protocol.MissingError
+	err := protocol.UnmarshalStrict(params, p)
+	if !errors.As(err, &missing) {
+		if err != nil {
+			return nil, rpcError(protocol.CodeInvalidParams, "%s: %s", method, decodeFailure(err))
 		}
 		return nil, nil
 	}
-	var missing *protocol.MissingError
-	if err := protocol.UnmarshalStrict(params, p); errors.As(err, &missing) {
+	if strict {
 		return missing, nil
-	} else if err != nil {
-		return nil, rpcError(protocol.CodeInvalidParams, "%s: %v", method, err)
+	}
+	var bad []string
+	for _, m := range missing.Invalid {
+		if !m.OptionalNull {
+			bad = append(bad, "member "+m.String())
+		}
+	}
+	if len(bad) > 0 {
+		return nil, rpcError(protocol.CodeInvalidParams, "%s: %s", method, strings.Join(bad, "; "))
 	}
 	return nil, nil
+}
+
+// decodeFailure says why params could not be decoded, naming the member
+// when the error does.
+func decodeFailure(err error) string {
+	if path, cause := protocol.ErrorPath(err); path != "" {
+		return "member " + path + ": " + cause.Error()
+	}
+	return err.Error()
 }
 
 func (c *conn) ping(context.Context, *protocol.PingParams) (*none, error) { return nil, nil }

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/ahp-go/ahp/agent/sessionconfig"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -28,6 +31,55 @@ func (h *Host) dispatchClient(ctx context.Context, c *conn, p *protocol.Dispatch
 			c.sendLocked(h.privateEnvelope(c.view, p.Channel, p.Action, origin, "the host could not read this channel: "+err.Error()))
 		}
 		h.mu.Unlock()
+	}
+}
+
+// rejectUndecodable answers a dispatchAction whose params did not decode
+// (a member of the wrong JSON kind, say): the action is echoed to the
+// sender alone, with the reason, when its channel is known and its
+// clientSeq can be read, so that the client can drop its optimistic copy;
+// otherwise it is dropped and logged.
+func (h *Host) rejectUndecodable(ctx context.Context, c *conn, params jsontext.Value, decodeErr error) {
+	reason := decodeErr.Error()
+	if e, ok := decodeErr.(*protocol.Error); ok {
+		reason = strings.TrimPrefix(e.Message, "dispatchAction: ")
+	}
+	var p struct {
+		Channel   string         `json:"channel"`
+		ClientSeq int64          `json:"clientSeq"`
+		Action    jsontext.Value `json:"action"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.Channel == "" {
+		h.log.Debug("dispatchAction with bad params dropped", "client", clip(c.id(), maxLoggedValue), "err", clip(reason, maxLoggedValue))
+		return
+	}
+	// The echo carries the action's type alone: what the client sent does
+	// not decode, so it cannot be echoed in full to a client whose decoder
+	// is as strict as this one.
+	action := &protocol.Unknown{Raw: jsontext.Value(`{}`)}
+	var tag struct {
+		Type string `json:"type"`
+	}
+	if p.Action.Kind() == '{' && json.Unmarshal(p.Action, &tag) == nil && tag.Type != "" {
+		action.Tag = tag.Type
+		if b, err := json.Marshal(tag); err == nil {
+			action.Raw = b
+		}
+	}
+	err := h.locked(ctx, func() error {
+		if c.gone {
+			return nil
+		}
+		ch, err := h.channelLocked(p.Channel)
+		if err != nil || ch == nil {
+			return err
+		}
+		h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(action.Tag, maxLoggedValue), "reason", clip(reason, maxLoggedValue))
+		c.sendLocked(h.privateEnvelope(c.view, p.Channel, action, &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}, reason))
+		return nil
+	})
+	if err != nil {
+		h.log.Error("reading from the store failed", "channel", clip(p.Channel, maxLoggedValue), "err", err)
 	}
 }
 
@@ -95,10 +147,11 @@ func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, m
 }
 
 // missingReason returns why an action whose decoding found required
-// members absent must be rejected, or "". An absent member is not an empty
-// one: the action is never applied with zero values in their place. A
-// connection at a version before 0.9 (the 0.x shapes) may leave out the members 1.x added
-// as required (softBefore1).
+// members absent, or members of a type their schema does not allow (null,
+// a string outside an enumeration), must be rejected, or "". An absent
+// member is not an empty one: the action is never applied with zero values
+// in their place. A connection at a version before 0.9 (the 0.x shapes)
+// may leave out the members 1.x added as required (softBefore1).
 func missingReason(version string, a protocol.StateAction, missing *protocol.MissingError) string {
 	if missing == nil {
 		return ""
@@ -111,11 +164,19 @@ func missingReason(version string, a protocol.StateAction, missing *protocol.Mis
 	if err == nil {
 		return ""
 	}
-	paths := err.(*protocol.MissingError).Paths
-	if len(paths) == 1 {
-		return fmt.Sprintf("required member %s is missing", paths[0])
+	m := err.(*protocol.MissingError)
+	var reasons []string
+	switch len(m.Paths) {
+	case 0:
+	case 1:
+		reasons = append(reasons, fmt.Sprintf("required member %s is missing", m.Paths[0]))
+	default:
+		reasons = append(reasons, fmt.Sprintf("required members %s are missing", strings.Join(m.Paths, ", ")))
 	}
-	return fmt.Sprintf("required members %s are missing", strings.Join(paths, ", "))
+	for _, inv := range m.Invalid {
+		reasons = append(reasons, "member "+inv.String())
+	}
+	return strings.Join(reasons, "; ")
 }
 
 // softBefore1 lists, per client action type, the members the 1.x schema

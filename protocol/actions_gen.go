@@ -65,18 +65,33 @@ func (x *ActionEnvelope) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ActionEnvelope) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "action":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "action")
+		}
 		x.Action, err = decodeStateAction(dec)
 		return 1 << 1, under("action", err)
 	case "serverSeq":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "serverSeq")
+		}
 		x.ServerSeq, err = readInt(dec)
 		return 1 << 2, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = readPtr(dec, readStruct[ActionOrigin])
 		return 0, under("origin", err)
 	case "rejectionReason":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "rejectionReason")
+		}
 		x.RejectionReason, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -118,9 +133,15 @@ func (x *ActionOrigin) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ActionOrigin) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 0, err
 	case "clientSeq":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "clientSeq")
+		}
 		x.ClientSeq, err = readInt(dec)
 		return 1 << 1, err
 	}
@@ -173,9 +194,15 @@ func (x *AnnotationsEntryRemovedAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "AnnotationsEntryRemovedAction", "type", "annotations/entryRemoved")
 	case "annotationId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "annotationId")
+		}
 		x.AnnotationID, err = readString(dec)
 		return 1 << 0, err
 	case "entryId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "entryId")
+		}
 		x.EntryID, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -228,9 +255,15 @@ func (x *AnnotationsEntrySetAction) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "AnnotationsEntrySetAction", "type", "annotations/entrySet")
 	case "annotationId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "annotationId")
+		}
 		x.AnnotationID, err = readString(dec)
 		return 1 << 0, err
 	case "entry":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "entry")
+		}
 		x.Entry, err = readStruct[AnnotationEntry](dec)
 		return 1 << 1, under("entry", err)
 	}
@@ -281,6 +314,9 @@ func (x *AnnotationsRemovedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "AnnotationsRemovedAction", "type", "annotations/removed")
 	case "annotationId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "annotationId")
+		}
 		x.AnnotationID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -329,6 +365,9 @@ func (x *AnnotationsSetAction) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "type":
 		return 0, readConst(dec, "AnnotationsSetAction", "type", "annotations/set")
 	case "annotation":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "annotation")
+		}
 		x.Annotation, err = readStruct[Annotation](dec)
 		return 1 << 0, under("annotation", err)
 	}
@@ -399,21 +438,39 @@ func (x *AnnotationsUpdatedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "AnnotationsUpdatedAction", "type", "annotations/updated")
 	case "annotationId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "annotationId")
+		}
 		x.AnnotationID, err = readString(dec)
 		return 1 << 0, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = readPtr(dec, readStruct[AnnotationOrigin])
 		return 0, under("origin", err)
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resource")
+		}
 		x.Resource, err = readPtr(dec, readString)
 		return 0, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "resolved":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resolved")
+		}
 		x.Resolved, err = readPtr(dec, readBool)
 		return 0, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turnId")
+		}
 		x.TurnID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -466,9 +523,15 @@ func (x *AutomationCreateRequestedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "AutomationCreateRequestedAction", "type", "automation/createRequested")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "definition":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "definition")
+		}
 		x.Definition, err = readStruct[AutomationDefinition](dec)
 		return 1 << 1, under("definition", err)
 	}
@@ -536,28 +599,49 @@ func (x *AutomationDefinitionPatch) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationDefinitionPatch) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "message")
+		}
 		x.Message, err = readPtr(dec, readStruct[Message])
 		return 0, under("message", err)
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "session")
+		}
 		x.Session, err = readPtr(dec, readStruct[AutomationSessionTemplate])
 		return 0, under("session", err)
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	case "triggers":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "triggers")
+		}
 		x.Triggers, err = func(dec *jsontext.Decoder) ([]AutomationTrigger, error) {
-			return readSlice(dec, decodeAutomationTrigger)
+			return readSliceOf(dec, decodeAutomationTrigger)
 		}(dec)
 		return 0, under("triggers", err)
 	case "disableConditions":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "disableConditions")
+		}
 		x.DisableConditions, err = func(dec *jsontext.Decoder) ([]AutomationDisableCondition, error) {
-			return readSlice(dec, decodeAutomationDisableCondition)
+			return readSliceOf(dec, decodeAutomationDisableCondition)
 		}(dec)
 		return 0, under("disableConditions", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -606,6 +690,9 @@ func (x *AutomationRemovedAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "AutomationRemovedAction", "type", "automation/removed")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -697,6 +784,9 @@ func (x *AutomationRunLifecycleChangedAction) decodeMember(dec *jsontext.Decoder
 	case "type":
 		return 0, readConst(dec, "AutomationRunLifecycleChangedAction", "type", "automationRun/lifecycleChanged")
 	case "lifecycle":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "lifecycle")
+		}
 		x.Lifecycle, err = decodeAutomationRunLifecycle(dec)
 		return 1 << 0, under("lifecycle", err)
 	}
@@ -747,6 +837,9 @@ func (x *AutomationRunPrimarySessionChangedAction) decodeMember(dec *jsontext.De
 	case "type":
 		return 0, readConst(dec, "AutomationRunPrimarySessionChangedAction", "type", "automationRun/primarySessionChanged")
 	case "primarySession":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "primarySession")
+		}
 		x.PrimarySession, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -797,6 +890,9 @@ func (x *AutomationRunSessionRemovedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "AutomationRunSessionRemovedAction", "type", "automationRun/sessionRemoved")
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -847,6 +943,9 @@ func (x *AutomationRunSessionSetAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "AutomationRunSessionSetAction", "type", "automationRun/sessionSet")
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -895,6 +994,9 @@ func (x *AutomationSetAction) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "AutomationSetAction", "type", "automation/set")
 	case "automation":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "automation")
+		}
 		x.Automation, err = readStruct[AutomationEntry](dec)
 		return 1 << 0, under("automation", err)
 	}
@@ -947,9 +1049,15 @@ func (x *AutomationUpdateRequestedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "AutomationUpdateRequestedAction", "type", "automation/updateRequested")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "changes")
+		}
 		x.Changes, err = readStruct[AutomationDefinitionPatch](dec)
 		return 1 << 1, under("changes", err)
 	}
@@ -1000,6 +1108,9 @@ func (x *CanvasStateChangedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "CanvasStateChangedAction", "type", "canvas/stateChanged")
 	case "canvas":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "canvas")
+		}
 		x.Canvas, err = readStruct[CanvasState](dec)
 		return 1 << 0, under("canvas", err)
 	}
@@ -1103,14 +1214,25 @@ func (x *ChangesetContentChangedAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "ChangesetContentChangedAction", "type", "changeset/contentChanged")
 	case "files":
-		x.Files, err = func(dec *jsontext.Decoder) ([]ChangesetFile, error) { return readSlice(dec, readStruct[ChangesetFile]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "files")
+		}
+		x.Files, err = func(dec *jsontext.Decoder) ([]ChangesetFile, error) {
+			return readSliceOf(dec, readStruct[ChangesetFile])
+		}(dec)
 		return 1 << 0, under("files", err)
 	case "operations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "operations")
+		}
 		x.Operations, err = func(dec *jsontext.Decoder) ([]ChangesetOperation, error) {
-			return readSlice(dec, readStruct[ChangesetOperation])
+			return readSliceOf(dec, readStruct[ChangesetOperation])
 		}(dec)
 		return 0, under("operations", err)
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -1161,6 +1283,9 @@ func (x *ChangesetFileRemovedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "ChangesetFileRemovedAction", "type", "changeset/fileRemoved")
 	case "fileId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "fileId")
+		}
 		x.FileID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -1209,6 +1334,9 @@ func (x *ChangesetFileSetAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "ChangesetFileSetAction", "type", "changeset/fileSet")
 	case "file":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "file")
+		}
 		x.File, err = readStruct[ChangesetFile](dec)
 		return 1 << 0, under("file", err)
 	}
@@ -1261,9 +1389,15 @@ func (x *ChangesetFilesReviewChangedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "ChangesetFilesReviewChangedAction", "type", "changeset/filesReviewChanged")
 	case "files":
-		x.Files, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "files")
+		}
+		x.Files, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("files", err)
 	case "reviewed":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "reviewed")
+		}
 		x.Reviewed, err = readBool(dec)
 		return 1 << 1, err
 	}
@@ -1322,12 +1456,21 @@ func (x *ChangesetOperationStatusChangedAction) decodeMember(dec *jsontext.Decod
 	case "type":
 		return 0, readConst(dec, "ChangesetOperationStatusChangedAction", "type", "changeset/operationStatusChanged")
 	case "operationId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "operationId")
+		}
 		x.OperationID, err = readString(dec)
 		return 1 << 0, err
 	case "status":
-		x.Status, err = readStringAs[ChangesetOperationStatus](dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "status")
+		}
+		x.Status, err = readEnum[ChangesetOperationStatus](dec)
+		return 1 << 1, under("status", err)
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -1378,8 +1521,11 @@ func (x *ChangesetOperationsChangedAction) decodeMember(dec *jsontext.Decoder, n
 	case "type":
 		return 0, readConst(dec, "ChangesetOperationsChangedAction", "type", "changeset/operationsChanged")
 	case "operations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "operations")
+		}
 		x.Operations, err = func(dec *jsontext.Decoder) ([]ChangesetOperation, error) {
-			return readSlice(dec, readStruct[ChangesetOperation])
+			return readSliceOf(dec, readStruct[ChangesetOperation])
 		}(dec)
 		return 0, under("operations", err)
 	}
@@ -1434,9 +1580,15 @@ func (x *ChangesetStatusChangedAction) decodeMember(dec *jsontext.Decoder, name 
 	case "type":
 		return 0, readConst(dec, "ChangesetStatusChangedAction", "type", "changeset/statusChanged")
 	case "status":
-		x.Status, err = readStringAs[ChangesetStatus](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "status")
+		}
+		x.Status, err = readEnum[ChangesetStatus](dec)
+		return 1 << 0, under("status", err)
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -1632,6 +1784,9 @@ func (x *ChatActivityChangedAction) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ChatActivityChangedAction", "type", "chat/activityChanged")
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activity")
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -1682,6 +1837,9 @@ func (x *ChatBackgroundWorkRemovedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "ChatBackgroundWorkRemovedAction", "type", "chat/backgroundWorkRemoved")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -1732,6 +1890,9 @@ func (x *ChatBackgroundWorkSetAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "ChatBackgroundWorkSetAction", "type", "chat/backgroundWorkSet")
 	case "work":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "work")
+		}
 		x.Work, err = decodeBackgroundWork(dec)
 		return 1 << 0, under("work", err)
 	}
@@ -1782,8 +1943,11 @@ func (x *ChatCanvasesChangedAction) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ChatCanvasesChangedAction", "type", "chat/canvasesChanged")
 	case "canvases":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "canvases")
+		}
 		x.Canvases, err = func(dec *jsontext.Decoder) ([]CanvasReference, error) {
-			return readSlice(dec, readStruct[CanvasReference])
+			return readSliceOf(dec, readStruct[CanvasReference])
 		}(dec)
 		return 0, under("canvases", err)
 	}
@@ -1832,7 +1996,10 @@ func (x *ChatChangesetsChangedAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "ChatChangesetsChangedAction", "type", "chat/changesetsChanged")
 	case "changesets":
-		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSlice(dec, readStruct[Changeset]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changesets")
+		}
+		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSliceOf(dec, readStruct[Changeset]) }(dec)
 		return 0, under("changesets", err)
 	}
 	return 0, dec.SkipValue()
@@ -1888,15 +2055,27 @@ func (x *ChatDeltaAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 	case "type":
 		return 0, readConst(dec, "ChatDeltaAction", "type", "chat/delta")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "partId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "partId")
+		}
 		x.PartID, err = readString(dec)
 		return 1 << 1, err
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "content")
+		}
 		x.Content, err = readString(dec)
 		return 1 << 2, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1945,6 +2124,9 @@ func (x *ChatDraftChangedAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "ChatDraftChangedAction", "type", "chat/draftChanged")
 	case "draft":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "draft")
+		}
 		x.Draft, err = readPtr(dec, readStruct[Message])
 		return 0, under("draft", err)
 	}
@@ -2007,18 +2189,33 @@ func (x *ChatErrorAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 	case "type":
 		return 0, readConst(dec, "ChatErrorAction", "type", "chat/error")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "duration":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "duration")
+		}
 		x.Duration, err = readFloat(dec)
 		return 1 << 1, err
 	case "part":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullOptional(dec, "part")
+		}
 		x.Part, err = readPtr(dec, readStruct[ErrorResponsePart])
 		return 1 << 2, under("part", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -2075,12 +2272,21 @@ func (x *ChatInputAnswerChangedAction) decodeMember(dec *jsontext.Decoder, name 
 	case "type":
 		return 0, readConst(dec, "ChatInputAnswerChangedAction", "type", "chat/inputAnswerChanged")
 	case "requestId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "requestId")
+		}
 		x.RequestID, err = readString(dec)
 		return 1 << 0, err
 	case "questionId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "questionId")
+		}
 		x.QuestionID, err = readString(dec)
 		return 1 << 1, err
 	case "answer":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "answer")
+		}
 		x.Answer, err = decodeChatInputAnswer(dec)
 		return 0, under("answer", err)
 	}
@@ -2139,14 +2345,23 @@ func (x *ChatInputCompletedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "ChatInputCompletedAction", "type", "chat/inputCompleted")
 	case "requestId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "requestId")
+		}
 		x.RequestID, err = readString(dec)
 		return 1 << 0, err
 	case "response":
-		x.Response, err = readStringAs[ChatInputResponseKind](dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "response")
+		}
+		x.Response, err = readEnum[ChatInputResponseKind](dec)
+		return 1 << 1, under("response", err)
 	case "answers":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "answers")
+		}
 		x.Answers, err = func(dec *jsontext.Decoder) (map[string]ChatInputAnswer, error) {
-			return readMap(dec, decodeChatInputAnswer)
+			return readMapOf(dec, decodeChatInputAnswer)
 		}(dec)
 		return 0, under("answers", err)
 	}
@@ -2197,6 +2412,9 @@ func (x *ChatInputRequestedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "ChatInputRequestedAction", "type", "chat/inputRequested")
 	case "request":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "request")
+		}
 		x.Request, err = readStruct[ChatInputRequest](dec)
 		return 1 << 0, under("request", err)
 	}
@@ -2247,6 +2465,9 @@ func (x *ChatIsArchivedChangedAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "ChatIsArchivedChangedAction", "type", "chat/isArchivedChanged")
 	case "isArchived":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "isArchived")
+		}
 		x.IsArchived, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -2295,6 +2516,9 @@ func (x *ChatIsReadChangedAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "ChatIsReadChangedAction", "type", "chat/isReadChanged")
 	case "isRead":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "isRead")
+		}
 		x.IsRead, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -2345,6 +2569,9 @@ func (x *ChatMovableChangedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "ChatMovableChangedAction", "type", "chat/movableChanged")
 	case "movable":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "movable")
+		}
 		x.Movable, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -2397,9 +2624,15 @@ func (x *ChatPendingMessageRemovedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "ChatPendingMessageRemovedAction", "type", "chat/pendingMessageRemoved")
 	case "kind":
-		x.Kind, err = readStringAs[PendingMessageKind](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[PendingMessageKind](dec)
+		return 1 << 0, under("kind", err)
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -2454,12 +2687,21 @@ func (x *ChatPendingMessageSetAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "ChatPendingMessageSetAction", "type", "chat/pendingMessageSet")
 	case "kind":
-		x.Kind, err = readStringAs[PendingMessageKind](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[PendingMessageKind](dec)
+		return 1 << 0, under("kind", err)
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 1, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "message")
+		}
 		x.Message, err = readStruct[Message](dec)
 		return 1 << 2, under("message", err)
 	}
@@ -2510,8 +2752,11 @@ func (x *ChatQueuedMessagesReorderedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "ChatQueuedMessagesReorderedAction", "type", "chat/queuedMessagesReordered")
 	case "order":
-		x.Order, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "order")
+		}
+		x.Order, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("order", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2566,15 +2811,27 @@ func (x *ChatReasoningAction) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "ChatReasoningAction", "type", "chat/reasoning")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "partId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "partId")
+		}
 		x.PartID, err = readString(dec)
 		return 1 << 1, err
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "content")
+		}
 		x.Content, err = readString(dec)
 		return 1 << 2, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2629,12 +2886,21 @@ func (x *ChatResponsePartAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "ChatResponsePartAction", "type", "chat/responsePart")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "part":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "part")
+		}
 		x.Part, err = decodeResponsePart(dec)
 		return 1 << 1, under("part", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2695,26 +2961,47 @@ func (x *ChatToolCallApprovedAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallApprovedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallApprovedAction", "type", "chat/toolCallConfirmed")
 	case "approved":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "approved")
+		}
 		x.Approved, err = readBool(dec)
 		return 1 << 2, err
 	case "confirmed":
-		x.Confirmed, err = readStringAs[ToolCallConfirmationReason](dec)
-		return 1 << 3, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "confirmed")
+		}
+		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
+		return 1 << 3, under("confirmed", err)
 	case "editedToolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "editedToolInput")
+		}
 		x.EditedToolInput, err = readPtr(dec, readString)
 		return 0, err
 	case "selectedOptionId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOptionId")
+		}
 		x.SelectedOptionID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2771,17 +3058,29 @@ func (x *ChatToolCallAuthRequiredAction) decodeJSON(dec *jsontext.Decoder) error
 func (x *ChatToolCallAuthRequiredAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallAuthRequiredAction", "type", "chat/toolCallAuthRequired")
 	case "auth":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "auth")
+		}
 		x.Auth, err = readStruct[MCPAuthRequirement](dec)
 		return 1 << 2, under("auth", err)
 	}
@@ -2836,12 +3135,21 @@ func (x *ChatToolCallAuthResolvedAction) decodeJSON(dec *jsontext.Decoder) error
 func (x *ChatToolCallAuthResolvedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
@@ -2904,20 +3212,35 @@ func (x *ChatToolCallCompleteAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallCompleteAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallCompleteAction", "type", "chat/toolCallComplete")
 	case "result":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "result")
+		}
 		x.Result, err = readStruct[ToolCallResult](dec)
 		return 1 << 2, under("result", err)
 	case "requiresResultConfirmation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "requiresResultConfirmation")
+		}
 		x.RequiresResultConfirmation, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -2998,35 +3321,65 @@ func (x *ChatToolCallConfirmedAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallConfirmedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallConfirmedAction", "type", "chat/toolCallConfirmed")
 	case "approved":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "approved")
+		}
 		x.Approved, err = readBool(dec)
 		return 1 << 2, err
 	case "confirmed":
-		x.Confirmed, err = readPtr(dec, readStringAs[ToolCallConfirmationReason])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "confirmed")
+		}
+		x.Confirmed, err = readPtr(dec, readEnum[ToolCallConfirmationReason])
+		return 0, under("confirmed", err)
 	case "editedToolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "editedToolInput")
+		}
 		x.EditedToolInput, err = readPtr(dec, readString)
 		return 0, err
 	case "selectedOptionId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOptionId")
+		}
 		x.SelectedOptionID, err = readPtr(dec, readString)
 		return 0, err
 	case "reason":
-		x.Reason, err = readPtr(dec, readStringAs[ChatToolCallConfirmedActionReason])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "reason")
+		}
+		x.Reason, err = readPtr(dec, readEnum[ChatToolCallConfirmedActionReason])
+		return 0, under("reason", err)
 	case "userSuggestion":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "userSuggestion")
+		}
 		x.UserSuggestion, err = readPtr(dec, readStruct[Message])
 		return 0, under("userSuggestion", err)
 	case "reasonMessage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "reasonMessage")
+		}
 		x.ReasonMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("reasonMessage", err)
 	}
@@ -3034,13 +3387,27 @@ func (x *ChatToolCallConfirmedAction) decodeMember(dec *jsontext.Decoder, name [
 }
 
 // ChatToolCallConfirmedActionReason is the string enumeration of ChatToolCallConfirmedAction.reason. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChatToolCallConfirmedActionReason string
 
 const (
 	ChatToolCallConfirmedActionReasonDenied  ChatToolCallConfirmedActionReason = "denied"
 	ChatToolCallConfirmedActionReasonSkipped ChatToolCallConfirmedActionReason = "skipped"
 )
+
+func (v ChatToolCallConfirmedActionReason) known() bool {
+	switch v {
+	case ChatToolCallConfirmedActionReasonDenied, ChatToolCallConfirmedActionReasonSkipped:
+		return true
+	}
+	return false
+}
+
+var valuesChatToolCallConfirmedActionReason = []string{"\"denied\"", "\"skipped\""}
+
+func (ChatToolCallConfirmedActionReason) values() []string {
+	return valuesChatToolCallConfirmedActionReason
+}
 
 // ChatToolCallContentChangedAction is the wire form of the schema definition ChatToolCallContentChangedAction.
 // It is a variant of ChatAction, StateAction.
@@ -3094,19 +3461,31 @@ func (x *ChatToolCallContentChangedAction) decodeJSON(dec *jsontext.Decoder) err
 func (x *ChatToolCallContentChangedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallContentChangedAction", "type", "chat/toolCallContentChanged")
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "content")
+		}
 		x.Content, err = func(dec *jsontext.Decoder) ([]ToolResultContent, error) {
-			return readSlice(dec, decodeToolResultContent)
+			return readSliceOf(dec, decodeToolResultContent)
 		}(dec)
 		return 1 << 2, under("content", err)
 	}
@@ -3167,20 +3546,35 @@ func (x *ChatToolCallDeltaAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallDeltaAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallDeltaAction", "type", "chat/toolCallDelta")
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "content")
+		}
 		x.Content, err = readPtr(dec, readString)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("invocationMessage", err)
 	}
@@ -3245,29 +3639,53 @@ func (x *ChatToolCallDeniedAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallDeniedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallDeniedAction", "type", "chat/toolCallConfirmed")
 	case "approved":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "approved")
+		}
 		x.Approved, err = readBool(dec)
 		return 1 << 2, err
 	case "reason":
-		x.Reason, err = readStringAs[ChatToolCallDeniedActionReason](dec)
-		return 1 << 3, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "reason")
+		}
+		x.Reason, err = readEnum[ChatToolCallDeniedActionReason](dec)
+		return 1 << 3, under("reason", err)
 	case "userSuggestion":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "userSuggestion")
+		}
 		x.UserSuggestion, err = readPtr(dec, readStruct[Message])
 		return 0, under("userSuggestion", err)
 	case "reasonMessage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "reasonMessage")
+		}
 		x.ReasonMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("reasonMessage", err)
 	case "selectedOptionId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOptionId")
+		}
 		x.SelectedOptionID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -3275,13 +3693,25 @@ func (x *ChatToolCallDeniedAction) decodeMember(dec *jsontext.Decoder, name []by
 }
 
 // ChatToolCallDeniedActionReason is the string enumeration of ChatToolCallDeniedAction.reason. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChatToolCallDeniedActionReason string
 
 const (
 	ChatToolCallDeniedActionReasonDenied  ChatToolCallDeniedActionReason = "denied"
 	ChatToolCallDeniedActionReasonSkipped ChatToolCallDeniedActionReason = "skipped"
 )
+
+func (v ChatToolCallDeniedActionReason) known() bool {
+	switch v {
+	case ChatToolCallDeniedActionReasonDenied, ChatToolCallDeniedActionReasonSkipped:
+		return true
+	}
+	return false
+}
+
+var valuesChatToolCallDeniedActionReason = []string{"\"denied\"", "\"skipped\""}
+
+func (ChatToolCallDeniedActionReason) values() []string { return valuesChatToolCallDeniedActionReason }
 
 // ChatToolCallReadyAction is the wire form of the schema definition ChatToolCallReadyAction.
 // It is a variant of ChatAction, StateAction.
@@ -3369,46 +3799,85 @@ func (x *ChatToolCallReadyAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallReadyAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallReadyAction", "type", "chat/toolCallReady")
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 2, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "confirmationTitle":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "confirmationTitle")
+		}
 		x.ConfirmationTitle, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("confirmationTitle", err)
 	case "riskAssessment":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "riskAssessment")
+		}
 		x.RiskAssessment, err = decodeToolCallRiskAssessment(dec)
 		return 0, under("riskAssessment", err)
 	case "edits":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "edits")
+		}
 		x.Edits, err = readPtr(dec, readStruct[FileEditCollection])
 		return 0, under("edits", err)
 	case "editable":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "editable")
+		}
 		x.Editable, err = readPtr(dec, readBool)
 		return 0, err
 	case "confirmed":
-		x.Confirmed, err = readPtr(dec, readStringAs[ToolCallConfirmationReason])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "confirmed")
+		}
+		x.Confirmed, err = readPtr(dec, readEnum[ToolCallConfirmationReason])
+		return 0, under("confirmed", err)
 	case "options":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "options")
+		}
 		x.Options, err = func(dec *jsontext.Decoder) ([]ConfirmationOption, error) {
-			return readSlice(dec, readStruct[ConfirmationOption])
+			return readSliceOf(dec, readStruct[ConfirmationOption])
 		}(dec)
 		return 0, under("options", err)
 	}
@@ -3465,17 +3934,29 @@ func (x *ChatToolCallResultConfirmedAction) decodeJSON(dec *jsontext.Decoder) er
 func (x *ChatToolCallResultConfirmedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallResultConfirmedAction", "type", "chat/toolCallResultConfirmed")
 	case "approved":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "approved")
+		}
 		x.Approved, err = readBool(dec)
 		return 1 << 2, err
 	}
@@ -3540,26 +4021,47 @@ func (x *ChatToolCallStartAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallStartAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "ChatToolCallStartAction", "type", "chat/toolCallStart")
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 2, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 3, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	}
@@ -3608,6 +4110,9 @@ func (x *ChatTruncatedAction) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "ChatTruncatedAction", "type", "chat/truncated")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turnId")
+		}
 		x.TurnID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -3662,12 +4167,21 @@ func (x *ChatTurnCancelledAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "ChatTurnCancelledAction", "type", "chat/turnCancelled")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "duration":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "duration")
+		}
 		x.Duration, err = readFloat(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -3722,12 +4236,21 @@ func (x *ChatTurnCompleteAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "ChatTurnCompleteAction", "type", "chat/turnComplete")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "duration":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "duration")
+		}
 		x.Duration, err = readFloat(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -3776,6 +4299,9 @@ func (x *ChatTurnResumeAction) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "type":
 		return 0, readConst(dec, "ChatTurnResumeAction", "type", "chat/turnResume")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -3836,18 +4362,33 @@ func (x *ChatTurnStartedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "ChatTurnStartedAction", "type", "chat/turnStarted")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "startedAt")
+		}
 		x.StartedAt, err = readString(dec)
 		return 1 << 1, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "message")
+		}
 		x.Message, err = readStruct[Message](dec)
 		return 1 << 2, under("message", err)
 	case "queuedMessageId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "queuedMessageId")
+		}
 		x.QueuedMessageID, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -3900,9 +4441,15 @@ func (x *ChatTurnsLoadedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "ChatTurnsLoadedAction", "type", "chat/turnsLoaded")
 	case "turns":
-		x.Turns, err = func(dec *jsontext.Decoder) ([]Turn, error) { return readSlice(dec, readStruct[Turn]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turns")
+		}
+		x.Turns, err = func(dec *jsontext.Decoder) ([]Turn, error) { return readSliceOf(dec, readStruct[Turn]) }(dec)
 		return 1 << 0, under("turns", err)
 	case "turnsNextCursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turnsNextCursor")
+		}
 		x.TurnsNextCursor, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -3957,12 +4504,21 @@ func (x *ChatUsageAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 	case "type":
 		return 0, readConst(dec, "ChatUsageAction", "type", "chat/usage")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "usage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "usage")
+		}
 		x.Usage, err = readStruct[UsageInfo](dec)
 		return 1 << 1, under("usage", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -4013,6 +4569,9 @@ func (x *ChatWorkingDirectoryRemovedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "ChatWorkingDirectoryRemovedAction", "type", "chat/workingDirectoryRemoved")
 	case "directory":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "directory")
+		}
 		x.Directory, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -4063,6 +4622,9 @@ func (x *ChatWorkingDirectorySetAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "ChatWorkingDirectorySetAction", "type", "chat/workingDirectorySet")
 	case "directory":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "directory")
+		}
 		x.Directory, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -4070,13 +4632,25 @@ func (x *ChatWorkingDirectorySetAction) decodeMember(dec *jsontext.Decoder, name
 }
 
 // PendingMessageKind is the string enumeration of PendingMessageKind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type PendingMessageKind string
 
 const (
 	PendingMessageKindSteering PendingMessageKind = "steering"
 	PendingMessageKindQueued   PendingMessageKind = "queued"
 )
+
+func (v PendingMessageKind) known() bool {
+	switch v {
+	case PendingMessageKindSteering, PendingMessageKindQueued:
+		return true
+	}
+	return false
+}
+
+var valuesPendingMessageKind = []string{"\"steering\"", "\"queued\""}
+
+func (PendingMessageKind) values() []string { return valuesPendingMessageKind }
 
 // ResourceWatchChangedAction is the wire form of the schema definition ResourceWatchChangedAction.
 // It is a variant of StateAction.
@@ -4122,6 +4696,9 @@ func (x *ResourceWatchChangedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "ResourceWatchChangedAction", "type", "resourceWatch/changed")
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "changes")
+		}
 		x.Changes, err = readStruct[ResourceWatchChangedActionChanges](dec)
 		return 1 << 0, under("changes", err)
 	}
@@ -4165,8 +4742,11 @@ func (x *ResourceWatchChangedActionChanges) decodeJSON(dec *jsontext.Decoder) er
 func (x *ResourceWatchChangedActionChanges) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
 		x.Items, err = func(dec *jsontext.Decoder) ([]ResourceChange, error) {
-			return readSlice(dec, readStruct[ResourceChange])
+			return readSliceOf(dec, readStruct[ResourceChange])
 		}(dec)
 		return 1 << 0, under("items", err)
 	}
@@ -4217,6 +4797,9 @@ func (x *RootActiveSessionsChangedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "RootActiveSessionsChangedAction", "type", "root/activeSessionsChanged")
 	case "activeSessions":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "activeSessions")
+		}
 		x.ActiveSessions, err = readInt(dec)
 		return 1 << 0, err
 	}
@@ -4265,7 +4848,10 @@ func (x *RootAgentsChangedAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "RootAgentsChangedAction", "type", "root/agentsChanged")
 	case "agents":
-		x.Agents, err = func(dec *jsontext.Decoder) ([]AgentInfo, error) { return readSlice(dec, readStruct[AgentInfo]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "agents")
+		}
+		x.Agents, err = func(dec *jsontext.Decoder) ([]AgentInfo, error) { return readSliceOf(dec, readStruct[AgentInfo]) }(dec)
 		return 1 << 0, under("agents", err)
 	}
 	return 0, dec.SkipValue()
@@ -4317,9 +4903,15 @@ func (x *RootConfigChangedAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "RootConfigChangedAction", "type", "root/configChanged")
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 0, err
 	case "replace":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "replace")
+		}
 		x.Replace, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -4372,7 +4964,10 @@ func (x *RootTerminalsChangedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "RootTerminalsChangedAction", "type", "root/terminalsChanged")
 	case "terminals":
-		x.Terminals, err = func(dec *jsontext.Decoder) ([]TerminalInfo, error) { return readSlice(dec, readStruct[TerminalInfo]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "terminals")
+		}
+		x.Terminals, err = func(dec *jsontext.Decoder) ([]TerminalInfo, error) { return readSliceOf(dec, readStruct[TerminalInfo]) }(dec)
 		return 1 << 0, under("terminals", err)
 	}
 	return 0, dec.SkipValue()
@@ -4422,6 +5017,9 @@ func (x *SessionActiveClientRemovedAction) decodeMember(dec *jsontext.Decoder, n
 	case "type":
 		return 0, readConst(dec, "SessionActiveClientRemovedAction", "type", "session/activeClientRemoved")
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -4472,6 +5070,9 @@ func (x *SessionActiveClientSetAction) decodeMember(dec *jsontext.Decoder, name 
 	case "type":
 		return 0, readConst(dec, "SessionActiveClientSetAction", "type", "session/activeClientSet")
 	case "activeClient":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "activeClient")
+		}
 		x.ActiveClient, err = readStruct[SessionActiveClient](dec)
 		return 1 << 0, under("activeClient", err)
 	}
@@ -4520,6 +5121,9 @@ func (x *SessionActivityChangedAction) decodeMember(dec *jsontext.Decoder, name 
 	case "type":
 		return 0, readConst(dec, "SessionActivityChangedAction", "type", "session/activityChanged")
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activity")
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -4568,7 +5172,10 @@ func (x *SessionChangesetsChangedAction) decodeMember(dec *jsontext.Decoder, nam
 	case "type":
 		return 0, readConst(dec, "SessionChangesetsChangedAction", "type", "session/changesetsChanged")
 	case "changesets":
-		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSlice(dec, readStruct[Changeset]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changesets")
+		}
+		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSliceOf(dec, readStruct[Changeset]) }(dec)
 		return 0, under("changesets", err)
 	}
 	return 0, dec.SkipValue()
@@ -4616,6 +5223,9 @@ func (x *SessionChatAddedAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "SessionChatAddedAction", "type", "session/chatAdded")
 	case "summary":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "summary")
+		}
 		x.Summary, err = readStruct[ChatSummary](dec)
 		return 1 << 0, under("summary", err)
 	}
@@ -4666,6 +5276,9 @@ func (x *SessionChatRemovedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "SessionChatRemovedAction", "type", "session/chatRemoved")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -4718,9 +5331,15 @@ func (x *SessionChatUpdatedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "SessionChatUpdatedAction", "type", "session/chatUpdated")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 0, err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "changes")
+		}
 		x.Changes, err = readStruct[SessionChatUpdatedActionChanges](dec)
 		return 1 << 1, under("changes", err)
 	}
@@ -4894,16 +5513,16 @@ func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, na
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Interactivity, err = readPtr(dec, readStringAs[ChatInteractivity])
-		return 0, err
+		x.Interactivity, err = readPtr(dec, readEnum[ChatInteractivity])
+		return 0, under("interactivity", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "workingDirectories")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "workingDirectory":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "workingDirectory")
@@ -4960,8 +5579,11 @@ func (x *SessionChatsReorderedAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "SessionChatsReorderedAction", "type", "session/chatsReordered")
 	case "chats":
-		x.Chats, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chats")
+		}
+		x.Chats, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("chats", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5014,9 +5636,15 @@ func (x *SessionConfigChangedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "SessionConfigChangedAction", "type", "session/configChanged")
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 0, err
 	case "replace":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "replace")
+		}
 		x.Replace, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -5067,6 +5695,9 @@ func (x *SessionCreationFailedAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "SessionCreationFailedAction", "type", "session/creationFailed")
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "error")
+		}
 		x.Error, err = readStruct[ErrorInfo](dec)
 		return 1 << 0, under("error", err)
 	}
@@ -5117,6 +5748,9 @@ func (x *SessionCustomizationRemovedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "SessionCustomizationRemovedAction", "type", "session/customizationRemoved")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -5177,14 +5811,23 @@ func (x *SessionCustomizationToggledAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "SessionCustomizationToggledAction", "type", "session/customizationToggled")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "enablement":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullOptional(dec, "enablement")
+		}
 		x.Enablement, err = func(dec *jsontext.Decoder) ([]CustomizationEnablement, error) {
-			return readSlice(dec, decodeCustomizationEnablement)
+			return readSliceOf(dec, decodeCustomizationEnablement)
 		}(dec)
 		return 1 << 1, under("enablement", err)
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -5235,6 +5878,9 @@ func (x *SessionCustomizationUpdatedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "SessionCustomizationUpdatedAction", "type", "session/customizationUpdated")
 	case "customization":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "customization")
+		}
 		x.Customization, err = decodeCustomization(dec)
 		return 1 << 0, under("customization", err)
 	}
@@ -5287,7 +5933,10 @@ func (x *SessionCustomizationsChangedAction) decodeMember(dec *jsontext.Decoder,
 	case "type":
 		return 0, readConst(dec, "SessionCustomizationsChangedAction", "type", "session/customizationsChanged")
 	case "customizations":
-		x.Customizations, err = func(dec *jsontext.Decoder) ([]Customization, error) { return readSlice(dec, decodeCustomization) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "customizations")
+		}
+		x.Customizations, err = func(dec *jsontext.Decoder) ([]Customization, error) { return readSliceOf(dec, decodeCustomization) }(dec)
 		return 1 << 0, under("customizations", err)
 	}
 	return 0, dec.SkipValue()
@@ -5335,6 +5984,9 @@ func (x *SessionDefaultChatChangedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "SessionDefaultChatChangedAction", "type", "session/defaultChatChanged")
 	case "defaultChat":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "defaultChat")
+		}
 		x.DefaultChat, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -5385,6 +6037,9 @@ func (x *SessionInputNeededRemovedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "SessionInputNeededRemovedAction", "type", "session/inputNeededRemoved")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -5435,6 +6090,9 @@ func (x *SessionInputNeededSetAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "SessionInputNeededSetAction", "type", "session/inputNeededSet")
 	case "request":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "request")
+		}
 		x.Request, err = decodeSessionInputRequest(dec)
 		return 1 << 0, under("request", err)
 	}
@@ -5485,6 +6143,9 @@ func (x *SessionIsArchivedChangedAction) decodeMember(dec *jsontext.Decoder, nam
 	case "type":
 		return 0, readConst(dec, "SessionIsArchivedChangedAction", "type", "session/isArchivedChanged")
 	case "isArchived":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "isArchived")
+		}
 		x.IsArchived, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -5535,6 +6196,9 @@ func (x *SessionIsReadChangedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "SessionIsReadChangedAction", "type", "session/isReadChanged")
 	case "isRead":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "isRead")
+		}
 		x.IsRead, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -5587,6 +6251,9 @@ func (x *SessionMCPServerBackgroundRequestedAction) decodeMember(dec *jsontext.D
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerBackgroundRequestedAction", "type", "session/mcpServerBackgroundRequested")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -5637,6 +6304,9 @@ func (x *SessionMCPServerStartRequestedAction) decodeMember(dec *jsontext.Decode
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerStartRequestedAction", "type", "session/mcpServerStartRequested")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -5693,12 +6363,21 @@ func (x *SessionMCPServerStateChangedAction) decodeMember(dec *jsontext.Decoder,
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerStateChangedAction", "type", "session/mcpServerStateChanged")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "state":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "state")
+		}
 		x.State, err = decodeMCPServerState(dec)
 		return 1 << 1, under("state", err)
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "channel")
+		}
 		x.Channel, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -5749,6 +6428,9 @@ func (x *SessionMCPServerStopRequestedAction) decodeMember(dec *jsontext.Decoder
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerStopRequestedAction", "type", "session/mcpServerStopRequested")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -5797,6 +6479,9 @@ func (x *SessionMetaChangedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "SessionMetaChangedAction", "type", "session/metaChanged")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -5890,8 +6575,11 @@ func (x *SessionServerToolsChangedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "SessionServerToolsChangedAction", "type", "session/serverToolsChanged")
 	case "tools":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "tools")
+		}
 		x.Tools, err = func(dec *jsontext.Decoder) ([]ToolDefinition, error) {
-			return readSlice(dec, readStruct[ToolDefinition])
+			return readSliceOf(dec, readStruct[ToolDefinition])
 		}(dec)
 		return 1 << 0, under("tools", err)
 	}
@@ -5942,6 +6630,9 @@ func (x *SessionTitleChangedAction) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "SessionTitleChangedAction", "type", "session/titleChanged")
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -5992,6 +6683,9 @@ func (x *SessionWorkingDirectoryRemovedAction) decodeMember(dec *jsontext.Decode
 	case "type":
 		return 0, readConst(dec, "SessionWorkingDirectoryRemovedAction", "type", "session/workingDirectoryRemoved")
 	case "directory":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "directory")
+		}
 		x.Directory, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -6046,9 +6740,15 @@ func (x *SessionWorkingDirectoryReplacedAction) decodeMember(dec *jsontext.Decod
 	case "type":
 		return 0, readConst(dec, "SessionWorkingDirectoryReplacedAction", "type", "session/workingDirectoryReplaced")
 	case "directory":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "directory")
+		}
 		x.Directory, err = readString(dec)
 		return 1 << 0, err
 	case "replacement":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "replacement")
+		}
 		x.Replacement, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -6099,6 +6799,9 @@ func (x *SessionWorkingDirectorySetAction) decodeMember(dec *jsontext.Decoder, n
 	case "type":
 		return 0, readConst(dec, "SessionWorkingDirectorySetAction", "type", "session/workingDirectorySet")
 	case "directory":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "directory")
+		}
 		x.Directory, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -6501,6 +7204,9 @@ func (x *TerminalClaimedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "TerminalClaimedAction", "type", "terminal/claimed")
 	case "claim":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "claim")
+		}
 		x.Claim, err = decodeTerminalClaim(dec)
 		return 1 << 0, under("claim", err)
 	}
@@ -6639,12 +7345,21 @@ func (x *TerminalCommandExecutedAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "TerminalCommandExecutedAction", "type", "terminal/commandExecuted")
 	case "commandId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "commandId")
+		}
 		x.CommandID, err = readString(dec)
 		return 1 << 0, err
 	case "commandLine":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "commandLine")
+		}
 		x.CommandLine, err = readString(dec)
 		return 1 << 1, err
 	case "timestamp":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "timestamp")
+		}
 		x.Timestamp, err = readInt(dec)
 		return 1 << 2, err
 	}
@@ -6703,12 +7418,21 @@ func (x *TerminalCommandFinishedAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "TerminalCommandFinishedAction", "type", "terminal/commandFinished")
 	case "commandId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "commandId")
+		}
 		x.CommandID, err = readString(dec)
 		return 1 << 0, err
 	case "exitCode":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "exitCode")
+		}
 		x.ExitCode, err = readPtr(dec, readInt)
 		return 0, err
 	case "durationMs":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "durationMs")
+		}
 		x.DurationMs, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -6759,6 +7483,9 @@ func (x *TerminalCwdChangedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "TerminalCwdChangedAction", "type", "terminal/cwdChanged")
 	case "cwd":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "cwd")
+		}
 		x.Cwd, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -6807,6 +7534,9 @@ func (x *TerminalDataAction) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "type":
 		return 0, readConst(dec, "TerminalDataAction", "type", "terminal/data")
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -6855,6 +7585,9 @@ func (x *TerminalExitedAction) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "type":
 		return 0, readConst(dec, "TerminalExitedAction", "type", "terminal/exited")
 	case "exitCode":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "exitCode")
+		}
 		x.ExitCode, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -6903,6 +7636,9 @@ func (x *TerminalInputAction) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "TerminalInputAction", "type", "terminal/input")
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -6953,9 +7689,15 @@ func (x *TerminalResizedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "TerminalResizedAction", "type", "terminal/resized")
 	case "cols":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "cols")
+		}
 		x.Cols, err = readInt(dec)
 		return 1 << 0, err
 	case "rows":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "rows")
+		}
 		x.Rows, err = readInt(dec)
 		return 1 << 1, err
 	}
@@ -7006,6 +7748,9 @@ func (x *TerminalTitleChangedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "TerminalTitleChangedAction", "type", "terminal/titleChanged")
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -7051,12 +7796,21 @@ func (x *ToolCallActionBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallActionBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -77,28 +78,62 @@ func UnmarshalStrict(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
-// MissingError reports required members absent from decoded JSON. The
-// value was decoded completely otherwise: an absent member holds its zero
-// value.
+// MissingError reports required members absent from decoded JSON, and
+// members present with a value their schema type does not allow but which
+// the decoder could still read past: null where the schema has no null (a
+// null that clears a member of a "changes" object is allowed), and a
+// string outside a closed enumeration. The value was decoded completely
+// otherwise: an absent or null member holds its zero value, an enumeration
+// the string it had. The lenient decoders ([Unmarshal], UnmarshalJSONFrom)
+// drop it; [UnmarshalStrict] returns it, so input from clients can be
+// refused member by member. A member of the wrong JSON kind (a number
+// where a string belongs) is a plain error from every decoder.
 type MissingError struct {
 	// Paths names each absent member from the decoded value down, with
 	// members joined by "." and array elements and map entries as [i] and
 	// ["key"]: "action.turnId", "turns[2].id".
 	Paths []string
+	// Invalid lists the members present with a value of the wrong type,
+	// named the same way.
+	Invalid []InvalidMember
 }
+
+// InvalidMember is a member whose value its schema type does not allow.
+type InvalidMember struct {
+	Path string
+	// Problem says what is wrong, for people: "is null, which its type
+	// does not allow".
+	Problem string
+	// OptionalNull says the member is optional and was null; it decoded
+	// as absent. Only the strictest reading (client actions) refuses it.
+	OptionalNull bool
+}
+
+func (m InvalidMember) String() string { return m.Path + " " + m.Problem }
 
 func (e *MissingError) Error() string {
 	var b strings.Builder
-	b.WriteString("protocol: missing required member")
-	if len(e.Paths) > 1 {
-		b.WriteString("s")
-	}
-	for i, p := range e.Paths {
-		if i > 0 {
-			b.WriteString(",")
+	b.WriteString("protocol: ")
+	if len(e.Paths) > 0 {
+		b.WriteString("missing required member")
+		if len(e.Paths) > 1 {
+			b.WriteString("s")
 		}
+		for i, p := range e.Paths {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(" ")
+			b.WriteString(strconv.Quote(p))
+		}
+	}
+	for i, m := range e.Invalid {
+		if i > 0 || len(e.Paths) > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(strconv.Quote(m.Path))
 		b.WriteString(" ")
-		b.WriteString(strconv.Quote(p))
+		b.WriteString(m.Problem)
 	}
 	return b.String()
 }
@@ -106,9 +141,15 @@ func (e *MissingError) Error() string {
 // Has reports whether the member at path is among the absent ones.
 func (e *MissingError) Has(path string) bool { return slices.Contains(e.Paths, path) }
 
-// Without returns the error without the paths drop reports true for, or
-// nil when none is left. It is how a caller that supplies some members
-// itself (an older version's view, say) keeps only what is really missing.
+// HasInvalid reports whether the member at path is among the invalid ones.
+func (e *MissingError) HasInvalid(path string) bool {
+	return slices.ContainsFunc(e.Invalid, func(m InvalidMember) bool { return m.Path == path })
+}
+
+// Without returns the error without the absent paths drop reports true
+// for, or nil when nothing, absent or invalid, is left. It is how a caller
+// that supplies some members itself (an older version's view, say) keeps
+// only what is really missing. Invalid members are all kept.
 func (e *MissingError) Without(drop func(path string) bool) error {
 	var kept []string
 	for _, p := range e.Paths {
@@ -116,10 +157,10 @@ func (e *MissingError) Without(drop func(path string) bool) error {
 			kept = append(kept, p)
 		}
 	}
-	if len(kept) == 0 {
+	if len(kept) == 0 && len(e.Invalid) == 0 {
 		return nil
 	}
-	return &MissingError{Paths: kept}
+	return &MissingError{Paths: kept, Invalid: e.Invalid}
 }
 
 // lenient drops a *MissingError: the value it came with is complete.
@@ -130,20 +171,30 @@ func lenient(err error) error {
 	return err
 }
 
-// under returns err with its missing paths placed under the member name.
+// under returns err with its missing and invalid paths placed under the
+// member name. An empty path is the member itself.
 func under(name string, err error) error {
 	m, ok := err.(*MissingError)
 	if !ok {
 		return err
 	}
 	for i, p := range m.Paths {
-		if strings.HasPrefix(p, "[") {
-			m.Paths[i] = name + p
-		} else {
-			m.Paths[i] = name + "." + p
-		}
+		m.Paths[i] = joinPath(name, p)
+	}
+	for i := range m.Invalid {
+		m.Invalid[i].Path = joinPath(name, m.Invalid[i].Path)
 	}
 	return m
+}
+
+func joinPath(name, p string) string {
+	switch {
+	case p == "":
+		return name
+	case strings.HasPrefix(p, "["):
+		return name + p
+	}
+	return name + "." + p
 }
 
 // merge adds the paths of soft to m, allocating m when needed.
@@ -152,7 +203,91 @@ func (m *MissingError) merge(soft *MissingError) *MissingError {
 		return soft
 	}
 	m.Paths = append(m.Paths, soft.Paths...)
+	m.Invalid = append(m.Invalid, soft.Invalid...)
 	return m
+}
+
+// memberError is a decoding error inside a member (name) of a value of
+// type typ, or inside an array element or map entry (name "[i]" or
+// "[\"key\"]", typ ""). It reads as it always has ("protocol: Type.member:
+// cause"); ErrorPath recovers the member's path from a chain of them.
+type memberError struct {
+	typ, name string
+	err       error
+}
+
+func memberErr(typ, name string, err error) error {
+	return &memberError{typ: typ, name: name, err: err}
+}
+
+func (e *memberError) Error() string {
+	if e.typ == "" {
+		return e.name + ": " + e.err.Error()
+	}
+	return "protocol: " + e.typ + "." + e.name + ": " + e.err.Error()
+}
+
+func (e *memberError) Unwrap() error { return e.err }
+
+// ErrorPath returns the path of the member a decoding error is about, in
+// the form of MissingError's paths ("action.message.attachments[1]"),
+// and the error's cause without the path; "" and err itself when the
+// error names no member.
+func ErrorPath(err error) (path string, cause error) {
+	var me *memberError
+	if !errors.As(err, &me) {
+		return "", err
+	}
+	var b strings.Builder
+	for {
+		if b.Len() > 0 && !strings.HasPrefix(me.name, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(me.name)
+		cause = me.err
+		next, ok := me.err.(*memberError)
+		if !ok {
+			break
+		}
+		me = next
+	}
+	return b.String(), cause
+}
+
+// nullMember reads the null the decoder is at, for a member (name) or an
+// element (name "") whose type does not allow null, and reports it.
+func nullMember(dec *jsontext.Decoder, name string) error {
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	return &MissingError{Invalid: []InvalidMember{{Path: name, Problem: "is null, which its type does not allow"}}}
+}
+
+// nullOptional is nullMember for an optional member, which decodes as
+// absent.
+func nullOptional(dec *jsontext.Decoder, name string) error {
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	return &MissingError{Invalid: []InvalidMember{{Path: name, Problem: "is null, which its type does not allow (leave it out instead)", OptionalNull: true}}}
+}
+
+// enumeration is implemented by the generated string enumerations.
+type enumeration interface {
+	~string
+	known() bool
+	values() []string
+}
+
+// readEnum reads a string enumeration. A value outside the listed ones is
+// kept, and reported as invalid for the strict decoder.
+func readEnum[T enumeration](dec *jsontext.Decoder) (T, error) {
+	s, err := readString(dec)
+	v := T(s)
+	if err != nil || v.known() {
+		return v, err
+	}
+	return v, &MissingError{Invalid: []InvalidMember{{Problem: fmt.Sprintf("is %s, which is not one of %s", strconv.Quote(s), strings.Join(v.values(), ", "))}}}
 }
 
 // checkRequired adds to missing the members of req whose bits are not in
@@ -271,7 +406,7 @@ func decodeObject(dec *jsontext.Decoder, typ string, x memberDecoder) error {
 				missing = missing.merge(m)
 				continue
 			}
-			return fmt.Errorf("protocol: %s.%s: %w", typ, name, err)
+			return memberErr(typ, string(name), err)
 		}
 	}
 	if _, err := dec.ReadToken(); err != nil {
@@ -465,7 +600,7 @@ func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, erro
 		if err != nil {
 			m, ok := err.(*MissingError)
 			if !ok {
-				return nil, fmt.Errorf("[%d]: %w", len(out), err)
+				return nil, &memberError{name: "[" + strconv.Itoa(len(out)) + "]", err: err}
 			}
 			missing = missing.merge(under("["+strconv.Itoa(len(out))+"]", m).(*MissingError))
 		}
@@ -478,6 +613,29 @@ func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, erro
 		return out, missing
 	}
 	return out, nil
+}
+
+// readSliceOf is readSlice for elements of a type without null: a null
+// element is reported as invalid (and kept as the zero value).
+func readSliceOf[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) ([]T, error) {
+	return readSlice(dec, func(dec *jsontext.Decoder) (T, error) {
+		if dec.PeekKind() == 'n' {
+			var zero T
+			return zero, nullMember(dec, "")
+		}
+		return fn(dec)
+	})
+}
+
+// readMapOf is readMap for values of a type without null.
+func readMapOf[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (map[string]T, error) {
+	return readMap(dec, func(dec *jsontext.Decoder) (T, error) {
+		if dec.PeekKind() == 'n' {
+			var zero T
+			return zero, nullMember(dec, "")
+		}
+		return fn(dec)
+	})
 }
 
 // readMap decodes an object of values of one type.
@@ -497,7 +655,7 @@ func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)
 		if err != nil {
 			m, ok := err.(*MissingError)
 			if !ok {
-				return nil, fmt.Errorf("[%q]: %w", key, err)
+				return nil, &memberError{name: "[" + strconv.Quote(key) + "]", err: err}
 			}
 			missing = missing.merge(under("["+strconv.Quote(key)+"]", m).(*MissingError))
 		}
@@ -546,7 +704,7 @@ func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) union
 		}
 		rawTag, err := dec.ReadValue()
 		if err != nil {
-			return nil, fmt.Errorf("protocol: %s.%s: %w", typ, tag, err)
+			return nil, memberErr(typ, tag, err)
 		}
 		if len(rawTag) == 0 || rawTag[0] != '"' {
 			return nil, fmt.Errorf("protocol: %s.%s: want a string, got %s", typ, tag, truncate(rawTag))
@@ -572,7 +730,7 @@ func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) union
 		}
 		for _, m := range before {
 			if bit, err := decodeMemberFrom(v, m); !keep(bit, err) {
-				return nil, fmt.Errorf("protocol: %s.%s: %w", typ, m.name, err)
+				return nil, memberErr(typ, string(m.name), err)
 			}
 		}
 		for dec.PeekKind() != '}' {
@@ -581,7 +739,7 @@ func decodeUnion(dec *jsontext.Decoder, typ, tag string, pick func([]byte) union
 				return nil, fmt.Errorf("protocol: %s: %w", typ, err)
 			}
 			if bit, err := v.decodeMember(dec, name); !keep(bit, err) {
-				return nil, fmt.Errorf("protocol: %s.%s: %w", typ, name, err)
+				return nil, memberErr(typ, string(name), err)
 			}
 		}
 		if _, err = dec.ReadToken(); err != nil {
@@ -601,6 +759,11 @@ func decodeMemberFrom(v memberDecoder, m bufferedMember) (seen uint64, err error
 		seen, err = v.decodeMember(dec, m.name)
 		return err
 	})
+	// The member's own error, not the library's wrapping of it.
+	var se *json.SemanticError
+	if errors.As(err, &se) && se.Err != nil {
+		err = se.Err
+	}
 	return seen, err
 }
 

@@ -70,20 +70,35 @@ func (x *AuthenticateParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "channel":
 		return 0, readConst(dec, "AuthenticateParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "token":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "token")
+		}
 		x.Token, err = readString(dec)
 		return 1 << 1, err
 	case "expiresIn":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "expiresIn")
+		}
 		x.ExpiresIn, err = readPtr(dec, readInt)
 		return 0, err
 	case "scopes":
-		x.Scopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "scopes")
+		}
+		x.Scopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("scopes", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -169,18 +184,33 @@ func (x *AutomationCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "create":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "create")
+		}
 		x.Create, err = readPtr(dec, readStruct[AutomationCreateCapability])
 		return 0, under("create", err)
 	case "schedules":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "schedules")
+		}
 		x.Schedules, err = readPtr(dec, readStruct[AutomationScheduleCapabilities])
 		return 0, under("schedules", err)
 	case "runCancellation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "runCancellation")
+		}
 		x.RunCancellation, err = readPtr(dec, readStruct[AutomationRunCancellationCapability])
 		return 0, under("runCancellation", err)
 	case "runHistoryLimit":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "runHistoryLimit")
+		}
 		x.RunHistoryLimit, err = readPtr(dec, readFloat)
 		return 0, err
 	case "customizations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "customizations")
+		}
 		x.Customizations, err = readPtr(dec, readStruct[AutomationCustomizationsCapability])
 		return 0, under("customizations", err)
 	}
@@ -316,6 +346,9 @@ func (x *AutomationScheduleCapabilities) decodeJSON(dec *jsontext.Decoder) error
 func (x *AutomationScheduleCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "minIntervalMinutes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "minIntervalMinutes")
+		}
 		x.MinIntervalMinutes, err = readPtr(dec, readFloat)
 		return 0, err
 	}
@@ -359,9 +392,15 @@ func (x *BaseParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BaseParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -407,9 +446,15 @@ func (x *ChangesetOperationFollowUp) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetOperationFollowUp) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "content")
+		}
 		x.Content, err = readStruct[ContentRef](dec)
 		return 1 << 0, under("content", err)
 	case "external":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "external")
+		}
 		x.External, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -508,12 +553,21 @@ func (x *ChangesetOperationTargetRange) decodeMember(dec *jsontext.Decoder, name
 	case "kind":
 		return 0, readConst(dec, "ChangesetOperationTargetRange", "kind", "range")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "side":
-		x.Side, err = readPtr(dec, readStringAs[ChangesetOperationTargetRangeSide])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "side")
+		}
+		x.Side, err = readPtr(dec, readEnum[ChangesetOperationTargetRangeSide])
+		return 0, under("side", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "range")
+		}
 		x.Range, err = readStruct[TextRange](dec)
 		return 1 << 1, under("range", err)
 	}
@@ -521,13 +575,27 @@ func (x *ChangesetOperationTargetRange) decodeMember(dec *jsontext.Decoder, name
 }
 
 // ChangesetOperationTargetRangeSide is the string enumeration of ChangesetOperationTargetRange.side. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChangesetOperationTargetRangeSide string
 
 const (
 	ChangesetOperationTargetRangeSideBefore ChangesetOperationTargetRangeSide = "before"
 	ChangesetOperationTargetRangeSideAfter  ChangesetOperationTargetRangeSide = "after"
 )
+
+func (v ChangesetOperationTargetRangeSide) known() bool {
+	switch v {
+	case ChangesetOperationTargetRangeSideBefore, ChangesetOperationTargetRangeSideAfter:
+		return true
+	}
+	return false
+}
+
+var valuesChangesetOperationTargetRangeSide = []string{"\"before\"", "\"after\""}
+
+func (ChangesetOperationTargetRangeSide) values() []string {
+	return valuesChangesetOperationTargetRangeSide
+}
 
 // ChangesetOperationTargetResource is the wire form of the schema definition ChangesetOperationTarget.resource.
 // It is a variant of ChangesetOperationTarget.
@@ -577,23 +645,43 @@ func (x *ChangesetOperationTargetResource) decodeMember(dec *jsontext.Decoder, n
 	case "kind":
 		return 0, readConst(dec, "ChangesetOperationTargetResource", "kind", "resource")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "side":
-		x.Side, err = readPtr(dec, readStringAs[ChangesetOperationTargetResourceSide])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "side")
+		}
+		x.Side, err = readPtr(dec, readEnum[ChangesetOperationTargetResourceSide])
+		return 0, under("side", err)
 	}
 	return 0, dec.SkipValue()
 }
 
 // ChangesetOperationTargetResourceSide is the string enumeration of ChangesetOperationTargetResource.side. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChangesetOperationTargetResourceSide string
 
 const (
 	ChangesetOperationTargetResourceSideBefore ChangesetOperationTargetResourceSide = "before"
 	ChangesetOperationTargetResourceSideAfter  ChangesetOperationTargetResourceSide = "after"
 )
+
+func (v ChangesetOperationTargetResourceSide) known() bool {
+	switch v {
+	case ChangesetOperationTargetResourceSideBefore, ChangesetOperationTargetResourceSideAfter:
+		return true
+	}
+	return false
+}
+
+var valuesChangesetOperationTargetResourceSide = []string{"\"before\"", "\"after\""}
+
+func (ChangesetOperationTargetResourceSide) values() []string {
+	return valuesChangesetOperationTargetResourceSide
+}
 
 // ChannelDeliveryResumeOptions is the wire form of the schema definition ChannelDeliveryResumeOptions.
 type ChannelDeliveryResumeOptions struct {
@@ -632,8 +720,11 @@ func (x *ChannelDeliveryResumeOptions) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelDeliveryResumeOptions) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
 		x.Items, err = func(dec *jsontext.Decoder) ([]ChannelDeliveryResumeParams, error) {
-			return readSlice(dec, readStruct[ChannelDeliveryResumeParams])
+			return readSliceOf(dec, readStruct[ChannelDeliveryResumeParams])
 		}(dec)
 		return 1 << 0, under("items", err)
 	}
@@ -679,9 +770,15 @@ func (x *ChannelDeliveryResumeParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelDeliveryResumeParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "lastAppliedServerSeq":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "lastAppliedServerSeq")
+		}
 		x.LastAppliedServerSeq, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -725,8 +822,11 @@ func (x *ChannelDeliveryResumeResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelDeliveryResumeResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
 		x.Items, err = func(dec *jsontext.Decoder) ([]ResumedChannelSubscription, error) {
-			return readSlice(dec, readStruct[ResumedChannelSubscription])
+			return readSliceOf(dec, readStruct[ResumedChannelSubscription])
 		}(dec)
 		return 1 << 0, under("items", err)
 	}
@@ -864,9 +964,15 @@ func (x *ChatMoveToSessionDestination) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "ChatMoveToSessionDestination", "kind", "session")
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 0, err
 	case "after":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "after")
+		}
 		x.After, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -948,6 +1054,9 @@ func (x *ClientCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ClientCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "mcpApps":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "mcpApps")
+		}
 		x.MCPApps, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -997,15 +1106,27 @@ func (x *CompletionItem) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CompletionItem) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "insertText":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "insertText")
+		}
 		x.InsertText, err = readString(dec)
 		return 1 << 0, err
 	case "rangeStart":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "rangeStart")
+		}
 		x.RangeStart, err = readPtr(dec, readInt)
 		return 0, err
 	case "rangeEnd":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "rangeEnd")
+		}
 		x.RangeEnd, err = readPtr(dec, readInt)
 		return 0, err
 	case "attachment":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "attachment")
+		}
 		x.Attachment, err = decodeMessageAttachment(dec)
 		return 1 << 1, under("attachment", err)
 	}
@@ -1013,12 +1134,24 @@ func (x *CompletionItem) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 }
 
 // CompletionItemKind is the string enumeration of CompletionItemKind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type CompletionItemKind string
 
 const (
 	CompletionItemKindUserMessage CompletionItemKind = "userMessage"
 )
+
+func (v CompletionItemKind) known() bool {
+	switch v {
+	case CompletionItemKindUserMessage:
+		return true
+	}
+	return false
+}
+
+var valuesCompletionItemKind = []string{"\"userMessage\""}
+
+func (CompletionItemKind) values() []string { return valuesCompletionItemKind }
 
 // CompletionsParams is the wire form of the schema definition CompletionsParams.
 type CompletionsParams struct {
@@ -1063,18 +1196,33 @@ func (x *CompletionsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CompletionsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "kind":
-		x.Kind, err = readStringAs[CompletionItemKind](dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[CompletionItemKind](dec)
+		return 1 << 1, under("kind", err)
 	case "text":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "text")
+		}
 		x.Text, err = readString(dec)
 		return 1 << 2, err
 	case "offset":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "offset")
+		}
 		x.Offset, err = readInt(dec)
 		return 1 << 3, err
 	}
@@ -1116,8 +1264,11 @@ func (x *CompletionsResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CompletionsResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
 		x.Items, err = func(dec *jsontext.Decoder) ([]CompletionItem, error) {
-			return readSlice(dec, readStruct[CompletionItem])
+			return readSliceOf(dec, readStruct[CompletionItem])
 		}(dec)
 		return 1 << 0, under("items", err)
 	}
@@ -1125,13 +1276,25 @@ func (x *CompletionsResult) decodeMember(dec *jsontext.Decoder, name []byte) (se
 }
 
 // ContentEncoding is the string enumeration of ContentEncoding. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ContentEncoding string
 
 const (
 	ContentEncodingBase64 ContentEncoding = "base64"
 	ContentEncodingUtf8   ContentEncoding = "utf-8"
 )
+
+func (v ContentEncoding) known() bool {
+	switch v {
+	case ContentEncodingBase64, ContentEncodingUtf8:
+		return true
+	}
+	return false
+}
+
+var valuesContentEncoding = []string{"\"base64\"", "\"utf-8\""}
+
+func (ContentEncoding) values() []string { return valuesContentEncoding }
 
 // CreateChatParams is the wire form of the schema definition CreateChatParams.
 type CreateChatParams struct {
@@ -1188,24 +1351,45 @@ func (x *CreateChatParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 1, err
 	case "initialMessage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "initialMessage")
+		}
 		x.InitialMessage, err = readPtr(dec, readStruct[Message])
 		return 0, under("initialMessage", err)
 	case "source":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "source")
+		}
 		x.Source, err = decodeChatSource(dec)
 		return 0, under("source", err)
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -1266,18 +1450,33 @@ func (x *CreateResourceWatchParams) decodeMember(dec *jsontext.Decoder, name []b
 	case "channel":
 		return 0, readConst(dec, "CreateResourceWatchParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "recursive":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "recursive")
+		}
 		x.Recursive, err = readPtr(dec, readBool)
 		return 0, err
 	case "excludes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "excludes")
+		}
 		x.Excludes, err = readPtr(dec, readStruct[CreateResourceWatchParamsExcludes])
 		return 0, under("excludes", err)
 	case "includes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "includes")
+		}
 		x.Includes, err = readPtr(dec, readStruct[CreateResourceWatchParamsIncludes])
 		return 0, under("includes", err)
 	}
@@ -1319,8 +1518,11 @@ func (x *CreateResourceWatchParamsExcludes) decodeJSON(dec *jsontext.Decoder) er
 func (x *CreateResourceWatchParamsExcludes) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1360,8 +1562,11 @@ func (x *CreateResourceWatchParamsIncludes) decodeJSON(dec *jsontext.Decoder) er
 func (x *CreateResourceWatchParamsIncludes) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1401,6 +1606,9 @@ func (x *CreateResourceWatchResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateResourceWatchResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -1472,30 +1680,54 @@ func (x *CreateSessionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateSessionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "provider")
+		}
 		x.Provider, err = readPtr(dec, readString)
 		return 0, err
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "activeClient":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activeClient")
+		}
 		x.ActiveClient, err = readPtr(dec, readStruct[SessionActiveClient])
 		return 0, under("activeClient", err)
 	case "progressToken":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "progressToken")
+		}
 		x.ProgressToken, err = readPtr(dec, readString)
 		return 0, err
 	case "fork":
 		x.Fork, err = readRaw(dec)
 		return 0, err
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -1545,15 +1777,27 @@ func (x *CreateTCPConnectionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateTCPConnectionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "host":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "host")
+		}
 		x.Host, err = readString(dec)
 		return 1 << 1, err
 	case "port":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "port")
+		}
 		x.Port, err = readInt(dec)
 		return 1 << 2, err
 	}
@@ -1615,24 +1859,45 @@ func (x *CreateTerminalParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateTerminalParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "claim":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "claim")
+		}
 		x.Claim, err = decodeTerminalClaim(dec)
 		return 1 << 1, under("claim", err)
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "name")
+		}
 		x.Name, err = readPtr(dec, readString)
 		return 0, err
 	case "cwd":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cwd")
+		}
 		x.Cwd, err = readPtr(dec, readString)
 		return 0, err
 	case "cols":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cols")
+		}
 		x.Cols, err = readPtr(dec, readInt)
 		return 0, err
 	case "rows":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "rows")
+		}
 		x.Rows, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -1674,23 +1939,41 @@ func (x *DirectoryEntry) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DirectoryEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 0, err
 	case "type":
-		x.Type, err = readStringAs[DirectoryEntryType](dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "type")
+		}
+		x.Type, err = readEnum[DirectoryEntryType](dec)
+		return 1 << 1, under("type", err)
 	}
 	return 0, dec.SkipValue()
 }
 
 // DirectoryEntryType is the string enumeration of DirectoryEntry.type. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type DirectoryEntryType string
 
 const (
 	DirectoryEntryTypeFile      DirectoryEntryType = "file"
 	DirectoryEntryTypeDirectory DirectoryEntryType = "directory"
 )
+
+func (v DirectoryEntryType) known() bool {
+	switch v {
+	case DirectoryEntryTypeFile, DirectoryEntryTypeDirectory:
+		return true
+	}
+	return false
+}
+
+var valuesDirectoryEntryType = []string{"\"file\"", "\"directory\""}
+
+func (DirectoryEntryType) values() []string { return valuesDirectoryEntryType }
 
 // DispatchActionParams is the wire form of the schema definition DispatchActionParams.
 type DispatchActionParams struct {
@@ -1729,12 +2012,21 @@ func (x *DispatchActionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DispatchActionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "clientSeq":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "clientSeq")
+		}
 		x.ClientSeq, err = readInt(dec)
 		return 1 << 1, err
 	case "action":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "action")
+		}
 		x.Action, err = decodeStateAction(dec)
 		return 1 << 2, under("action", err)
 	}
@@ -1778,9 +2070,15 @@ func (x *DisposeChatParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DisposeChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1824,9 +2122,15 @@ func (x *DisposeSessionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DisposeSessionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1870,9 +2174,15 @@ func (x *DisposeTerminalParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DisposeTerminalParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1925,12 +2235,21 @@ func (x *FetchAutomationRunsParams) decodeMember(dec *jsontext.Decoder, name []b
 	case "channel":
 		return 0, readConst(dec, "FetchAutomationRunsParams", "channel", "ahp-automations://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "automation":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "automation")
+		}
 		x.Automation, err = readString(dec)
 		return 1 << 0, err
 	case "cursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cursor")
+		}
 		x.Cursor, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2010,12 +2329,21 @@ func (x *FetchTurnsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FetchTurnsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "cursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cursor")
+		}
 		x.Cursor, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2098,9 +2426,15 @@ func (x *ForkChatSource) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "ForkChatSource", "kind", "fork")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 0, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -2148,12 +2482,21 @@ func (x *Implementation) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Implementation) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 0, err
 	case "version":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "version")
+		}
 		x.Version, err = readPtr(dec, readString)
 		return 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2218,24 +2561,45 @@ func (x *InitializeParams) decodeMember(dec *jsontext.Decoder, name []byte) (see
 	case "channel":
 		return 0, readConst(dec, "InitializeParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "protocolVersions":
-		x.ProtocolVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "protocolVersions")
+		}
+		x.ProtocolVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("protocolVersions", err)
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 1, err
 	case "clientInfo":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "clientInfo")
+		}
 		x.ClientInfo, err = readPtr(dec, readStruct[Implementation])
 		return 0, under("clientInfo", err)
 	case "initialSubscriptions":
-		x.InitialSubscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "initialSubscriptions")
+		}
+		x.InitialSubscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("initialSubscriptions", err)
 	case "locale":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "locale")
+		}
 		x.Locale, err = readPtr(dec, readString)
 		return 0, err
 	case "capabilities":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "capabilities")
+		}
 		x.Capabilities, err = readPtr(dec, readStruct[ClientCapabilities])
 		return 0, under("capabilities", err)
 	}
@@ -2311,36 +2675,69 @@ func (x *InitializeResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *InitializeResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "protocolVersion":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "protocolVersion")
+		}
 		x.ProtocolVersion, err = readString(dec)
 		return 1 << 0, err
 	case "serverSeq":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "serverSeq")
+		}
 		x.ServerSeq, err = readInt(dec)
 		return 1 << 1, err
 	case "serverInfo":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "serverInfo")
+		}
 		x.ServerInfo, err = readPtr(dec, readStruct[Implementation])
 		return 0, under("serverInfo", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "snapshots":
-		x.Snapshots, err = func(dec *jsontext.Decoder) ([]Snapshot, error) { return readSlice(dec, readStruct[Snapshot]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "snapshots")
+		}
+		x.Snapshots, err = func(dec *jsontext.Decoder) ([]Snapshot, error) { return readSliceOf(dec, readStruct[Snapshot]) }(dec)
 		return 1 << 2, under("snapshots", err)
 	case "defaultDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "defaultDirectory")
+		}
 		x.DefaultDirectory, err = readPtr(dec, readString)
 		return 0, err
 	case "completionTriggerCharacters":
-		x.CompletionTriggerCharacters, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "completionTriggerCharacters")
+		}
+		x.CompletionTriggerCharacters, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("completionTriggerCharacters", err)
 	case "terminalCommandPrefix":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "terminalCommandPrefix")
+		}
 		x.TerminalCommandPrefix, err = readPtr(dec, readString)
 		return 0, err
 	case "telemetry":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "telemetry")
+		}
 		x.Telemetry, err = readPtr(dec, readStruct[TelemetryCapabilities])
 		return 0, under("telemetry", err)
 	case "automations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "automations")
+		}
 		x.Automations, err = readPtr(dec, readStruct[AutomationCapabilities])
 		return 0, under("automations", err)
 	case "tcpConnections":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "tcpConnections")
+		}
 		x.TCPConnections, err = readPtr(dec, readStruct[TCPConnectionsCapability])
 		return 0, under("tcpConnections", err)
 	}
@@ -2392,15 +2789,27 @@ func (x *InvokeChangesetOperationParams) decodeJSON(dec *jsontext.Decoder) error
 func (x *InvokeChangesetOperationParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "operationId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "operationId")
+		}
 		x.OperationID, err = readString(dec)
 		return 1 << 1, err
 	case "target":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "target")
+		}
 		x.Target, err = decodeChangesetOperationTarget(dec)
 		return 0, under("target", err)
 	}
@@ -2444,9 +2853,15 @@ func (x *InvokeChangesetOperationResult) decodeJSON(dec *jsontext.Decoder) error
 func (x *InvokeChangesetOperationResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "message")
+		}
 		x.Message, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("message", err)
 	case "followUp":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "followUp")
+		}
 		x.FollowUp, err = readPtr(dec, readStruct[ChangesetOperationFollowUp])
 		return 0, under("followUp", err)
 	}
@@ -2501,15 +2916,27 @@ func (x *ListAutomationTriggerDefinitionsParams) decodeMember(dec *jsontext.Deco
 	case "channel":
 		return 0, readConst(dec, "ListAutomationTriggerDefinitionsParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "provider")
+		}
 		x.Provider, err = readPtr(dec, readString)
 		return 0, err
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "sessionConfig":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sessionConfig")
+		}
 		x.SessionConfig, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2553,8 +2980,11 @@ func (x *ListAutomationTriggerDefinitionsResult) decodeJSON(dec *jsontext.Decode
 func (x *ListAutomationTriggerDefinitionsResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
 		x.Items, err = func(dec *jsontext.Decoder) ([]AutomationTriggerDefinition, error) {
-			return readSlice(dec, readStruct[AutomationTriggerDefinition])
+			return readSliceOf(dec, readStruct[AutomationTriggerDefinition])
 		}(dec)
 		return 1 << 0, under("items", err)
 	}
@@ -2605,12 +3035,21 @@ func (x *ListSessionsParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "channel":
 		return 0, readConst(dec, "ListSessionsParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "limit":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "limit")
+		}
 		x.Limit, err = readPtr(dec, readInt)
 		return 0, err
 	case "cursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cursor")
+		}
 		x.Cursor, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2656,11 +3095,17 @@ func (x *ListSessionsResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ListSessionsResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "nextCursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nextCursor")
+		}
 		x.NextCursor, err = readPtr(dec, readString)
 		return 0, err
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
 		x.Items, err = func(dec *jsontext.Decoder) ([]SessionSummary, error) {
-			return readSlice(dec, readStruct[SessionSummary])
+			return readSliceOf(dec, readStruct[SessionSummary])
 		}(dec)
 		return 1 << 0, under("items", err)
 	}
@@ -2706,12 +3151,21 @@ func (x *MoveChatParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MoveChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "destination":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "destination")
+		}
 		x.Destination, err = decodeChatMoveDestination(dec)
 		return 1 << 1, under("destination", err)
 	}
@@ -2751,6 +3205,9 @@ func (x *MoveChatResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MoveChatResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -2794,9 +3251,15 @@ func (x *PaginatedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PaginatedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "limit":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "limit")
+		}
 		x.Limit, err = readPtr(dec, readInt)
 		return 0, err
 	case "cursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cursor")
+		}
 		x.Cursor, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2836,6 +3299,9 @@ func (x *PaginatedResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PaginatedResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "nextCursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nextCursor")
+		}
 		x.NextCursor, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2878,6 +3344,9 @@ func (x *PingParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint
 	case "channel":
 		return 0, readConst(dec, "PingParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2932,18 +3401,33 @@ func (x *ReconnectParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 	case "channel":
 		return 0, readConst(dec, "ReconnectParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 0, err
 	case "lastSeenServerSeq":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "lastSeenServerSeq")
+		}
 		x.LastSeenServerSeq, err = readInt(dec)
 		return 1 << 1, err
 	case "subscriptions":
-		x.Subscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 2, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "subscriptions")
+		}
+		x.Subscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 2, under("subscriptions", err)
 	case "windows":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "windows")
+		}
 		x.Windows, err = readPtr(dec, readStruct[ChannelDeliveryResumeOptions])
 		return 0, under("windows", err)
 	}
@@ -3000,14 +3484,23 @@ func (x *ReconnectReplayResult) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "ReconnectReplayResult", "type", "replay")
 	case "actions":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "actions")
+		}
 		x.Actions, err = func(dec *jsontext.Decoder) ([]ActionEnvelope, error) {
-			return readSlice(dec, readStruct[ActionEnvelope])
+			return readSliceOf(dec, readStruct[ActionEnvelope])
 		}(dec)
 		return 1 << 0, under("actions", err)
 	case "missing":
-		x.Missing, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "missing")
+		}
+		x.Missing, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 1, under("missing", err)
 	case "windows":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "windows")
+		}
 		x.Windows, err = readPtr(dec, readStruct[ChannelDeliveryResumeResult])
 		return 0, under("windows", err)
 	}
@@ -3102,9 +3595,15 @@ func (x *ReconnectSnapshotResult) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "ReconnectSnapshotResult", "type", "snapshot")
 	case "snapshots":
-		x.Snapshots, err = func(dec *jsontext.Decoder) ([]Snapshot, error) { return readSlice(dec, readStruct[Snapshot]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "snapshots")
+		}
+		x.Snapshots, err = func(dec *jsontext.Decoder) ([]Snapshot, error) { return readSliceOf(dec, readStruct[Snapshot]) }(dec)
 		return 1 << 0, under("snapshots", err)
 	case "windows":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "windows")
+		}
 		x.Windows, err = readPtr(dec, readStruct[ChannelDeliveryResumeResult])
 		return 0, under("windows", err)
 	}
@@ -3159,15 +3658,27 @@ func (x *ResolveSessionConfigParams) decodeMember(dec *jsontext.Decoder, name []
 	case "channel":
 		return 0, readConst(dec, "ResolveSessionConfigParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "provider")
+		}
 		x.Provider, err = readPtr(dec, readString)
 		return 0, err
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -3211,9 +3722,15 @@ func (x *ResolveSessionConfigResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResolveSessionConfigResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "schema":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "schema")
+		}
 		x.Schema, err = readStruct[SessionConfigSchema](dec)
 		return 1 << 0, under("schema", err)
 	case "values":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "values")
+		}
 		x.Values, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 1, err
 	}
@@ -3266,15 +3783,27 @@ func (x *ResourceCopyParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "channel":
 		return 0, readConst(dec, "ResourceCopyParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "source":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "source")
+		}
 		x.Source, err = readString(dec)
 		return 1 << 0, err
 	case "destination":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "destination")
+		}
 		x.Destination, err = readString(dec)
 		return 1 << 1, err
 	case "failIfExists":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "failIfExists")
+		}
 		x.FailIfExists, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -3357,12 +3886,21 @@ func (x *ResourceDeleteParams) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "channel":
 		return 0, readConst(dec, "ResourceDeleteParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "recursive":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "recursive")
+		}
 		x.Recursive, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -3441,9 +3979,15 @@ func (x *ResourceListParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "channel":
 		return 0, readConst(dec, "ResourceListParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -3485,8 +4029,11 @@ func (x *ResourceListResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceListResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "entries":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "entries")
+		}
 		x.Entries, err = func(dec *jsontext.Decoder) ([]DirectoryEntry, error) {
-			return readSlice(dec, readStruct[DirectoryEntry])
+			return readSliceOf(dec, readStruct[DirectoryEntry])
 		}(dec)
 		return 1 << 0, under("entries", err)
 	}
@@ -3533,9 +4080,15 @@ func (x *ResourceMkdirParams) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "channel":
 		return 0, readConst(dec, "ResourceMkdirParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -3620,15 +4173,27 @@ func (x *ResourceMoveParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "channel":
 		return 0, readConst(dec, "ResourceMoveParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "source":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "source")
+		}
 		x.Source, err = readString(dec)
 		return 1 << 0, err
 	case "destination":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "destination")
+		}
 		x.Destination, err = readString(dec)
 		return 1 << 1, err
 	case "failIfExists":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "failIfExists")
+		}
 		x.FailIfExists, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -3711,14 +4276,23 @@ func (x *ResourceReadParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "channel":
 		return 0, readConst(dec, "ResourceReadParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "encoding":
-		x.Encoding, err = readPtr(dec, readStringAs[ContentEncoding])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "encoding")
+		}
+		x.Encoding, err = readPtr(dec, readEnum[ContentEncoding])
+		return 0, under("encoding", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3762,12 +4336,21 @@ func (x *ResourceReadResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceReadResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 0, err
 	case "encoding":
-		x.Encoding, err = readStringAs[ContentEncoding](dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "encoding")
+		}
+		x.Encoding, err = readEnum[ContentEncoding](dec)
+		return 1 << 1, under("encoding", err)
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -3822,15 +4405,27 @@ func (x *ResourceRequestParams) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "channel":
 		return 0, readConst(dec, "ResourceRequestParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "read":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "read")
+		}
 		x.Read, err = readPtr(dec, readBool)
 		return 0, err
 	case "write":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "write")
+		}
 		x.Write, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -3913,12 +4508,21 @@ func (x *ResourceResolveParams) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "channel":
 		return 0, readConst(dec, "ResourceResolveParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "followSymlinks":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "followSymlinks")
+		}
 		x.FollowSymlinks, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -3980,24 +4584,45 @@ func (x *ResourceResolveResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceResolveResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "type":
-		x.Type, err = readStringAs[ResourceType](dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "type")
+		}
+		x.Type, err = readEnum[ResourceType](dec)
+		return 1 << 1, under("type", err)
 	case "size":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "size")
+		}
 		x.Size, err = readPtr(dec, readInt)
 		return 0, err
 	case "mtime":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "mtime")
+		}
 		x.Mtime, err = readPtr(dec, readString)
 		return 0, err
 	case "ctime":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "ctime")
+		}
 		x.Ctime, err = readPtr(dec, readString)
 		return 0, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	case "etag":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "etag")
+		}
 		x.Etag, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -4005,7 +4630,7 @@ func (x *ResourceResolveResult) decodeMember(dec *jsontext.Decoder, name []byte)
 }
 
 // ResourceType is the string enumeration of ResourceType. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ResourceType string
 
 const (
@@ -4014,8 +4639,20 @@ const (
 	ResourceTypeSymlink   ResourceType = "symlink"
 )
 
+func (v ResourceType) known() bool {
+	switch v {
+	case ResourceTypeFile, ResourceTypeDirectory, ResourceTypeSymlink:
+		return true
+	}
+	return false
+}
+
+var valuesResourceType = []string{"\"file\"", "\"directory\"", "\"symlink\""}
+
+func (ResourceType) values() []string { return valuesResourceType }
+
 // ResourceWriteMode is the string enumeration of ResourceWriteMode. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ResourceWriteMode string
 
 const (
@@ -4023,6 +4660,18 @@ const (
 	ResourceWriteModeAppend   ResourceWriteMode = "append"
 	ResourceWriteModeInsert   ResourceWriteMode = "insert"
 )
+
+func (v ResourceWriteMode) known() bool {
+	switch v {
+	case ResourceWriteModeTruncate, ResourceWriteModeAppend, ResourceWriteModeInsert:
+		return true
+	}
+	return false
+}
+
+var valuesResourceWriteMode = []string{"\"truncate\"", "\"append\"", "\"insert\""}
+
+func (ResourceWriteMode) values() []string { return valuesResourceWriteMode }
 
 // ResourceWriteParams is the wire form of the schema definition ResourceWriteParams.
 type ResourceWriteParams struct {
@@ -4088,30 +4737,57 @@ func (x *ResourceWriteParams) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "channel":
 		return 0, readConst(dec, "ResourceWriteParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 1, err
 	case "encoding":
-		x.Encoding, err = readStringAs[ContentEncoding](dec)
-		return 1 << 2, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "encoding")
+		}
+		x.Encoding, err = readEnum[ContentEncoding](dec)
+		return 1 << 2, under("encoding", err)
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	case "createOnly":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "createOnly")
+		}
 		x.CreateOnly, err = readPtr(dec, readBool)
 		return 0, err
 	case "mode":
-		x.Mode, err = readPtr(dec, readStringAs[ResourceWriteMode])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "mode")
+		}
+		x.Mode, err = readPtr(dec, readEnum[ResourceWriteMode])
+		return 0, under("mode", err)
 	case "position":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "position")
+		}
 		x.Position, err = readPtr(dec, readInt)
 		return 0, err
 	case "ifMatch":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "ifMatch")
+		}
 		x.IfMatch, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -4192,12 +4868,21 @@ func (x *RunAutomationParams) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "channel":
 		return 0, readConst(dec, "RunAutomationParams", "channel", "ahp-automations://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "automation":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "automation")
+		}
 		x.Automation, err = readString(dec)
 		return 1 << 0, err
 	case "requestId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "requestId")
+		}
 		x.RequestID, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -4237,6 +4922,9 @@ func (x *RunAutomationResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *RunAutomationResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -4301,21 +4989,39 @@ func (x *SessionConfigCompletionsParams) decodeMember(dec *jsontext.Decoder, nam
 	case "channel":
 		return 0, readConst(dec, "SessionConfigCompletionsParams", "channel", "ahp-root://")
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "provider")
+		}
 		x.Provider, err = readPtr(dec, readString)
 		return 0, err
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "property":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "property")
+		}
 		x.Property, err = readString(dec)
 		return 1 << 0, err
 	case "query":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "query")
+		}
 		x.Query, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -4359,8 +5065,11 @@ func (x *SessionConfigCompletionsResult) decodeJSON(dec *jsontext.Decoder) error
 func (x *SessionConfigCompletionsResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
 		x.Items, err = func(dec *jsontext.Decoder) ([]SessionConfigValueItem, error) {
-			return readSlice(dec, readStruct[SessionConfigValueItem])
+			return readSliceOf(dec, readStruct[SessionConfigValueItem])
 		}(dec)
 		return 1 << 0, under("items", err)
 	}
@@ -4406,12 +5115,21 @@ func (x *SessionConfigValueItem) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionConfigValueItem) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "value":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
 		x.Value, err = readString(dec)
 		return 1 << 0, err
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -4466,12 +5184,21 @@ func (x *SideChatSource) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "SideChatSource", "kind", "sideChat")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 0, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 1, err
 	case "selection":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selection")
+		}
 		x.Selection, err = readPtr(dec, readStruct[SideChatSelection])
 		return 0, under("selection", err)
 	}
@@ -4527,18 +5254,33 @@ func (x *SubscribeParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscribeParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "delivery":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "delivery")
+		}
 		x.Delivery, err = readPtr(dec, readStruct[SubscriptionDeliveryOptions])
 		return 0, under("delivery", err)
 	case "view":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "view")
+		}
 		x.View, err = readPtr(dec, readStruct[SubscribeView])
 		return 0, under("view", err)
 	case "flowControl":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "flowControl")
+		}
 		x.FlowControl, err = readPtr(dec, readStruct[SubscriptionFlowControlOptions])
 		return 0, under("flowControl", err)
 	}
@@ -4582,9 +5324,15 @@ func (x *SubscribeResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscribeResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "snapshot":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "snapshot")
+		}
 		x.Snapshot, err = readPtr(dec, readStruct[Snapshot])
 		return 0, under("snapshot", err)
 	case "flowControl":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "flowControl")
+		}
 		x.FlowControl, err = readPtr(dec, readStruct[ChannelFlowControl])
 		return 0, under("flowControl", err)
 	}
@@ -4624,6 +5372,9 @@ func (x *SubscribeView) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscribeView) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turns":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turns")
+		}
 		x.Turns, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -4663,6 +5414,9 @@ func (x *SubscriptionDeliveryOptions) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscriptionDeliveryOptions) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "maxLatencyMs":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "maxLatencyMs")
+		}
 		x.MaxLatencyMs, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -4704,6 +5458,9 @@ func (x *SubscriptionFlowControlOptions) decodeJSON(dec *jsontext.Decoder) error
 func (x *SubscriptionFlowControlOptions) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "receive":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "receive")
+		}
 		x.Receive, err = readStruct[ChannelReceiveLimits](dec)
 		return 1 << 0, under("receive", err)
 	}
@@ -4743,6 +5500,9 @@ func (x *UnsubscribeParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *UnsubscribeParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	}

@@ -73,12 +73,21 @@ func (x *AHPErrorDetailsMap) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AHPErrorDetailsMap) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "[AhpErrorCodes.AuthRequired]":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "[AhpErrorCodes.AuthRequired]")
+		}
 		x.AHPErrorCodesAuthRequired, err = readStruct[AuthRequiredErrorData](dec)
 		return 1 << 0, under("[AhpErrorCodes.AuthRequired]", err)
 	case "[AhpErrorCodes.PermissionDenied]":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "[AhpErrorCodes.PermissionDenied]")
+		}
 		x.AHPErrorCodesPermissionDenied, err = readStruct[PermissionDeniedErrorData](dec)
 		return 1 << 1, under("[AhpErrorCodes.PermissionDenied]", err)
 	case "[AhpErrorCodes.UnsupportedProtocolVersion]":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "[AhpErrorCodes.UnsupportedProtocolVersion]")
+		}
 		x.AHPErrorCodesUnsupportedProtocolVersion, err = readStruct[UnsupportedProtocolVersionErrorData](dec)
 		return 1 << 2, under("[AhpErrorCodes.UnsupportedProtocolVersion]", err)
 	}
@@ -120,8 +129,11 @@ func (x *AuthRequiredErrorData) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AuthRequiredErrorData) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resources":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resources")
+		}
 		x.Resources, err = func(dec *jsontext.Decoder) ([]ProtectedResourceMetadata, error) {
-			return readSlice(dec, readStruct[ProtectedResourceMetadata])
+			return readSliceOf(dec, readStruct[ProtectedResourceMetadata])
 		}(dec)
 		return 1 << 0, under("resources", err)
 	}
@@ -172,6 +184,9 @@ func (x *PermissionDeniedErrorData) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PermissionDeniedErrorData) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "request":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "request")
+		}
 		x.Request, err = readPtr(dec, readStruct[ResourceRequestParams])
 		return 0, under("request", err)
 	}
@@ -213,8 +228,11 @@ func (x *UnsupportedProtocolVersionErrorData) decodeJSON(dec *jsontext.Decoder) 
 func (x *UnsupportedProtocolVersionErrorData) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "supportedVersions":
-		x.SupportedVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "supportedVersions")
+		}
+		x.SupportedVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("supportedVersions", err)
 	}
 	return 0, dec.SkipValue()
 }

@@ -18,7 +18,7 @@ func TestUnmarshalStrictReportsMissingMembers(t *testing.T) {
 		want []string // nil: nothing missing
 	}{
 		{"complete", `{"channel":"ahp-chat:/c","clientSeq":1,"action":{"type":"chat/turnStarted","turnId":"t","startedAt":"x","message":{"text":"hi","origin":{"kind":"user"}}}}`, nil},
-		{"empty but present", `{"channel":"","clientSeq":0,"action":{"type":"chat/turnStarted","turnId":"","startedAt":"","message":{"text":"","origin":{"kind":""}}}}`, nil},
+		{"empty but present", `{"channel":"","clientSeq":0,"action":{"type":"chat/turnStarted","turnId":"","startedAt":"","message":{"text":"","origin":{"kind":"user"}}}}`, nil},
 		{"action member", `{"channel":"ahp-chat:/c","clientSeq":1,"action":{"type":"chat/turnStarted","startedAt":"x","message":{"text":"hi","origin":{"kind":"user"}}}}`, []string{"action.turnId"}},
 		{"tag after members", `{"channel":"ahp-chat:/c","clientSeq":1,"action":{"startedAt":"x","type":"chat/turnStarted","message":{"origin":{"kind":"user"}}}}`, []string{"action.message.text", "action.turnId"}},
 		{"top level", `{"action":{"type":"chat/turnCancelled","turnId":"t","duration":1}}`, []string{"channel", "clientSeq"}},

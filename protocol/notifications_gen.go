@@ -60,26 +60,47 @@ func (x *AuthRequiredParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AuthRequiredParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "resource")
+		}
 		x.Resource, err = readStruct[ProtectedResourceMetadata](dec)
 		return 1 << 1, under("resource", err)
 	case "reason":
-		x.Reason, err = readPtr(dec, readStringAs[AuthRequiredReason])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "reason")
+		}
+		x.Reason, err = readPtr(dec, readEnum[AuthRequiredReason])
+		return 0, under("reason", err)
 	}
 	return 0, dec.SkipValue()
 }
 
 // AuthRequiredReason is the string enumeration of AuthRequiredReason. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type AuthRequiredReason string
 
 const (
 	AuthRequiredReasonRequired AuthRequiredReason = "required"
 	AuthRequiredReasonExpired  AuthRequiredReason = "expired"
 )
+
+func (v AuthRequiredReason) known() bool {
+	switch v {
+	case AuthRequiredReasonRequired, AuthRequiredReasonExpired:
+		return true
+	}
+	return false
+}
+
+var valuesAuthRequiredReason = []string{"\"required\"", "\"expired\""}
+
+func (AuthRequiredReason) values() []string { return valuesAuthRequiredReason }
 
 // ChannelCreditParams is the wire form of the schema definition ChannelCreditParams.
 // It is a variant of ProtocolNotification.
@@ -117,9 +138,15 @@ func (x *ChannelCreditParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelCreditParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "consumedBytes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "consumedBytes")
+		}
 		x.ConsumedBytes, err = readInt(dec)
 		return 1 << 1, err
 	}
@@ -166,12 +193,21 @@ func (x *ChannelFrameParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelFrameParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 1, err
 	case "final":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "final")
+		}
 		x.Final, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -212,6 +248,9 @@ func (x *ChannelReadyParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelReadyParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -252,6 +291,9 @@ func (x *ChannelResetParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelResetParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -294,9 +336,15 @@ func (x *ChannelSnapshotParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelSnapshotParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "snapshot":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "snapshot")
+		}
 		x.Snapshot, err = readStruct[Snapshot](dec)
 		return 1 << 1, under("snapshot", err)
 	}
@@ -339,9 +387,15 @@ func (x *OTLPExportLogsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *OTLPExportLogsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "payload":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "payload")
+		}
 		x.Payload, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 1, err
 	}
@@ -384,9 +438,15 @@ func (x *OTLPExportMetricsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *OTLPExportMetricsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "payload":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "payload")
+		}
 		x.Payload, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 1, err
 	}
@@ -429,9 +489,15 @@ func (x *OTLPExportTracesParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *OTLPExportTracesParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "payload":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "payload")
+		}
 		x.Payload, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 1, err
 	}
@@ -484,18 +550,33 @@ func (x *ProgressParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ProgressParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "progressToken":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "progressToken")
+		}
 		x.ProgressToken, err = readString(dec)
 		return 1 << 1, err
 	case "progress":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "progress")
+		}
 		x.Progress, err = readFloat(dec)
 		return 1 << 2, err
 	case "total":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "total")
+		}
 		x.Total, err = readPtr(dec, readFloat)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "message")
+		}
 		x.Message, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -562,9 +643,15 @@ func (x *SessionAddedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionAddedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "summary":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "summary")
+		}
 		x.Summary, err = readStruct[SessionSummary](dec)
 		return 1 << 1, under("summary", err)
 	}
@@ -607,9 +694,15 @@ func (x *SessionRemovedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionRemovedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -656,12 +749,21 @@ func (x *SessionSummaryChangedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionSummaryChangedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 1, err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "changes")
+		}
 		x.Changes, err = readStruct[SessionSummaryChangedParamsChanges](dec)
 		return 1 << 2, under("changes", err)
 	}
@@ -851,8 +953,8 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "annotations":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "annotations")
@@ -908,7 +1010,7 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			return 0, err
 		}
 		x.Chats, err = func(dec *jsontext.Decoder) ([]SessionChatSummary, error) {
-			return readSlice(dec, readStruct[SessionChatSummary])
+			return readSliceOf(dec, readStruct[SessionChatSummary])
 		}(dec)
 		return 0, under("chats", err)
 	case "defaultChat":
@@ -967,9 +1069,15 @@ func (x *TCPDataParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TCPDataParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -1010,6 +1118,9 @@ func (x *TCPEOFParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TCPEOFParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	}

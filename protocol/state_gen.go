@@ -65,15 +65,27 @@ func (x *AHPMCPUIHostCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AHPMCPUIHostCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "serverTools":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "serverTools")
+		}
 		x.ServerTools, err = readPtr(dec, readStruct[AHPMCPUIHostCapabilitiesServerTools])
 		return 0, under("serverTools", err)
 	case "serverResources":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "serverResources")
+		}
 		x.ServerResources, err = readPtr(dec, readStruct[AHPMCPUIHostCapabilitiesServerResources])
 		return 0, under("serverResources", err)
 	case "logging":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "logging")
+		}
 		x.Logging, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "sampling":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sampling")
+		}
 		x.Sampling, err = readPtr(dec, readStruct[AHPMCPUIHostCapabilitiesSampling])
 		return 0, under("sampling", err)
 	}
@@ -113,6 +125,9 @@ func (x *AHPMCPUIHostCapabilitiesSampling) decodeJSON(dec *jsontext.Decoder) err
 func (x *AHPMCPUIHostCapabilitiesSampling) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "tools":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "tools")
+		}
 		x.Tools, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -152,6 +167,9 @@ func (x *AHPMCPUIHostCapabilitiesServerResources) decodeJSON(dec *jsontext.Decod
 func (x *AHPMCPUIHostCapabilitiesServerResources) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "listChanged":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "listChanged")
+		}
 		x.ListChanged, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -191,6 +209,9 @@ func (x *AHPMCPUIHostCapabilitiesServerTools) decodeJSON(dec *jsontext.Decoder) 
 func (x *AHPMCPUIHostCapabilitiesServerTools) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "listChanged":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "listChanged")
+		}
 		x.ListChanged, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -259,18 +280,33 @@ func (x *ActiveTurn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint
 	}
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "startedAt")
+		}
 		x.StartedAt, err = readString(dec)
 		return 1 << 1, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "message")
+		}
 		x.Message, err = readStruct[Message](dec)
 		return 1 << 2, under("message", err)
 	case "responseParts":
-		x.ResponseParts, err = func(dec *jsontext.Decoder) ([]ResponsePart, error) { return readSlice(dec, decodeResponsePart) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "responseParts")
+		}
+		x.ResponseParts, err = func(dec *jsontext.Decoder) ([]ResponsePart, error) { return readSliceOf(dec, decodeResponsePart) }(dec)
 		return 1 << 3, under("responseParts", err)
 	case "usage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "usage")
+		}
 		x.Usage, err = readPtr(dec, readStruct[UsageInfo])
 		return 0, under("usage", err)
 	}
@@ -314,9 +350,15 @@ func (x *AgentCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "multipleChats":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "multipleChats")
+		}
 		x.MultipleChats, err = readPtr(dec, readStruct[MultipleChatsCapability])
 		return 0, under("multipleChats", err)
 	case "multipleWorkingDirectories":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "multipleWorkingDirectories")
+		}
 		x.MultipleWorkingDirectories, err = readPtr(dec, readStruct[MultipleWorkingDirectoriesCapability])
 		return 0, under("multipleWorkingDirectories", err)
 	}
@@ -403,41 +445,77 @@ func (x *AgentCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "AgentCustomization", "type", "agent")
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "model":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "model")
+		}
 		x.Model, err = readPtr(dec, readString)
 		return 0, err
 	case "tools":
-		x.Tools, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "tools")
+		}
+		x.Tools, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("tools", err)
 	case "disableModelInvocation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "disableModelInvocation")
+		}
 		x.DisableModelInvocation, err = readPtr(dec, readBool)
 		return 0, err
 	case "disableUserInvocation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "disableUserInvocation")
+		}
 		x.DisableUserInvocation, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -501,28 +579,49 @@ func (x *AgentInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "provider")
+		}
 		x.Provider, err = readString(dec)
 		return 1 << 0, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "description")
+		}
 		x.Description, err = readString(dec)
 		return 1 << 2, err
 	case "models":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "models")
+		}
 		x.Models, err = func(dec *jsontext.Decoder) ([]SessionModelInfo, error) {
-			return readSlice(dec, readStruct[SessionModelInfo])
+			return readSliceOf(dec, readStruct[SessionModelInfo])
 		}(dec)
 		return 1 << 3, under("models", err)
 	case "protectedResources":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "protectedResources")
+		}
 		x.ProtectedResources, err = func(dec *jsontext.Decoder) ([]ProtectedResourceMetadata, error) {
-			return readSlice(dec, readStruct[ProtectedResourceMetadata])
+			return readSliceOf(dec, readStruct[ProtectedResourceMetadata])
 		}(dec)
 		return 0, under("protectedResources", err)
 	case "customizations":
-		x.Customizations, err = func(dec *jsontext.Decoder) ([]Customization, error) { return readSlice(dec, decodeCustomization) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "customizations")
+		}
+		x.Customizations, err = func(dec *jsontext.Decoder) ([]Customization, error) { return readSliceOf(dec, decodeCustomization) }(dec)
 		return 0, under("customizations", err)
 	case "capabilities":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "capabilities")
+		}
 		x.Capabilities, err = readPtr(dec, readStruct[AgentCapabilities])
 		return 0, under("capabilities", err)
 	}
@@ -562,6 +661,9 @@ func (x *AgentSelection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentSelection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -625,29 +727,53 @@ func (x *Annotation) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Annotation) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullOptional(dec, "origin")
+		}
 		x.Origin, err = readPtr(dec, readStruct[AnnotationOrigin])
 		return 1 << 1, under("origin", err)
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 2, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "resolved":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "resolved")
+		}
 		x.Resolved, err = readBool(dec)
 		return 1 << 3, err
 	case "entries":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "entries")
+		}
 		x.Entries, err = func(dec *jsontext.Decoder) ([]AnnotationEntry, error) {
-			return readSlice(dec, readStruct[AnnotationEntry])
+			return readSliceOf(dec, readStruct[AnnotationEntry])
 		}(dec)
 		return 1 << 4, under("entries", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turnId")
+		}
 		x.TurnID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -693,12 +819,21 @@ func (x *AnnotationEntry) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AnnotationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "text":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "text")
+		}
 		x.Text, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 1, under("text", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -746,12 +881,21 @@ func (x *AnnotationOrigin) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AnnotationOrigin) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "chat")
+		}
 		x.Chat, err = readPtr(dec, readString)
 		return 0, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turnId")
+		}
 		x.TurnID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -794,7 +938,10 @@ func (x *AnnotationsState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AnnotationsState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "annotations":
-		x.Annotations, err = func(dec *jsontext.Decoder) ([]Annotation, error) { return readSlice(dec, readStruct[Annotation]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "annotations")
+		}
+		x.Annotations, err = func(dec *jsontext.Decoder) ([]Annotation, error) { return readSliceOf(dec, readStruct[Annotation]) }(dec)
 		return 1 << 0, under("annotations", err)
 	}
 	return 0, dec.SkipValue()
@@ -837,12 +984,21 @@ func (x *AnnotationsSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AnnotationsSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "annotationCount":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "annotationCount")
+		}
 		x.AnnotationCount, err = readInt(dec)
 		return 1 << 1, err
 	case "entryCount":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "entryCount")
+		}
 		x.EntryCount, err = readInt(dec)
 		return 1 << 2, err
 	}
@@ -893,6 +1049,9 @@ func (x *AutomationAfterDateCondition) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "AutomationAfterDateCondition", "kind", "afterDate")
 	case "date":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "date")
+		}
 		x.Date, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -943,6 +1102,9 @@ func (x *AutomationAfterRunsCondition) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "AutomationAfterRunsCondition", "kind", "afterRuns")
 	case "max":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "max")
+		}
 		x.Max, err = readInt(dec)
 		return 1 << 0, err
 	}
@@ -999,12 +1161,21 @@ func (x *AutomationCancelledRunLifecycle) decodeMember(dec *jsontext.Decoder, na
 	case "status":
 		return 0, readConst(dec, "AutomationCancelledRunLifecycle", "status", "cancelled")
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "createdAt")
+		}
 		x.CreatedAt, err = readString(dec)
 		return 1 << 0, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "startedAt")
+		}
 		x.StartedAt, err = readPtr(dec, readString)
 		return 0, err
 	case "completedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "completedAt")
+		}
 		x.CompletedAt, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -1063,15 +1234,27 @@ func (x *AutomationCompletedRunLifecycle) decodeMember(dec *jsontext.Decoder, na
 	case "status":
 		return 0, readConst(dec, "AutomationCompletedRunLifecycle", "status", "completed")
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "createdAt")
+		}
 		x.CreatedAt, err = readString(dec)
 		return 1 << 0, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "startedAt")
+		}
 		x.StartedAt, err = readString(dec)
 		return 1 << 1, err
 	case "completedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "completedAt")
+		}
 		x.CompletedAt, err = readString(dec)
 		return 1 << 2, err
 	case "usage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "usage")
+		}
 		x.Usage, err = readPtr(dec, readStruct[UsageInfo])
 		return 0, under("usage", err)
 	}
@@ -1131,28 +1314,49 @@ func (x *AutomationDefinition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readStruct[Message](dec)
 		return 1 << 1, under("message", err)
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "session")
+		}
 		x.Session, err = readStruct[AutomationSessionTemplate](dec)
 		return 1 << 2, under("session", err)
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "enabled")
+		}
 		x.Enabled, err = readBool(dec)
 		return 1 << 3, err
 	case "triggers":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "triggers")
+		}
 		x.Triggers, err = func(dec *jsontext.Decoder) ([]AutomationTrigger, error) {
-			return readSlice(dec, decodeAutomationTrigger)
+			return readSliceOf(dec, decodeAutomationTrigger)
 		}(dec)
 		return 1 << 4, under("triggers", err)
 	case "disableConditions":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "disableConditions")
+		}
 		x.DisableConditions, err = func(dec *jsontext.Decoder) ([]AutomationDisableCondition, error) {
-			return readSlice(dec, decodeAutomationDisableCondition)
+			return readSliceOf(dec, decodeAutomationDisableCondition)
 		}(dec)
 		return 0, under("disableConditions", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1270,42 +1474,75 @@ func (x *AutomationEntry) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "definition":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "definition")
+		}
 		x.Definition, err = readStruct[AutomationDefinition](dec)
 		return 1 << 1, under("definition", err)
 	case "nextRunAt":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nextRunAt")
+		}
 		x.NextRunAt, err = readPtr(dec, readString)
 		return 0, err
 	case "runCount":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "runCount")
+		}
 		x.RunCount, err = readPtr(dec, readFloat)
 		return 0, err
 	case "runs":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "runs")
+		}
 		x.Runs, err = func(dec *jsontext.Decoder) ([]AutomationRunSummary, error) {
-			return readSlice(dec, readStruct[AutomationRunSummary])
+			return readSliceOf(dec, readStruct[AutomationRunSummary])
 		}(dec)
 		return 1 << 2, under("runs", err)
 	case "runsNextCursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "runsNextCursor")
+		}
 		x.RunsNextCursor, err = readPtr(dec, readString)
 		return 0, err
 	case "operations":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "operations")
+		}
 		x.Operations, err = func(dec *jsontext.Decoder) ([]AutomationOperation, error) {
-			return readSlice(dec, readStringAs[AutomationOperation])
+			return readSliceOf(dec, readEnum[AutomationOperation])
 		}(dec)
-		return 1 << 3, err
+		return 1 << 3, under("operations", err)
 	case "customizations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "customizations")
+		}
 		x.Customizations, err = func(dec *jsontext.Decoder) ([]PluginCustomization, error) {
-			return readSlice(dec, readStruct[PluginCustomization])
+			return readSliceOf(dec, readStruct[PluginCustomization])
 		}(dec)
 		return 0, under("customizations", err)
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "createdAt")
+		}
 		x.CreatedAt, err = readString(dec)
 		return 1 << 4, err
 	case "modifiedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 5, nullMember(dec, "modifiedAt")
+		}
 		x.ModifiedAt, err = readString(dec)
 		return 1 << 5, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1368,25 +1605,43 @@ func (x *AutomationEventTrigger) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationEventTrigger) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "kind":
 		return 0, readConst(dec, "AutomationEventTrigger", "kind", "event")
 	case "type":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "type")
+		}
 		x.Type, err = readString(dec)
 		return 1 << 1, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 2, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "events":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "events")
+		}
 		x.Events, err = func(dec *jsontext.Decoder) ([]AutomationTriggerEventDefinition, error) {
-			return readSlice(dec, readStruct[AutomationTriggerEventDefinition])
+			return readSliceOf(dec, readStruct[AutomationTriggerEventDefinition])
 		}(dec)
 		return 1 << 3, under("events", err)
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1445,15 +1700,27 @@ func (x *AutomationFailedRunLifecycle) decodeMember(dec *jsontext.Decoder, name 
 	case "status":
 		return 0, readConst(dec, "AutomationFailedRunLifecycle", "status", "failed")
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "createdAt")
+		}
 		x.CreatedAt, err = readString(dec)
 		return 1 << 0, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "startedAt")
+		}
 		x.StartedAt, err = readPtr(dec, readString)
 		return 0, err
 	case "completedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "completedAt")
+		}
 		x.CompletedAt, err = readString(dec)
 		return 1 << 1, err
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "error")
+		}
 		x.Error, err = readStruct[ErrorInfo](dec)
 		return 1 << 2, under("error", err)
 	}
@@ -1502,7 +1769,7 @@ func (x *AutomationManualRunOrigin) decodeMember(dec *jsontext.Decoder, name []b
 }
 
 // AutomationMisfirePolicy is the string enumeration of AutomationMisfirePolicy. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type AutomationMisfirePolicy string
 
 const (
@@ -1510,8 +1777,20 @@ const (
 	AutomationMisfirePolicyRunOnce AutomationMisfirePolicy = "runOnce"
 )
 
+func (v AutomationMisfirePolicy) known() bool {
+	switch v {
+	case AutomationMisfirePolicySkip, AutomationMisfirePolicyRunOnce:
+		return true
+	}
+	return false
+}
+
+var valuesAutomationMisfirePolicy = []string{"\"skip\"", "\"runOnce\""}
+
+func (AutomationMisfirePolicy) values() []string { return valuesAutomationMisfirePolicy }
+
 // AutomationOperation is the string enumeration of AutomationOperation. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type AutomationOperation string
 
 const (
@@ -1519,6 +1798,18 @@ const (
 	AutomationOperationRemove AutomationOperation = "remove"
 	AutomationOperationRun    AutomationOperation = "run"
 )
+
+func (v AutomationOperation) known() bool {
+	switch v {
+	case AutomationOperationUpdate, AutomationOperationRemove, AutomationOperationRun:
+		return true
+	}
+	return false
+}
+
+var valuesAutomationOperation = []string{"\"update\"", "\"remove\"", "\"run\""}
+
+func (AutomationOperation) values() []string { return valuesAutomationOperation }
 
 // AutomationPendingRunLifecycle is the wire form of the schema definition AutomationPendingRunLifecycle.
 // It is a variant of AutomationRunLifecycle.
@@ -1564,6 +1855,9 @@ func (x *AutomationPendingRunLifecycle) decodeMember(dec *jsontext.Decoder, name
 	case "status":
 		return 0, readConst(dec, "AutomationPendingRunLifecycle", "status", "pending")
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "createdAt")
+		}
 		x.CreatedAt, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -1713,24 +2007,45 @@ func (x *AutomationRunState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationRunState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "automation":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "automation")
+		}
 		x.Automation, err = readString(dec)
 		return 1 << 1, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "origin")
+		}
 		x.Origin, err = decodeAutomationRunOrigin(dec)
 		return 1 << 2, under("origin", err)
 	case "lifecycle":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "lifecycle")
+		}
 		x.Lifecycle, err = decodeAutomationRunLifecycle(dec)
 		return 1 << 3, under("lifecycle", err)
 	case "sessions":
-		x.Sessions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 4, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "sessions")
+		}
+		x.Sessions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 4, under("sessions", err)
 	case "primarySession":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "primarySession")
+		}
 		x.PrimarySession, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1786,24 +2101,45 @@ func (x *AutomationRunSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationRunSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "automation":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "automation")
+		}
 		x.Automation, err = readString(dec)
 		return 1 << 1, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "origin")
+		}
 		x.Origin, err = decodeAutomationRunOrigin(dec)
 		return 1 << 2, under("origin", err)
 	case "lifecycle":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "lifecycle")
+		}
 		x.Lifecycle, err = decodeAutomationRunLifecycle(dec)
 		return 1 << 3, under("lifecycle", err)
 	case "primarySession":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "primarySession")
+		}
 		x.PrimarySession, err = readPtr(dec, readString)
 		return 0, err
 	case "sessionCount":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "sessionCount")
+		}
 		x.SessionCount, err = readFloat(dec)
 		return 1 << 4, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -1856,9 +2192,15 @@ func (x *AutomationRunningRunLifecycle) decodeMember(dec *jsontext.Decoder, name
 	case "status":
 		return 0, readConst(dec, "AutomationRunningRunLifecycle", "status", "running")
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "createdAt")
+		}
 		x.CreatedAt, err = readString(dec)
 		return 1 << 0, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "startedAt")
+		}
 		x.StartedAt, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -1900,9 +2242,15 @@ func (x *AutomationSchedule) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationSchedule) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "expression":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "expression")
+		}
 		x.Expression, err = readString(dec)
 		return 1 << 0, err
 	case "timeZone":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "timeZone")
+		}
 		x.TimeZone, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -1957,16 +2305,25 @@ func (x *AutomationScheduleTrigger) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationScheduleTrigger) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "kind":
 		return 0, readConst(dec, "AutomationScheduleTrigger", "kind", "schedule")
 	case "schedule":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "schedule")
+		}
 		x.Schedule, err = readStruct[AutomationSchedule](dec)
 		return 1 << 1, under("schedule", err)
 	case "misfirePolicy":
-		x.MisfirePolicy, err = readPtr(dec, readStringAs[AutomationMisfirePolicy])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "misfirePolicy")
+		}
+		x.MisfirePolicy, err = readPtr(dec, readEnum[AutomationMisfirePolicy])
+		return 0, under("misfirePolicy", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2015,9 +2372,15 @@ func (x *AutomationSessionOrigin) decodeMember(dec *jsontext.Decoder, name []byt
 	case "kind":
 		return 0, readConst(dec, "AutomationSessionOrigin", "kind", "automation")
 	case "automation":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "automation")
+		}
 		x.Automation, err = readString(dec)
 		return 1 << 0, err
 	case "run":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "run")
+		}
 		x.Run, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -2079,23 +2442,41 @@ func (x *AutomationSessionTemplate) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationSessionTemplate) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "provider")
+		}
 		x.Provider, err = readPtr(dec, readString)
 		return 0, err
 	case "model":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "model")
+		}
 		x.Model, err = readPtr(dec, readStruct[ModelSelection])
 		return 0, under("model", err)
 	case "agent":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "agent")
+		}
 		x.Agent, err = readPtr(dec, readStruct[AgentSelection])
 		return 0, under("agent", err)
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "customizations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "customizations")
+		}
 		x.Customizations, err = func(dec *jsontext.Decoder) ([]ClientPluginCustomization, error) {
-			return readSlice(dec, readStruct[ClientPluginCustomization])
+			return readSliceOf(dec, readStruct[ClientPluginCustomization])
 		}(dec)
 		return 0, under("customizations", err)
 	}
@@ -2142,11 +2523,17 @@ func (x *AutomationState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "entries":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "entries")
+		}
 		x.Entries, err = func(dec *jsontext.Decoder) ([]AutomationEntry, error) {
-			return readSlice(dec, readStruct[AutomationEntry])
+			return readSliceOf(dec, readStruct[AutomationEntry])
 		}(dec)
 		return 1 << 0, under("entries", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2244,20 +2631,35 @@ func (x *AutomationTriggerDefinition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationTriggerDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "type":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "type")
+		}
 		x.Type, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "events":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "events")
+		}
 		x.Events, err = func(dec *jsontext.Decoder) ([]AutomationTriggerEventDefinition, error) {
-			return readSlice(dec, readStruct[AutomationTriggerEventDefinition])
+			return readSliceOf(dec, readStruct[AutomationTriggerEventDefinition])
 		}(dec)
 		return 1 << 2, under("events", err)
 	case "configSchema":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "configSchema")
+		}
 		x.ConfigSchema, err = readPtr(dec, readStruct[ConfigSchema])
 		return 0, under("configSchema", err)
 	}
@@ -2305,12 +2707,21 @@ func (x *AutomationTriggerEventDefinition) decodeJSON(dec *jsontext.Decoder) err
 func (x *AutomationTriggerEventDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2373,15 +2784,27 @@ func (x *AutomationTriggeredRunOrigin) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "AutomationTriggeredRunOrigin", "kind", "trigger")
 	case "triggerId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "triggerId")
+		}
 		x.TriggerID, err = readString(dec)
 		return 1 << 0, err
 	case "scheduledFor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "scheduledFor")
+		}
 		x.ScheduledFor, err = readPtr(dec, readString)
 		return 0, err
 	case "catchUp":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "catchUp")
+		}
 		x.CatchUp, err = readPtr(dec, readBool)
 		return 0, err
 	case "event":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "event")
+		}
 		x.Event, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2442,23 +2865,41 @@ func (x *BackgroundShellWork) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BackgroundShellWork) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 1, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "startedAt")
+		}
 		x.StartedAt, err = readString(dec)
 		return 1 << 2, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "kind":
 		return 0, readConst(dec, "BackgroundShellWork", "kind", "shell")
 	case "command":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "command")
+		}
 		x.Command, err = readString(dec)
 		return 1 << 3, err
 	case "terminal":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "terminal")
+		}
 		x.Terminal, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2515,20 +2956,35 @@ func (x *BackgroundSubagentWork) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BackgroundSubagentWork) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 1, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "startedAt")
+		}
 		x.StartedAt, err = readString(dec)
 		return 1 << 2, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "kind":
 		return 0, readConst(dec, "BackgroundSubagentWork", "kind", "subagent")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 3, err
 	}
@@ -2618,15 +3074,27 @@ func (x *BackgroundWorkBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BackgroundWorkBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 1, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "startedAt")
+		}
 		x.StartedAt, err = readString(dec)
 		return 1 << 2, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2666,6 +3134,9 @@ func (x *CanvasReference) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CanvasReference) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -2726,24 +3197,45 @@ func (x *CanvasState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CanvasState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "instanceId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "instanceId")
+		}
 		x.InstanceID, err = readString(dec)
 		return 1 << 0, err
 	case "extensionId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "extensionId")
+		}
 		x.ExtensionID, err = readString(dec)
 		return 1 << 1, err
 	case "extensionName":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "extensionName")
+		}
 		x.ExtensionName, err = readPtr(dec, readString)
 		return 0, err
 	case "canvasId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "canvasId")
+		}
 		x.CanvasID, err = readString(dec)
 		return 1 << 2, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "status")
+		}
 		x.Status, err = readPtr(dec, readString)
 		return 0, err
 	case "url":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "url")
+		}
 		x.URL, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -2791,12 +3283,21 @@ func (x *ChangesSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "additions":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "additions")
+		}
 		x.Additions, err = readPtr(dec, readInt)
 		return 0, err
 	case "deletions":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "deletions")
+		}
 		x.Deletions, err = readPtr(dec, readInt)
 		return 0, err
 	case "files":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "files")
+		}
 		x.Files, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -2848,18 +3349,33 @@ func (x *Changeset) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Changeset) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 0, err
 	case "uriTemplate":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uriTemplate")
+		}
 		x.URITemplate, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "changeKind":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "changeKind")
+		}
 		x.ChangeKind, err = readString(dec)
 		return 1 << 2, err
 	case "capabilities":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "capabilities")
+		}
 		x.Capabilities, err = readPtr(dec, readStruct[ChangesetCapabilities])
 		return 0, under("capabilities", err)
 	}
@@ -2899,6 +3415,9 @@ func (x *ChangesetCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "review":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "review")
+		}
 		x.Review, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -2948,15 +3467,27 @@ func (x *ChangesetFile) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetFile) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "edit":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "edit")
+		}
 		x.Edit, err = readStruct[FileEdit](dec)
 		return 1 << 1, under("edit", err)
 	case "reviewed":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "reviewed")
+		}
 		x.Reviewed, err = readPtr(dec, readBool)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -3024,32 +3555,59 @@ func (x *ChangesetOperation) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetOperation) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "scopes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "scopes")
+		}
 		x.Scopes, err = func(dec *jsontext.Decoder) ([]ChangesetOperationScope, error) {
-			return readSlice(dec, readStringAs[ChangesetOperationScope])
+			return readSliceOf(dec, readEnum[ChangesetOperationScope])
 		}(dec)
-		return 1 << 2, err
+		return 1 << 2, under("scopes", err)
 	case "confirmation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "confirmation")
+		}
 		x.Confirmation, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("confirmation", err)
 	case "icon":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icon")
+		}
 		x.Icon, err = readPtr(dec, readString)
 		return 0, err
 	case "group":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "group")
+		}
 		x.Group, err = readPtr(dec, readString)
 		return 0, err
 	case "status":
-		x.Status, err = readStringAs[ChangesetOperationStatus](dec)
-		return 1 << 3, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "status")
+		}
+		x.Status, err = readEnum[ChangesetOperationStatus](dec)
+		return 1 << 3, under("status", err)
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -3057,7 +3615,7 @@ func (x *ChangesetOperation) decodeMember(dec *jsontext.Decoder, name []byte) (s
 }
 
 // ChangesetOperationScope is the string enumeration of ChangesetOperationScope. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChangesetOperationScope string
 
 const (
@@ -3066,8 +3624,20 @@ const (
 	ChangesetOperationScopeRange     ChangesetOperationScope = "range"
 )
 
+func (v ChangesetOperationScope) known() bool {
+	switch v {
+	case ChangesetOperationScopeChangeset, ChangesetOperationScopeResource, ChangesetOperationScopeRange:
+		return true
+	}
+	return false
+}
+
+var valuesChangesetOperationScope = []string{"\"changeset\"", "\"resource\"", "\"range\""}
+
+func (ChangesetOperationScope) values() []string { return valuesChangesetOperationScope }
+
 // ChangesetOperationStatus is the string enumeration of ChangesetOperationStatus. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChangesetOperationStatus string
 
 const (
@@ -3076,6 +3646,18 @@ const (
 	ChangesetOperationStatusError    ChangesetOperationStatus = "error"
 	ChangesetOperationStatusDisabled ChangesetOperationStatus = "disabled"
 )
+
+func (v ChangesetOperationStatus) known() bool {
+	switch v {
+	case ChangesetOperationStatusIdle, ChangesetOperationStatusRunning, ChangesetOperationStatusError, ChangesetOperationStatusDisabled:
+		return true
+	}
+	return false
+}
+
+var valuesChangesetOperationStatus = []string{"\"idle\"", "\"running\"", "\"error\"", "\"disabled\""}
+
+func (ChangesetOperationStatus) values() []string { return valuesChangesetOperationStatus }
 
 // ChangesetState is the wire form of the schema definition ChangesetState.
 // It is a variant of SnapshotState.
@@ -3125,17 +3707,31 @@ func (x *ChangesetState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "status":
-		x.Status, err = readStringAs[ChangesetStatus](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "status")
+		}
+		x.Status, err = readEnum[ChangesetStatus](dec)
+		return 1 << 0, under("status", err)
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	case "files":
-		x.Files, err = func(dec *jsontext.Decoder) ([]ChangesetFile, error) { return readSlice(dec, readStruct[ChangesetFile]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "files")
+		}
+		x.Files, err = func(dec *jsontext.Decoder) ([]ChangesetFile, error) {
+			return readSliceOf(dec, readStruct[ChangesetFile])
+		}(dec)
 		return 1 << 1, under("files", err)
 	case "operations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "operations")
+		}
 		x.Operations, err = func(dec *jsontext.Decoder) ([]ChangesetOperation, error) {
-			return readSlice(dec, readStruct[ChangesetOperation])
+			return readSliceOf(dec, readStruct[ChangesetOperation])
 		}(dec)
 		return 0, under("operations", err)
 	}
@@ -3143,7 +3739,7 @@ func (x *ChangesetState) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 }
 
 // ChangesetStatus is the string enumeration of ChangesetStatus. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChangesetStatus string
 
 const (
@@ -3152,6 +3748,18 @@ const (
 	ChangesetStatusReady       ChangesetStatus = "ready"
 	ChangesetStatusError       ChangesetStatus = "error"
 )
+
+func (v ChangesetStatus) known() bool {
+	switch v {
+	case ChangesetStatusComputing, ChangesetStatusRecomputing, ChangesetStatusReady, ChangesetStatusError:
+		return true
+	}
+	return false
+}
+
+var valuesChangesetStatus = []string{"\"computing\"", "\"recomputing\"", "\"ready\"", "\"error\""}
+
+func (ChangesetStatus) values() []string { return valuesChangesetStatus }
 
 // ChannelFlowControl is the wire form of the schema definition ChannelFlowControl.
 type ChannelFlowControl struct {
@@ -3188,9 +3796,15 @@ func (x *ChannelFlowControl) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelFlowControl) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "clientReceive":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientReceive")
+		}
 		x.ClientReceive, err = readStruct[ChannelReceiveLimits](dec)
 		return 1 << 0, under("clientReceive", err)
 	case "hostReceive":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "hostReceive")
+		}
 		x.HostReceive, err = readStruct[ChannelReceiveLimits](dec)
 		return 1 << 1, under("hostReceive", err)
 	}
@@ -3234,12 +3848,21 @@ func (x *ChannelReceiveLimits) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelReceiveLimits) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "windowBytes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "windowBytes")
+		}
 		x.WindowBytes, err = readInt(dec)
 		return 1 << 0, err
 	case "maximumFrameBytes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "maximumFrameBytes")
+		}
 		x.MaximumFrameBytes, err = readInt(dec)
 		return 1 << 1, err
 	case "maximumMessageBytes":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "maximumMessageBytes")
+		}
 		x.MaximumMessageBytes, err = readInt(dec)
 		return 1 << 2, err
 	}
@@ -3247,7 +3870,7 @@ func (x *ChannelReceiveLimits) decodeMember(dec *jsontext.Decoder, name []byte) 
 }
 
 // ChannelRecoveryKind is the string enumeration of ChannelRecoveryKind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChannelRecoveryKind string
 
 const (
@@ -3255,6 +3878,18 @@ const (
 	ChannelRecoveryKindReplay   ChannelRecoveryKind = "replay"
 	ChannelRecoveryKindLive     ChannelRecoveryKind = "live"
 )
+
+func (v ChannelRecoveryKind) known() bool {
+	switch v {
+	case ChannelRecoveryKindSnapshot, ChannelRecoveryKindReplay, ChannelRecoveryKindLive:
+		return true
+	}
+	return false
+}
+
+var valuesChannelRecoveryKind = []string{"\"snapshot\"", "\"replay\"", "\"live\""}
+
+func (ChannelRecoveryKind) values() []string { return valuesChannelRecoveryKind }
 
 // ChatInputAnswer is the union of schema definition ChatInputAnswer, told apart by the "state" member.
 // Its values are pointers to ChatInputAnswered, ChatInputSkipped,
@@ -3390,9 +4025,15 @@ func (x *ChatInputAnswered) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputAnswered) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "state":
-		x.AnswerState, err = readStringAs[ChatInputAnsweredState](dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullMember(dec, "state")
+		}
+		x.AnswerState, err = readEnum[ChatInputAnsweredState](dec)
+		return 0, under("state", err)
 	case "value":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
 		x.Value, err = decodeChatInputAnswerValue(dec)
 		return 1 << 0, under("value", err)
 	}
@@ -3400,13 +4041,25 @@ func (x *ChatInputAnswered) decodeMember(dec *jsontext.Decoder, name []byte) (se
 }
 
 // ChatInputAnsweredState is the string enumeration of ChatInputAnswered.state. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChatInputAnsweredState string
 
 const (
 	ChatInputAnsweredStateDraft     ChatInputAnsweredState = "draft"
 	ChatInputAnsweredStateSubmitted ChatInputAnsweredState = "submitted"
 )
+
+func (v ChatInputAnsweredState) known() bool {
+	switch v {
+	case ChatInputAnsweredStateDraft, ChatInputAnsweredStateSubmitted:
+		return true
+	}
+	return false
+}
+
+var valuesChatInputAnsweredState = []string{"\"draft\"", "\"submitted\""}
+
+func (ChatInputAnsweredState) values() []string { return valuesChatInputAnsweredState }
 
 // ChatInputBooleanAnswerValue is the wire form of the schema definition ChatInputBooleanAnswerValue.
 // It is a variant of ChatInputAnswerValue.
@@ -3452,6 +4105,9 @@ func (x *ChatInputBooleanAnswerValue) decodeMember(dec *jsontext.Decoder, name [
 	case "kind":
 		return 0, readConst(dec, "ChatInputBooleanAnswerValue", "kind", "boolean")
 	case "value":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
 		x.Value, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -3514,20 +4170,35 @@ func (x *ChatInputBooleanQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputBooleanQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 1, err
 	case "required":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
 		x.Required, err = readPtr(dec, readBool)
 		return 0, err
 	case "kind":
 		return 0, readConst(dec, "ChatInputBooleanQuestion", "kind", "boolean")
 	case "defaultValue":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "defaultValue")
+		}
 		x.DefaultValue, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -3602,31 +4273,55 @@ func (x *ChatInputMultiSelectQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputMultiSelectQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 1, err
 	case "required":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
 		x.Required, err = readPtr(dec, readBool)
 		return 0, err
 	case "kind":
 		return 0, readConst(dec, "ChatInputMultiSelectQuestion", "kind", "multi-select")
 	case "options":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "options")
+		}
 		x.Options, err = func(dec *jsontext.Decoder) ([]ChatInputOption, error) {
-			return readSlice(dec, readStruct[ChatInputOption])
+			return readSliceOf(dec, readStruct[ChatInputOption])
 		}(dec)
 		return 1 << 2, under("options", err)
 	case "allowFreeformInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "allowFreeformInput")
+		}
 		x.AllowFreeformInput, err = readPtr(dec, readBool)
 		return 0, err
 	case "min":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "min")
+		}
 		x.Min, err = readPtr(dec, readFloat)
 		return 0, err
 	case "max":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "max")
+		}
 		x.Max, err = readPtr(dec, readFloat)
 		return 0, err
 	}
@@ -3677,6 +4372,9 @@ func (x *ChatInputNumberAnswerValue) decodeMember(dec *jsontext.Decoder, name []
 	case "kind":
 		return 0, readConst(dec, "ChatInputNumberAnswerValue", "kind", "number")
 	case "value":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
 		x.Value, err = readFloat(dec)
 		return 1 << 0, err
 	}
@@ -3746,27 +4444,51 @@ func (x *ChatInputNumberQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputNumberQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 1, err
 	case "required":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
 		x.Required, err = readPtr(dec, readBool)
 		return 0, err
 	case "kind":
-		x.NumberKind, err = readStringAs[ChatInputNumberQuestionKind](dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullMember(dec, "kind")
+		}
+		x.NumberKind, err = readEnum[ChatInputNumberQuestionKind](dec)
+		return 0, under("kind", err)
 	case "min":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "min")
+		}
 		x.Min, err = readPtr(dec, readFloat)
 		return 0, err
 	case "max":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "max")
+		}
 		x.Max, err = readPtr(dec, readFloat)
 		return 0, err
 	case "defaultValue":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "defaultValue")
+		}
 		x.DefaultValue, err = readPtr(dec, readFloat)
 		return 0, err
 	}
@@ -3774,13 +4496,25 @@ func (x *ChatInputNumberQuestion) decodeMember(dec *jsontext.Decoder, name []byt
 }
 
 // ChatInputNumberQuestionKind is the string enumeration of ChatInputNumberQuestion.kind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChatInputNumberQuestionKind string
 
 const (
 	ChatInputNumberQuestionKindNumber  ChatInputNumberQuestionKind = "number"
 	ChatInputNumberQuestionKindInteger ChatInputNumberQuestionKind = "integer"
 )
+
+func (v ChatInputNumberQuestionKind) known() bool {
+	switch v {
+	case ChatInputNumberQuestionKindNumber, ChatInputNumberQuestionKindInteger:
+		return true
+	}
+	return false
+}
+
+var valuesChatInputNumberQuestionKind = []string{"\"number\"", "\"integer\""}
+
+func (ChatInputNumberQuestionKind) values() []string { return valuesChatInputNumberQuestionKind }
 
 // ChatInputOption is the wire form of the schema definition ChatInputOption.
 type ChatInputOption struct {
@@ -3825,15 +4559,27 @@ func (x *ChatInputOption) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputOption) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "recommended":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "recommended")
+		}
 		x.Recommended, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -3934,15 +4680,27 @@ func (x *ChatInputQuestionBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputQuestionBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 1, err
 	case "required":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
 		x.Required, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -4002,22 +4760,37 @@ func (x *ChatInputRequest) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "message")
+		}
 		x.Message, err = readPtr(dec, readString)
 		return 0, err
 	case "url":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "url")
+		}
 		x.URL, err = readPtr(dec, readString)
 		return 0, err
 	case "questions":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "questions")
+		}
 		x.Questions, err = func(dec *jsontext.Decoder) ([]ChatInputQuestion, error) {
-			return readSlice(dec, decodeChatInputQuestion)
+			return readSliceOf(dec, decodeChatInputQuestion)
 		}(dec)
 		return 0, under("questions", err)
 	case "answers":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "answers")
+		}
 		x.Answers, err = func(dec *jsontext.Decoder) (map[string]ChatInputAnswer, error) {
-			return readMap(dec, decodeChatInputAnswer)
+			return readMapOf(dec, decodeChatInputAnswer)
 		}(dec)
 		return 0, under("answers", err)
 	}
@@ -4025,7 +4798,7 @@ func (x *ChatInputRequest) decodeMember(dec *jsontext.Decoder, name []byte) (see
 }
 
 // ChatInputResponseKind is the string enumeration of ChatInputResponseKind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChatInputResponseKind string
 
 const (
@@ -4033,6 +4806,18 @@ const (
 	ChatInputResponseKindDecline ChatInputResponseKind = "decline"
 	ChatInputResponseKindCancel  ChatInputResponseKind = "cancel"
 )
+
+func (v ChatInputResponseKind) known() bool {
+	switch v {
+	case ChatInputResponseKindAccept, ChatInputResponseKindDecline, ChatInputResponseKindCancel:
+		return true
+	}
+	return false
+}
+
+var valuesChatInputResponseKind = []string{"\"accept\"", "\"decline\"", "\"cancel\""}
+
+func (ChatInputResponseKind) values() []string { return valuesChatInputResponseKind }
 
 // ChatInputSelectedAnswerValue is the wire form of the schema definition ChatInputSelectedAnswerValue.
 // It is a variant of ChatInputAnswerValue.
@@ -4082,11 +4867,17 @@ func (x *ChatInputSelectedAnswerValue) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "ChatInputSelectedAnswerValue", "kind", "selected")
 	case "value":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
 		x.Value, err = readString(dec)
 		return 1 << 0, err
 	case "freeformValues":
-		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "freeformValues")
+		}
+		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("freeformValues", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4139,11 +4930,17 @@ func (x *ChatInputSelectedManyAnswerValue) decodeMember(dec *jsontext.Decoder, n
 	case "kind":
 		return 0, readConst(dec, "ChatInputSelectedManyAnswerValue", "kind", "selected-many")
 	case "value":
-		x.Value, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
+		x.Value, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("value", err)
 	case "freeformValues":
-		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "freeformValues")
+		}
+		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("freeformValues", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4208,25 +5005,43 @@ func (x *ChatInputSingleSelectQuestion) decodeJSON(dec *jsontext.Decoder) error 
 func (x *ChatInputSingleSelectQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 1, err
 	case "required":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
 		x.Required, err = readPtr(dec, readBool)
 		return 0, err
 	case "kind":
 		return 0, readConst(dec, "ChatInputSingleSelectQuestion", "kind", "single-select")
 	case "options":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "options")
+		}
 		x.Options, err = func(dec *jsontext.Decoder) ([]ChatInputOption, error) {
-			return readSlice(dec, readStruct[ChatInputOption])
+			return readSliceOf(dec, readStruct[ChatInputOption])
 		}(dec)
 		return 1 << 2, under("options", err)
 	case "allowFreeformInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "allowFreeformInput")
+		}
 		x.AllowFreeformInput, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -4275,8 +5090,11 @@ func (x *ChatInputSkipped) decodeMember(dec *jsontext.Decoder, name []byte) (see
 	case "state":
 		return 0, readConst(dec, "ChatInputSkipped", "state", "skipped")
 	case "freeformValues":
-		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "freeformValues")
+		}
+		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("freeformValues", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4325,6 +5143,9 @@ func (x *ChatInputTextAnswerValue) decodeMember(dec *jsontext.Decoder, name []by
 	case "kind":
 		return 0, readConst(dec, "ChatInputTextAnswerValue", "kind", "text")
 	case "value":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
 		x.Value, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -4397,29 +5218,53 @@ func (x *ChatInputTextQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputTextQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 1, err
 	case "required":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
 		x.Required, err = readPtr(dec, readBool)
 		return 0, err
 	case "kind":
 		return 0, readConst(dec, "ChatInputTextQuestion", "kind", "text")
 	case "format":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "format")
+		}
 		x.Format, err = readPtr(dec, readString)
 		return 0, err
 	case "min":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "min")
+		}
 		x.Min, err = readPtr(dec, readFloat)
 		return 0, err
 	case "max":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "max")
+		}
 		x.Max, err = readPtr(dec, readFloat)
 		return 0, err
 	case "defaultValue":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "defaultValue")
+		}
 		x.DefaultValue, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -4427,7 +5272,7 @@ func (x *ChatInputTextQuestion) decodeMember(dec *jsontext.Decoder, name []byte)
 }
 
 // ChatInteractivity is the string enumeration of ChatInteractivity. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChatInteractivity string
 
 const (
@@ -4435,6 +5280,18 @@ const (
 	ChatInteractivityReadOnly ChatInteractivity = "read-only"
 	ChatInteractivityHidden   ChatInteractivity = "hidden"
 )
+
+func (v ChatInteractivity) known() bool {
+	switch v {
+	case ChatInteractivityFull, ChatInteractivityReadOnly, ChatInteractivityHidden:
+		return true
+	}
+	return false
+}
+
+var valuesChatInteractivity = []string{"\"full\"", "\"read-only\"", "\"hidden\""}
+
+func (ChatInteractivity) values() []string { return valuesChatInteractivity }
 
 // ChatOrigin is the union of schema definition ChatOrigin, told apart by the "kind" member.
 // Its values are pointers to ChatOriginUser, ChatOriginFork, ChatOriginSideChat, ChatOriginTool,
@@ -4528,9 +5385,15 @@ func (x *ChatOriginFork) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "ChatOriginFork", "kind", "fork")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 0, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -4585,12 +5448,21 @@ func (x *ChatOriginSideChat) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "kind":
 		return 0, readConst(dec, "ChatOriginSideChat", "kind", "sideChat")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 0, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 1, err
 	case "selection":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selection")
+		}
 		x.Selection, err = readPtr(dec, readStruct[SideChatSelection])
 		return 0, under("selection", err)
 	}
@@ -4641,9 +5513,15 @@ func (x *ChatOriginTool) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "ChatOriginTool", "kind", "tool")
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -4826,75 +5704,141 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 	}
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "status")
+		}
 		x.Status, err = readUintAs[SessionStatus](dec)
 		return 1 << 2, err
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activity")
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return 0, err
 	case "modifiedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "modifiedAt")
+		}
 		x.ModifiedAt, err = readString(dec)
 		return 1 << 3, err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changes")
+		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = decodeChatOrigin(dec)
 		return 0, under("origin", err)
 	case "movable":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "movable")
+		}
 		x.Movable, err = readPtr(dec, readBool)
 		return 0, err
 	case "interactivity":
-		x.Interactivity, err = readPtr(dec, readStringAs[ChatInteractivity])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "interactivity")
+		}
+		x.Interactivity, err = readPtr(dec, readEnum[ChatInteractivity])
+		return 0, under("interactivity", err)
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "changesets":
-		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSlice(dec, readStruct[Changeset]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changesets")
+		}
+		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSliceOf(dec, readStruct[Changeset]) }(dec)
 		return 0, under("changesets", err)
 	case "backgroundWork":
-		x.BackgroundWork, err = func(dec *jsontext.Decoder) ([]BackgroundWork, error) { return readSlice(dec, decodeBackgroundWork) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "backgroundWork")
+		}
+		x.BackgroundWork, err = func(dec *jsontext.Decoder) ([]BackgroundWork, error) { return readSliceOf(dec, decodeBackgroundWork) }(dec)
 		return 0, under("backgroundWork", err)
 	case "canvases":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "canvases")
+		}
 		x.Canvases, err = func(dec *jsontext.Decoder) ([]CanvasReference, error) {
-			return readSlice(dec, readStruct[CanvasReference])
+			return readSliceOf(dec, readStruct[CanvasReference])
 		}(dec)
 		return 0, under("canvases", err)
 	case "turns":
-		x.Turns, err = func(dec *jsontext.Decoder) ([]Turn, error) { return readSlice(dec, readStruct[Turn]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "turns")
+		}
+		x.Turns, err = func(dec *jsontext.Decoder) ([]Turn, error) { return readSliceOf(dec, readStruct[Turn]) }(dec)
 		return 1 << 4, under("turns", err)
 	case "turnsNextCursor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turnsNextCursor")
+		}
 		x.TurnsNextCursor, err = readPtr(dec, readString)
 		return 0, err
 	case "activeTurn":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activeTurn")
+		}
 		x.ActiveTurn, err = readNew[ActiveTurn](dec)
 		return 0, under("activeTurn", err)
 	case "steeringMessage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "steeringMessage")
+		}
 		x.SteeringMessage, err = readPtr(dec, readStruct[PendingMessage])
 		return 0, under("steeringMessage", err)
 	case "queuedMessages":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "queuedMessages")
+		}
 		x.QueuedMessages, err = func(dec *jsontext.Decoder) ([]PendingMessage, error) {
-			return readSlice(dec, readStruct[PendingMessage])
+			return readSliceOf(dec, readStruct[PendingMessage])
 		}(dec)
 		return 0, under("queuedMessages", err)
 	case "draft":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "draft")
+		}
 		x.Draft, err = readPtr(dec, readStruct[Message])
 		return 0, under("draft", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	case "inputRequests":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "inputRequests")
+		}
 		x.InputRequests, err = func(dec *jsontext.Decoder) ([]ChatInputRequest, error) {
-			return readSlice(dec, readStruct[ChatInputRequest])
+			return readSliceOf(dec, readStruct[ChatInputRequest])
 		}(dec)
 		return 0, under("inputRequests", err)
 	}
@@ -4968,36 +5912,69 @@ func (x *ChatSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "status")
+		}
 		x.Status, err = readUintAs[SessionStatus](dec)
 		return 1 << 2, err
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activity")
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return 0, err
 	case "modifiedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "modifiedAt")
+		}
 		x.ModifiedAt, err = readString(dec)
 		return 1 << 3, err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changes")
+		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = decodeChatOrigin(dec)
 		return 0, under("origin", err)
 	case "movable":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "movable")
+		}
 		x.Movable, err = readPtr(dec, readBool)
 		return 0, err
 	case "interactivity":
-		x.Interactivity, err = readPtr(dec, readStringAs[ChatInteractivity])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "interactivity")
+		}
+		x.Interactivity, err = readPtr(dec, readEnum[ChatInteractivity])
+		return 0, under("interactivity", err)
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -5111,24 +6088,45 @@ func (x *ChildCustomizationBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChildCustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -5136,7 +6134,7 @@ func (x *ChildCustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte
 }
 
 // ChildCustomizationType is the string enumeration of ChildCustomizationType. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ChildCustomizationType string
 
 const (
@@ -5147,6 +6145,18 @@ const (
 	ChildCustomizationTypeHook      ChildCustomizationType = "hook"
 	ChildCustomizationTypeMCPServer ChildCustomizationType = "mcpServer"
 )
+
+func (v ChildCustomizationType) known() bool {
+	switch v {
+	case ChildCustomizationTypeAgent, ChildCustomizationTypeSkill, ChildCustomizationTypePrompt, ChildCustomizationTypeRule, ChildCustomizationTypeHook, ChildCustomizationTypeMCPServer:
+		return true
+	}
+	return false
+}
+
+var valuesChildCustomizationType = []string{"\"agent\"", "\"skill\"", "\"prompt\"", "\"rule\"", "\"hook\"", "\"mcpServer\""}
+
+func (ChildCustomizationType) values() []string { return valuesChildCustomizationType }
 
 // ClientPluginCustomization is the wire form of the schema definition ClientPluginCustomization.
 type ClientPluginCustomization struct {
@@ -5240,55 +6250,97 @@ func (x *ClientPluginCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ClientPluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "clientId")
+		}
 		x.ClientID, err = readPtr(dec, readString)
 		return 0, err
 	case "load":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "load")
+		}
 		x.Load, err = decodeCustomizationLoadState(dec)
 		return 0, under("load", err)
 	case "children":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "children")
+		}
 		x.Children, err = func(dec *jsontext.Decoder) ([]ChildCustomization, error) {
-			return readSlice(dec, decodeChildCustomization)
+			return readSliceOf(dec, decodeChildCustomization)
 		}(dec)
 		return 0, under("children", err)
 	case "type":
 		return 0, readConst(dec, "ClientPluginCustomization", "type", "plugin")
 	case "enablement":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enablement")
+		}
 		x.Enablement, err = func(dec *jsontext.Decoder) ([]CustomizationEnablement, error) {
-			return readSlice(dec, decodeCustomizationEnablement)
+			return readSliceOf(dec, decodeCustomizationEnablement)
 		}(dec)
 		return 0, under("enablement", err)
 	case "version":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "version")
+		}
 		x.Version, err = readPtr(dec, readString)
 		return 0, err
 	case "nonce":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nonce")
+		}
 		x.Nonce, err = readPtr(dec, readString)
 		return 0, err
 	case "childEnablement":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "childEnablement")
+		}
 		x.ChildEnablement, err = func(dec *jsontext.Decoder) (map[string][]CustomizationEnablement, error) {
-			return readMap(dec, func(dec *jsontext.Decoder) ([]CustomizationEnablement, error) {
-				return readSlice(dec, decodeCustomizationEnablement)
+			return readMapOf(dec, func(dec *jsontext.Decoder) ([]CustomizationEnablement, error) {
+				return readSliceOf(dec, decodeCustomizationEnablement)
 			})
 		}(dec)
 		return 0, under("childEnablement", err)
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -5382,47 +6434,86 @@ func (x *ConfigPropertySchema) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "type":
-		x.Type, err = readStringAs[ConfigPropertySchemaType](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "type")
+		}
+		x.Type, err = readEnum[ConfigPropertySchemaType](dec)
+		return 1 << 0, under("type", err)
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "default":
 		x.Default, err = readRaw(dec)
 		return 0, err
 	case "enum":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enum")
+		}
 		x.Enum, err = func(dec *jsontext.Decoder) ([]JSONPrimitive, error) { return readSlice(dec, readStruct[JSONPrimitive]) }(dec)
 		return 0, under("enum", err)
 	case "enumLabels":
-		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enumLabels")
+		}
+		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("enumLabels", err)
 	case "enumDescriptions":
-		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enumDescriptions")
+		}
+		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("enumDescriptions", err)
 	case "readOnly":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "readOnly")
+		}
 		x.ReadOnly, err = readPtr(dec, readBool)
 		return 0, err
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "items")
+		}
 		x.Items, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("items", err)
 	case "minItems":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "minItems")
+		}
 		x.MinItems, err = readPtr(dec, readInt)
 		return 0, err
 	case "maxItems":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "maxItems")
+		}
 		x.MaxItems, err = readPtr(dec, readInt)
 		return 0, err
 	case "properties":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "properties")
+		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]ConfigPropertySchema, error) {
-			return readMap(dec, readStruct[ConfigPropertySchema])
+			return readMapOf(dec, readStruct[ConfigPropertySchema])
 		}(dec)
 		return 0, under("properties", err)
 	case "required":
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("required", err)
 	case "additionalProperties":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "additionalProperties")
+		}
 		x.AdditionalProperties, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("additionalProperties", err)
 	}
@@ -5430,7 +6521,7 @@ func (x *ConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name []byte) 
 }
 
 // ConfigPropertySchemaType is the string enumeration of ConfigPropertySchema.type. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ConfigPropertySchemaType string
 
 const (
@@ -5440,6 +6531,18 @@ const (
 	ConfigPropertySchemaTypeArray   ConfigPropertySchemaType = "array"
 	ConfigPropertySchemaTypeObject  ConfigPropertySchemaType = "object"
 )
+
+func (v ConfigPropertySchemaType) known() bool {
+	switch v {
+	case ConfigPropertySchemaTypeString, ConfigPropertySchemaTypeNumber, ConfigPropertySchemaTypeBoolean, ConfigPropertySchemaTypeArray, ConfigPropertySchemaTypeObject:
+		return true
+	}
+	return false
+}
+
+var valuesConfigPropertySchemaType = []string{"\"string\"", "\"number\"", "\"boolean\"", "\"array\"", "\"object\""}
+
+func (ConfigPropertySchemaType) values() []string { return valuesConfigPropertySchemaType }
 
 // ConfigSchema is the wire form of the schema definition ConfigSchema.
 type ConfigSchema struct {
@@ -5483,13 +6586,19 @@ func (x *ConfigSchema) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 	case "type":
 		return 0, readConst(dec, "ConfigSchema", "type", "object")
 	case "properties":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "properties")
+		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]ConfigPropertySchema, error) {
-			return readMap(dec, readStruct[ConfigPropertySchema])
+			return readMapOf(dec, readStruct[ConfigPropertySchema])
 		}(dec)
 		return 1 << 0, under("properties", err)
 	case "required":
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5535,15 +6644,27 @@ func (x *ConfirmationOption) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ConfirmationOption) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 1, err
 	case "kind":
-		x.Kind, err = readStringAs[ConfirmationOptionKind](dec)
-		return 1 << 2, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[ConfirmationOptionKind](dec)
+		return 1 << 2, under("kind", err)
 	case "group":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "group")
+		}
 		x.Group, err = readPtr(dec, readFloat)
 		return 0, err
 	}
@@ -5551,13 +6672,25 @@ func (x *ConfirmationOption) decodeMember(dec *jsontext.Decoder, name []byte) (s
 }
 
 // ConfirmationOptionKind is the string enumeration of ConfirmationOptionKind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ConfirmationOptionKind string
 
 const (
 	ConfirmationOptionKindApprove ConfirmationOptionKind = "approve"
 	ConfirmationOptionKindDeny    ConfirmationOptionKind = "deny"
 )
+
+func (v ConfirmationOptionKind) known() bool {
+	switch v {
+	case ConfirmationOptionKindApprove, ConfirmationOptionKindDeny:
+		return true
+	}
+	return false
+}
+
+var valuesConfirmationOptionKind = []string{"\"approve\"", "\"deny\""}
+
+func (ConfirmationOptionKind) values() []string { return valuesConfirmationOptionKind }
 
 // ContainerCustomizationBase is the wire form of the schema definition ContainerCustomizationBase.
 type ContainerCustomizationBase struct {
@@ -5628,35 +6761,65 @@ func (x *ContainerCustomizationBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ContainerCustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "clientId")
+		}
 		x.ClientID, err = readPtr(dec, readString)
 		return 0, err
 	case "load":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "load")
+		}
 		x.Load, err = decodeCustomizationLoadState(dec)
 		return 0, under("load", err)
 	case "children":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "children")
+		}
 		x.Children, err = func(dec *jsontext.Decoder) ([]ChildCustomization, error) {
-			return readSlice(dec, decodeChildCustomization)
+			return readSliceOf(dec, decodeChildCustomization)
 		}(dec)
 		return 0, under("children", err)
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -5708,15 +6871,27 @@ func (x *ContentRef) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ContentRef) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "sizeHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sizeHint")
+		}
 		x.SizeHint, err = readPtr(dec, readInt)
 		return 0, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	case "nonce":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nonce")
+		}
 		x.Nonce, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -5817,21 +6992,39 @@ func (x *CustomizationBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -5882,6 +7075,9 @@ func (x *CustomizationDegradedState) decodeMember(dec *jsontext.Decoder, name []
 	case "kind":
 		return 0, readConst(dec, "CustomizationDegradedState", "kind", "degraded")
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -5977,6 +7173,9 @@ func (x *CustomizationEnablementGlobal) decodeMember(dec *jsontext.Decoder, name
 	case "kind":
 		return 0, readConst(dec, "CustomizationEnablementGlobal", "kind", "global")
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "enabled")
+		}
 		x.Enabled, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -6027,6 +7226,9 @@ func (x *CustomizationEnablementSession) decodeMember(dec *jsontext.Decoder, nam
 	case "kind":
 		return 0, readConst(dec, "CustomizationEnablementSession", "kind", "session")
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "enabled")
+		}
 		x.Enabled, err = readBool(dec)
 		return 1 << 0, err
 	}
@@ -6079,9 +7281,15 @@ func (x *CustomizationEnablementWorkspace) decodeMember(dec *jsontext.Decoder, n
 	case "kind":
 		return 0, readConst(dec, "CustomizationEnablementWorkspace", "kind", "workspace")
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "enabled")
+		}
 		x.Enabled, err = readBool(dec)
 		return 1 << 1, err
 	}
@@ -6130,6 +7338,9 @@ func (x *CustomizationErrorState) decodeMember(dec *jsontext.Decoder, name []byt
 	case "kind":
 		return 0, readConst(dec, "CustomizationErrorState", "kind", "error")
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -6342,43 +7553,79 @@ func (x *DirectoryCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DirectoryCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "clientId")
+		}
 		x.ClientID, err = readPtr(dec, readString)
 		return 0, err
 	case "load":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "load")
+		}
 		x.Load, err = decodeCustomizationLoadState(dec)
 		return 0, under("load", err)
 	case "children":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "children")
+		}
 		x.Children, err = func(dec *jsontext.Decoder) ([]ChildCustomization, error) {
-			return readSlice(dec, decodeChildCustomization)
+			return readSliceOf(dec, decodeChildCustomization)
 		}(dec)
 		return 0, under("children", err)
 	case "type":
 		return 0, readConst(dec, "DirectoryCustomization", "type", "directory")
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "enabled")
+		}
 		x.Enabled, err = readBool(dec)
 		return 1 << 3, err
 	case "contents":
-		x.Contents, err = readStringAs[ChildCustomizationType](dec)
-		return 1 << 4, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "contents")
+		}
+		x.Contents, err = readEnum[ChildCustomizationType](dec)
+		return 1 << 4, under("contents", err)
 	case "writable":
+		if dec.PeekKind() == 'n' {
+			return 1 << 5, nullMember(dec, "writable")
+		}
 		x.Writable, err = readBool(dec)
 		return 1 << 5, err
 	}
@@ -6428,15 +7675,27 @@ func (x *ErrorInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ErrorInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "errorType":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "errorType")
+		}
 		x.ErrorType, err = readString(dec)
 		return 1 << 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 1, err
 	case "stack":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "stack")
+		}
 		x.Stack, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -6489,9 +7748,15 @@ func (x *ErrorResponsePart) decodeMember(dec *jsontext.Decoder, name []byte) (se
 	case "kind":
 		return 0, readConst(dec, "ErrorResponsePart", "kind", "error")
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "error")
+		}
 		x.Error, err = readStruct[ErrorInfo](dec)
 		return 1 << 0, under("error", err)
 	case "resumable":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resumable")
+		}
 		x.Resumable, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -6539,12 +7804,21 @@ func (x *FileEdit) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FileEdit) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "before":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "before")
+		}
 		x.Before, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("before", err)
 	case "after":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "after")
+		}
 		x.After, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("after", err)
 	case "diff":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "diff")
+		}
 		x.Diff, err = readPtr(dec, readStruct[FileEditDiffStats])
 		return 0, under("diff", err)
 	}
@@ -6584,7 +7858,10 @@ func (x *FileEditCollection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FileEditCollection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
-		x.Items, err = func(dec *jsontext.Decoder) ([]FileEdit, error) { return readSlice(dec, readStruct[FileEdit]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
+		x.Items, err = func(dec *jsontext.Decoder) ([]FileEdit, error) { return readSliceOf(dec, readStruct[FileEdit]) }(dec)
 		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
@@ -6627,9 +7904,15 @@ func (x *FileEditDiffStats) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FileEditDiffStats) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "added":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "added")
+		}
 		x.Added, err = readPtr(dec, readInt)
 		return 0, err
 	case "removed":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "removed")
+		}
 		x.Removed, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -6671,9 +7954,15 @@ func (x *FileEditSide) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FileEditSide) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "content")
+		}
 		x.Content, err = readStruct[ContentRef](dec)
 		return 1 << 1, under("content", err)
 	}
@@ -6740,24 +8029,45 @@ func (x *HookCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *HookCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	case "type":
@@ -6811,29 +8121,53 @@ func (x *Icon) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Icon) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "src":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "src")
+		}
 		x.Src, err = readString(dec)
 		return 1 << 0, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	case "sizes":
-		x.Sizes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sizes")
+		}
+		x.Sizes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("sizes", err)
 	case "theme":
-		x.Theme, err = readPtr(dec, readStringAs[IconTheme])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "theme")
+		}
+		x.Theme, err = readPtr(dec, readEnum[IconTheme])
+		return 0, under("theme", err)
 	}
 	return 0, dec.SkipValue()
 }
 
 // IconTheme is the string enumeration of Icon.theme. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type IconTheme string
 
 const (
 	IconThemeLight IconTheme = "light"
 	IconThemeDark  IconTheme = "dark"
 )
+
+func (v IconTheme) known() bool {
+	switch v {
+	case IconThemeLight, IconThemeDark:
+		return true
+	}
+	return false
+}
+
+var valuesIconTheme = []string{"\"light\"", "\"dark\""}
+
+func (IconTheme) values() []string { return valuesIconTheme }
 
 // InputRequestResponsePart is the wire form of the schema definition InputRequestResponsePart.
 // It is a variant of ResponsePart.
@@ -6883,17 +8217,23 @@ func (x *InputRequestResponsePart) decodeMember(dec *jsontext.Decoder, name []by
 	case "kind":
 		return 0, readConst(dec, "InputRequestResponsePart", "kind", "inputRequest")
 	case "request":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "request")
+		}
 		x.Request, err = readStruct[ChatInputRequest](dec)
 		return 1 << 0, under("request", err)
 	case "response":
-		x.Response, err = readPtr(dec, readStringAs[ChatInputResponseKind])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "response")
+		}
+		x.Response, err = readPtr(dec, readEnum[ChatInputResponseKind])
+		return 0, under("response", err)
 	}
 	return 0, dec.SkipValue()
 }
 
 // MCPAuthRequiredReason is the string enumeration of McpAuthRequiredReason. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type MCPAuthRequiredReason string
 
 const (
@@ -6901,6 +8241,18 @@ const (
 	MCPAuthRequiredReasonExpired           MCPAuthRequiredReason = "expired"
 	MCPAuthRequiredReasonInsufficientScope MCPAuthRequiredReason = "insufficientScope"
 )
+
+func (v MCPAuthRequiredReason) known() bool {
+	switch v {
+	case MCPAuthRequiredReasonRequired, MCPAuthRequiredReasonExpired, MCPAuthRequiredReasonInsufficientScope:
+		return true
+	}
+	return false
+}
+
+var valuesMCPAuthRequiredReason = []string{"\"required\"", "\"expired\"", "\"insufficientScope\""}
+
+func (MCPAuthRequiredReason) values() []string { return valuesMCPAuthRequiredReason }
 
 // MCPAuthRequirement is the wire form of the schema definition McpAuthRequirement.
 type MCPAuthRequirement struct {
@@ -6949,18 +8301,33 @@ func (x *MCPAuthRequirement) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPAuthRequirement) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "reason":
-		x.Reason, err = readStringAs[MCPAuthRequiredReason](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "reason")
+		}
+		x.Reason, err = readEnum[MCPAuthRequiredReason](dec)
+		return 1 << 0, under("reason", err)
 	case "oauthClient":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "oauthClient")
+		}
 		x.OauthClient, err = readPtr(dec, readStruct[MCPOAuthClient])
 		return 0, under("oauthClient", err)
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "resource")
+		}
 		x.Resource, err = readStruct[ProtectedResourceMetadata](dec)
 		return 1 << 1, under("resource", err)
 	case "requiredScopes":
-		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "requiredScopes")
+		}
+		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("requiredScopes", err)
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -7004,9 +8371,15 @@ func (x *MCPOAuthClient) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPOAuthClient) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 0, err
 	case "clientSecret":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "clientSecret")
+		}
 		x.ClientSecret, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -7069,18 +8442,33 @@ func (x *MCPServerAuthRequiredState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPServerAuthRequiredState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "reason":
-		x.Reason, err = readStringAs[MCPAuthRequiredReason](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "reason")
+		}
+		x.Reason, err = readEnum[MCPAuthRequiredReason](dec)
+		return 1 << 0, under("reason", err)
 	case "oauthClient":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "oauthClient")
+		}
 		x.OauthClient, err = readPtr(dec, readStruct[MCPOAuthClient])
 		return 0, under("oauthClient", err)
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "resource")
+		}
 		x.Resource, err = readStruct[ProtectedResourceMetadata](dec)
 		return 1 << 1, under("resource", err)
 	case "requiredScopes":
-		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "requiredScopes")
+		}
+		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("requiredScopes", err)
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "kind":
@@ -7165,40 +8553,73 @@ func (x *MCPServerCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPServerCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "MCPServerCustomization", "type", "mcpServer")
 	case "enablement":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enablement")
+		}
 		x.Enablement, err = func(dec *jsontext.Decoder) ([]CustomizationEnablement, error) {
-			return readSlice(dec, decodeCustomizationEnablement)
+			return readSliceOf(dec, decodeCustomizationEnablement)
 		}(dec)
 		return 0, under("enablement", err)
 	case "state":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "state")
+		}
 		x.State, err = decodeMCPServerState(dec)
 		return 1 << 3, under("state", err)
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "channel")
+		}
 		x.Channel, err = readPtr(dec, readString)
 		return 0, err
 	case "mcpApp":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "mcpApp")
+		}
 		x.MCPApp, err = readPtr(dec, readStruct[MCPServerCustomizationApps])
 		return 0, under("mcpApp", err)
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -7240,6 +8661,9 @@ func (x *MCPServerCustomizationApps) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPServerCustomizationApps) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "capabilities":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "capabilities")
+		}
 		x.Capabilities, err = readStruct[AHPMCPUIHostCapabilities](dec)
 		return 1 << 0, under("capabilities", err)
 	}
@@ -7288,6 +8712,9 @@ func (x *MCPServerErrorState) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "kind":
 		return 0, readConst(dec, "MCPServerErrorState", "kind", "error")
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "error")
+		}
 		x.Error, err = readStruct[ErrorInfo](dec)
 		return 1 << 0, under("error", err)
 	}
@@ -7377,6 +8804,9 @@ func (x *MCPServerStartingState) decodeMember(dec *jsontext.Decoder, name []byte
 	case "kind":
 		return 0, readConst(dec, "MCPServerStartingState", "kind", "starting")
 	case "blocking":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "blocking")
+		}
 		x.Blocking, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -7519,9 +8949,15 @@ func (x *MarkdownResponsePart) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "kind":
 		return 0, readConst(dec, "MarkdownResponsePart", "kind", "markdown")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "content")
+		}
 		x.Content, err = readStruct[Text](dec)
 		return 1 << 1, err
 	}
@@ -7581,23 +9017,41 @@ func (x *Message) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Message) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "text":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "text")
+		}
 		x.Text, err = readString(dec)
 		return 1 << 0, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "origin")
+		}
 		x.Origin, err = readStruct[MessageOrigin](dec)
 		return 1 << 1, under("origin", err)
 	case "attachments":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "attachments")
+		}
 		x.Attachments, err = func(dec *jsontext.Decoder) ([]MessageAttachment, error) {
-			return readSlice(dec, decodeMessageAttachment)
+			return readSliceOf(dec, decodeMessageAttachment)
 		}(dec)
 		return 0, under("attachments", err)
 	case "model":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "model")
+		}
 		x.Model, err = readPtr(dec, readStruct[ModelSelection])
 		return 0, under("model", err)
 	case "agent":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "agent")
+		}
 		x.Agent, err = readPtr(dec, readStruct[AgentSelection])
 		return 0, under("agent", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -7664,25 +9118,43 @@ func (x *MessageAnnotationsAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageAnnotationsAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 0, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "displayKind")
+		}
 		x.DisplayKind, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "MessageAnnotationsAttachment", "type", "annotations")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 1, err
 	case "annotationIds":
-		x.AnnotationIDs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "annotationIds")
+		}
+		x.AnnotationIDs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("annotationIds", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7783,15 +9255,27 @@ func (x *MessageAttachmentBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageAttachmentBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 0, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "displayKind")
+		}
 		x.DisplayKind, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -7856,23 +9340,41 @@ func (x *MessageChatAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageChatAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 0, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "displayKind")
+		}
 		x.DisplayKind, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "MessageChatAttachment", "type", "chat")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 1, err
 	case "endTurn":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "endTurn")
+		}
 		x.EndTurn, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -7941,26 +9443,47 @@ func (x *MessageEmbeddedResourceAttachment) decodeJSON(dec *jsontext.Decoder) er
 func (x *MessageEmbeddedResourceAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 0, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "displayKind")
+		}
 		x.DisplayKind, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "MessageEmbeddedResourceAttachment", "type", "embeddedResource")
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 1, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "contentType")
+		}
 		x.ContentType, err = readString(dec)
 		return 1 << 2, err
 	case "selection":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selection")
+		}
 		x.Selection, err = readPtr(dec, readStruct[TextSelection])
 		return 0, under("selection", err)
 	}
@@ -7968,7 +9491,7 @@ func (x *MessageEmbeddedResourceAttachment) decodeMember(dec *jsontext.Decoder, 
 }
 
 // MessageKind is the string enumeration of MessageKind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type MessageKind string
 
 const (
@@ -7978,6 +9501,18 @@ const (
 	MessageKindAutomation         MessageKind = "automation"
 	MessageKindSystemNotification MessageKind = "systemNotification"
 )
+
+func (v MessageKind) known() bool {
+	switch v {
+	case MessageKindUser, MessageKindAgent, MessageKindTool, MessageKindAutomation, MessageKindSystemNotification:
+		return true
+	}
+	return false
+}
+
+var valuesMessageKind = []string{"\"user\"", "\"agent\"", "\"tool\"", "\"automation\"", "\"systemNotification\""}
+
+func (MessageKind) values() []string { return valuesMessageKind }
 
 // MessageOrigin is the wire form of the schema definition MessageOrigin.
 type MessageOrigin struct {
@@ -8012,8 +9547,11 @@ func (x *MessageOrigin) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageOrigin) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		x.Kind, err = readStringAs[MessageKind](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[MessageKind](dec)
+		return 1 << 0, under("kind", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -8090,32 +9628,59 @@ func (x *MessageResourceAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageResourceAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 0, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "displayKind")
+		}
 		x.DisplayKind, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "sizeHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sizeHint")
+		}
 		x.SizeHint, err = readPtr(dec, readInt)
 		return 0, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	case "nonce":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nonce")
+		}
 		x.Nonce, err = readPtr(dec, readString)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "MessageResourceAttachment", "type", "resource")
 	case "selection":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selection")
+		}
 		x.Selection, err = readPtr(dec, readStruct[TextSelection])
 		return 0, under("selection", err)
 	}
@@ -8161,9 +9726,15 @@ func (x *ModelSelection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ModelSelection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]JSONPrimitive, error) {
 			return readMap(dec, readStruct[JSONPrimitive])
 		}(dec)
@@ -8209,9 +9780,15 @@ func (x *MultipleChatsCapability) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MultipleChatsCapability) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "fork":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "fork")
+		}
 		x.Fork, err = readPtr(dec, readBool)
 		return 0, err
 	case "sideChat":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sideChat")
+		}
 		x.SideChat, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -8255,9 +9832,15 @@ func (x *MultipleWorkingDirectoriesCapability) decodeJSON(dec *jsontext.Decoder)
 func (x *MultipleWorkingDirectoriesCapability) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "immutablePrimary":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "immutablePrimary")
+		}
 		x.ImmutablePrimary, err = readPtr(dec, readBool)
 		return 0, err
 	case "primaryReplacement":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "primaryReplacement")
+		}
 		x.PrimaryReplacement, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -8299,9 +9882,15 @@ func (x *PendingMessage) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PendingMessage) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readStruct[Message](dec)
 		return 1 << 1, under("message", err)
 	}
@@ -8392,45 +9981,81 @@ func (x *PluginCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "clientId")
+		}
 		x.ClientID, err = readPtr(dec, readString)
 		return 0, err
 	case "load":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "load")
+		}
 		x.Load, err = decodeCustomizationLoadState(dec)
 		return 0, under("load", err)
 	case "children":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "children")
+		}
 		x.Children, err = func(dec *jsontext.Decoder) ([]ChildCustomization, error) {
-			return readSlice(dec, decodeChildCustomization)
+			return readSliceOf(dec, decodeChildCustomization)
 		}(dec)
 		return 0, under("children", err)
 	case "type":
 		return 0, readConst(dec, "PluginCustomization", "type", "plugin")
 	case "enablement":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enablement")
+		}
 		x.Enablement, err = func(dec *jsontext.Decoder) ([]CustomizationEnablement, error) {
-			return readSlice(dec, decodeCustomizationEnablement)
+			return readSliceOf(dec, decodeCustomizationEnablement)
 		}(dec)
 		return 0, under("enablement", err)
 	case "version":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "version")
+		}
 		x.Version, err = readPtr(dec, readString)
 		return 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -8438,7 +10063,7 @@ func (x *PluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (
 }
 
 // PolicyState is the string enumeration of PolicyState. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type PolicyState string
 
 const (
@@ -8446,6 +10071,18 @@ const (
 	PolicyStateDisabled     PolicyState = "disabled"
 	PolicyStateUnconfigured PolicyState = "unconfigured"
 )
+
+func (v PolicyState) known() bool {
+	switch v {
+	case PolicyStateEnabled, PolicyStateDisabled, PolicyStateUnconfigured:
+		return true
+	}
+	return false
+}
+
+var valuesPolicyState = []string{"\"enabled\"", "\"disabled\"", "\"unconfigured\""}
+
+func (PolicyState) values() []string { return valuesPolicyState }
 
 // ProjectInfo is the wire form of the schema definition ProjectInfo.
 type ProjectInfo struct {
@@ -8482,9 +10119,15 @@ func (x *ProjectInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ProjectInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -8555,29 +10198,53 @@ func (x *PromptCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PromptCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "PromptCustomization", "type", "prompt")
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -8659,36 +10326,69 @@ func (x *ProtectedResourceMetadata) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ProtectedResourceMetadata) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "resource_name":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resource_name")
+		}
 		x.ResourceName, err = readPtr(dec, readString)
 		return 0, err
 	case "authorization_servers":
-		x.AuthorizationServers, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "authorization_servers")
+		}
+		x.AuthorizationServers, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("authorization_servers", err)
 	case "jwks_uri":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "jwks_uri")
+		}
 		x.JWKSURI, err = readPtr(dec, readString)
 		return 0, err
 	case "scopes_supported":
-		x.ScopesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "scopes_supported")
+		}
+		x.ScopesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("scopes_supported", err)
 	case "bearer_methods_supported":
-		x.BearerMethodsSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "bearer_methods_supported")
+		}
+		x.BearerMethodsSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("bearer_methods_supported", err)
 	case "resource_signing_alg_values_supported":
-		x.ResourceSigningAlgValuesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resource_signing_alg_values_supported")
+		}
+		x.ResourceSigningAlgValuesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("resource_signing_alg_values_supported", err)
 	case "resource_documentation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resource_documentation")
+		}
 		x.ResourceDocumentation, err = readPtr(dec, readString)
 		return 0, err
 	case "resource_policy_uri":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resource_policy_uri")
+		}
 		x.ResourcePolicyURI, err = readPtr(dec, readString)
 		return 0, err
 	case "resource_tos_uri":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "resource_tos_uri")
+		}
 		x.ResourceTosURI, err = readPtr(dec, readString)
 		return 0, err
 	case "required":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
 		x.Required, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -8739,9 +10439,15 @@ func (x *ReasoningResponsePart) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "kind":
 		return 0, readConst(dec, "ReasoningResponsePart", "kind", "reasoning")
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "content")
+		}
 		x.Content, err = readStruct[Text](dec)
 		return 1 << 1, err
 	}
@@ -8783,17 +10489,23 @@ func (x *ResourceChange) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceChange) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "type":
-		x.Type, err = readStringAs[ResourceChangeType](dec)
-		return 1 << 1, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "type")
+		}
+		x.Type, err = readEnum[ResourceChangeType](dec)
+		return 1 << 1, under("type", err)
 	}
 	return 0, dec.SkipValue()
 }
 
 // ResourceChangeType is the string enumeration of ResourceChangeType. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ResourceChangeType string
 
 const (
@@ -8801,6 +10513,18 @@ const (
 	ResourceChangeTypeUpdated ResourceChangeType = "updated"
 	ResourceChangeTypeDeleted ResourceChangeType = "deleted"
 )
+
+func (v ResourceChangeType) known() bool {
+	switch v {
+	case ResourceChangeTypeAdded, ResourceChangeTypeUpdated, ResourceChangeTypeDeleted:
+		return true
+	}
+	return false
+}
+
+var valuesResourceChangeType = []string{"\"added\"", "\"updated\"", "\"deleted\""}
+
+func (ResourceChangeType) values() []string { return valuesResourceChangeType }
 
 // ResourceResponsePart is the wire form of the schema definition ResourceResponsePart.
 // It is a variant of ResponsePart.
@@ -8854,15 +10578,27 @@ func (x *ResourceResponsePart) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceResponsePart) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "sizeHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sizeHint")
+		}
 		x.SizeHint, err = readPtr(dec, readInt)
 		return 0, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	case "nonce":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nonce")
+		}
 		x.Nonce, err = readPtr(dec, readString)
 		return 0, err
 	case "kind":
@@ -8915,15 +10651,27 @@ func (x *ResourceWatchState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceWatchState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "root":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "root")
+		}
 		x.Root, err = readString(dec)
 		return 1 << 0, err
 	case "recursive":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "recursive")
+		}
 		x.Recursive, err = readBool(dec)
 		return 1 << 1, err
 	case "excludes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "excludes")
+		}
 		x.Excludes, err = readPtr(dec, readStruct[ResourceWatchStateExcludes])
 		return 0, under("excludes", err)
 	case "includes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "includes")
+		}
 		x.Includes, err = readPtr(dec, readStruct[ResourceWatchStateIncludes])
 		return 0, under("includes", err)
 	}
@@ -8965,8 +10713,11 @@ func (x *ResourceWatchStateExcludes) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceWatchStateExcludes) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9006,8 +10757,11 @@ func (x *ResourceWatchStateIncludes) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceWatchStateIncludes) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "items":
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "items")
+		}
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9108,14 +10862,23 @@ func (x *ResumedChannelSubscription) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResumedChannelSubscription) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "channel")
+		}
 		x.Channel, err = readString(dec)
 		return 1 << 0, err
 	case "flowControl":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "flowControl")
+		}
 		x.FlowControl, err = readStruct[ChannelFlowControl](dec)
 		return 1 << 1, under("flowControl", err)
 	case "recovery":
-		x.Recovery, err = readStringAs[ChannelRecoveryKind](dec)
-		return 1 << 2, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "recovery")
+		}
+		x.Recovery, err = readEnum[ChannelRecoveryKind](dec)
+		return 1 << 2, under("recovery", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9155,9 +10918,15 @@ func (x *RootConfigState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *RootConfigState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "schema":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "schema")
+		}
 		x.Schema, err = readStruct[ConfigSchema](dec)
 		return 1 << 0, under("schema", err)
 	case "values":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "values")
+		}
 		x.Values, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 1, err
 	}
@@ -9216,18 +10985,33 @@ func (x *RootState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *RootState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "agents":
-		x.Agents, err = func(dec *jsontext.Decoder) ([]AgentInfo, error) { return readSlice(dec, readStruct[AgentInfo]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "agents")
+		}
+		x.Agents, err = func(dec *jsontext.Decoder) ([]AgentInfo, error) { return readSliceOf(dec, readStruct[AgentInfo]) }(dec)
 		return 1 << 0, under("agents", err)
 	case "activeSessions":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activeSessions")
+		}
 		x.ActiveSessions, err = readPtr(dec, readInt)
 		return 0, err
 	case "terminals":
-		x.Terminals, err = func(dec *jsontext.Decoder) ([]TerminalInfo, error) { return readSlice(dec, readStruct[TerminalInfo]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "terminals")
+		}
+		x.Terminals, err = func(dec *jsontext.Decoder) ([]TerminalInfo, error) { return readSliceOf(dec, readStruct[TerminalInfo]) }(dec)
 		return 0, under("terminals", err)
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = readPtr(dec, readStruct[RootConfigState])
 		return 0, under("config", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -9306,37 +11090,67 @@ func (x *RuleCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *RuleCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "RuleCustomization", "type", "rule")
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "alwaysApply":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "alwaysApply")
+		}
 		x.AlwaysApply, err = readPtr(dec, readBool)
 		return 0, err
 	case "globs":
-		x.Globs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "globs")
+		}
+		x.Globs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("globs", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9388,19 +11202,31 @@ func (x *SessionActiveClient) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionActiveClient) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 0, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "displayName")
+		}
 		x.DisplayName, err = readPtr(dec, readString)
 		return 0, err
 	case "tools":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "tools")
+		}
 		x.Tools, err = func(dec *jsontext.Decoder) ([]ToolDefinition, error) {
-			return readSlice(dec, readStruct[ToolDefinition])
+			return readSliceOf(dec, readStruct[ToolDefinition])
 		}(dec)
 		return 1 << 1, under("tools", err)
 	case "customizations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "customizations")
+		}
 		x.Customizations, err = func(dec *jsontext.Decoder) ([]ClientPluginCustomization, error) {
-			return readSlice(dec, readStruct[ClientPluginCustomization])
+			return readSliceOf(dec, readStruct[ClientPluginCustomization])
 		}(dec)
 		return 0, under("customizations", err)
 	}
@@ -9451,14 +11277,23 @@ func (x *SessionChatInputRequest) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionChatInputRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 1, err
 	case "kind":
 		return 0, readConst(dec, "SessionChatInputRequest", "kind", "chatInput")
 	case "request":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "request")
+		}
 		x.Request, err = readStruct[ChatInputRequest](dec)
 		return 1 << 2, under("request", err)
 	}
@@ -9516,21 +11351,39 @@ func (x *SessionChatSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionChatSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = decodeChatOrigin(dec)
 		return 0, under("origin", err)
 	case "interactivity":
-		x.Interactivity, err = readPtr(dec, readStringAs[ChatInteractivity])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "interactivity")
+		}
+		x.Interactivity, err = readPtr(dec, readEnum[ChatInteractivity])
+		return 0, under("interactivity", err)
 	case "status":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "status")
+		}
 		x.Status, err = readPtr(dec, readUintAs[SessionStatus])
 		return 0, err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changes")
+		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	}
@@ -9634,53 +11487,98 @@ func (x *SessionConfigPropertySchema) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "type":
-		x.Type, err = readStringAs[SessionConfigPropertySchemaType](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "type")
+		}
+		x.Type, err = readEnum[SessionConfigPropertySchemaType](dec)
+		return 1 << 0, under("type", err)
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "default":
 		x.Default, err = readRaw(dec)
 		return 0, err
 	case "enum":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enum")
+		}
 		x.Enum, err = func(dec *jsontext.Decoder) ([]JSONPrimitive, error) { return readSlice(dec, readStruct[JSONPrimitive]) }(dec)
 		return 0, under("enum", err)
 	case "enumLabels":
-		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enumLabels")
+		}
+		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("enumLabels", err)
 	case "enumDescriptions":
-		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enumDescriptions")
+		}
+		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("enumDescriptions", err)
 	case "readOnly":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "readOnly")
+		}
 		x.ReadOnly, err = readPtr(dec, readBool)
 		return 0, err
 	case "items":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "items")
+		}
 		x.Items, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("items", err)
 	case "minItems":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "minItems")
+		}
 		x.MinItems, err = readPtr(dec, readInt)
 		return 0, err
 	case "maxItems":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "maxItems")
+		}
 		x.MaxItems, err = readPtr(dec, readInt)
 		return 0, err
 	case "properties":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "properties")
+		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]ConfigPropertySchema, error) {
-			return readMap(dec, readStruct[ConfigPropertySchema])
+			return readMapOf(dec, readStruct[ConfigPropertySchema])
 		}(dec)
 		return 0, under("properties", err)
 	case "required":
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("required", err)
 	case "additionalProperties":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "additionalProperties")
+		}
 		x.AdditionalProperties, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("additionalProperties", err)
 	case "enumDynamic":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enumDynamic")
+		}
 		x.EnumDynamic, err = readPtr(dec, readBool)
 		return 0, err
 	case "sessionMutable":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sessionMutable")
+		}
 		x.SessionMutable, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -9688,7 +11586,7 @@ func (x *SessionConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name [
 }
 
 // SessionConfigPropertySchemaType is the string enumeration of SessionConfigPropertySchema.type. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type SessionConfigPropertySchemaType string
 
 const (
@@ -9698,6 +11596,20 @@ const (
 	SessionConfigPropertySchemaTypeArray   SessionConfigPropertySchemaType = "array"
 	SessionConfigPropertySchemaTypeObject  SessionConfigPropertySchemaType = "object"
 )
+
+func (v SessionConfigPropertySchemaType) known() bool {
+	switch v {
+	case SessionConfigPropertySchemaTypeString, SessionConfigPropertySchemaTypeNumber, SessionConfigPropertySchemaTypeBoolean, SessionConfigPropertySchemaTypeArray, SessionConfigPropertySchemaTypeObject:
+		return true
+	}
+	return false
+}
+
+var valuesSessionConfigPropertySchemaType = []string{"\"string\"", "\"number\"", "\"boolean\"", "\"array\"", "\"object\""}
+
+func (SessionConfigPropertySchemaType) values() []string {
+	return valuesSessionConfigPropertySchemaType
+}
 
 // SessionConfigSchema is the wire form of the schema definition SessionConfigSchema.
 type SessionConfigSchema struct {
@@ -9741,13 +11653,19 @@ func (x *SessionConfigSchema) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "SessionConfigSchema", "type", "object")
 	case "properties":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "properties")
+		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]SessionConfigPropertySchema, error) {
-			return readMap(dec, readStruct[SessionConfigPropertySchema])
+			return readMapOf(dec, readStruct[SessionConfigPropertySchema])
 		}(dec)
 		return 1 << 0, under("properties", err)
 	case "required":
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9787,9 +11705,15 @@ func (x *SessionConfigState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionConfigState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "schema":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "schema")
+		}
 		x.Schema, err = readStruct[SessionConfigSchema](dec)
 		return 1 << 0, under("schema", err)
 	case "values":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "values")
+		}
 		x.Values, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 1 << 1, err
 	}
@@ -9879,9 +11803,15 @@ func (x *SessionInputRequestBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionInputRequestBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -9889,7 +11819,7 @@ func (x *SessionInputRequestBase) decodeMember(dec *jsontext.Decoder, name []byt
 }
 
 // SessionLifecycle is the string enumeration of SessionLifecycle. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type SessionLifecycle string
 
 const (
@@ -9897,6 +11827,18 @@ const (
 	SessionLifecycleReady    SessionLifecycle = "ready"
 	SessionLifecycleFailed   SessionLifecycle = "failed"
 )
+
+func (v SessionLifecycle) known() bool {
+	switch v {
+	case SessionLifecycleCreating, SessionLifecycleReady, SessionLifecycleFailed:
+		return true
+	}
+	return false
+}
+
+var valuesSessionLifecycle = []string{"\"creating\"", "\"ready\"", "\"failed\""}
+
+func (SessionLifecycle) values() []string { return valuesSessionLifecycle }
 
 // SessionMetadata is the wire form of the schema definition SessionMetadata.
 type SessionMetadata struct {
@@ -9955,27 +11897,51 @@ func (x *SessionMetadata) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionMetadata) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "provider")
+		}
 		x.Provider, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "status")
+		}
 		x.Status, err = readUintAs[SessionStatus](dec)
 		return 1 << 2, err
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activity")
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return 0, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = decodeSessionOrigin(dec)
 		return 0, under("origin", err)
 	case "project":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "project")
+		}
 		x.Project, err = readPtr(dec, readStruct[ProjectInfo])
 		return 0, under("project", err)
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "annotations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "annotations")
+		}
 		x.Annotations, err = readPtr(dec, readStruct[AnnotationsSummary])
 		return 0, under("annotations", err)
 	}
@@ -10051,36 +12017,69 @@ func (x *SessionModelInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionModelInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "provider")
+		}
 		x.Provider, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "maxContextWindow":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "maxContextWindow")
+		}
 		x.MaxContextWindow, err = readPtr(dec, readInt)
 		return 0, err
 	case "maxOutputTokens":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "maxOutputTokens")
+		}
 		x.MaxOutputTokens, err = readPtr(dec, readInt)
 		return 0, err
 	case "maxPromptTokens":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "maxPromptTokens")
+		}
 		x.MaxPromptTokens, err = readPtr(dec, readInt)
 		return 0, err
 	case "supportsVision":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "supportsVision")
+		}
 		x.SupportsVision, err = readPtr(dec, readBool)
 		return 0, err
 	case "policyState":
-		x.PolicyState, err = readPtr(dec, readStringAs[PolicyState])
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "policyState")
+		}
+		x.PolicyState, err = readPtr(dec, readEnum[PolicyState])
+		return 0, under("policyState", err)
 	case "configSchema":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "configSchema")
+		}
 		x.ConfigSchema, err = readPtr(dec, readStruct[ConfigSchema])
 		return 0, under("configSchema", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "vendor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "vendor")
+		}
 		x.Vendor, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -10236,69 +12235,129 @@ func (x *SessionState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "provider")
+		}
 		x.Provider, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "status")
+		}
 		x.Status, err = readUintAs[SessionStatus](dec)
 		return 1 << 2, err
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activity")
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return 0, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = decodeSessionOrigin(dec)
 		return 0, under("origin", err)
 	case "project":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "project")
+		}
 		x.Project, err = readPtr(dec, readStruct[ProjectInfo])
 		return 0, under("project", err)
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "annotations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "annotations")
+		}
 		x.Annotations, err = readPtr(dec, readStruct[AnnotationsSummary])
 		return 0, under("annotations", err)
 	case "lifecycle":
-		x.Lifecycle, err = readStringAs[SessionLifecycle](dec)
-		return 1 << 3, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "lifecycle")
+		}
+		x.Lifecycle, err = readEnum[SessionLifecycle](dec)
+		return 1 << 3, under("lifecycle", err)
 	case "creationError":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "creationError")
+		}
 		x.CreationError, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("creationError", err)
 	case "serverTools":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "serverTools")
+		}
 		x.ServerTools, err = func(dec *jsontext.Decoder) ([]ToolDefinition, error) {
-			return readSlice(dec, readStruct[ToolDefinition])
+			return readSliceOf(dec, readStruct[ToolDefinition])
 		}(dec)
 		return 0, under("serverTools", err)
 	case "activeClients":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "activeClients")
+		}
 		x.ActiveClients, err = func(dec *jsontext.Decoder) ([]SessionActiveClient, error) {
-			return readSlice(dec, readStruct[SessionActiveClient])
+			return readSliceOf(dec, readStruct[SessionActiveClient])
 		}(dec)
 		return 1 << 4, under("activeClients", err)
 	case "chats":
-		x.Chats, err = func(dec *jsontext.Decoder) ([]ChatSummary, error) { return readSlice(dec, readStruct[ChatSummary]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 5, nullMember(dec, "chats")
+		}
+		x.Chats, err = func(dec *jsontext.Decoder) ([]ChatSummary, error) { return readSliceOf(dec, readStruct[ChatSummary]) }(dec)
 		return 1 << 5, under("chats", err)
 	case "defaultChat":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "defaultChat")
+		}
 		x.DefaultChat, err = readPtr(dec, readString)
 		return 0, err
 	case "config":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "config")
+		}
 		x.Config, err = readPtr(dec, readStruct[SessionConfigState])
 		return 0, under("config", err)
 	case "customizations":
-		x.Customizations, err = func(dec *jsontext.Decoder) ([]Customization, error) { return readSlice(dec, decodeCustomization) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "customizations")
+		}
+		x.Customizations, err = func(dec *jsontext.Decoder) ([]Customization, error) { return readSliceOf(dec, decodeCustomization) }(dec)
 		return 0, under("customizations", err)
 	case "changesets":
-		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSlice(dec, readStruct[Changeset]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changesets")
+		}
+		x.Changesets, err = func(dec *jsontext.Decoder) ([]Changeset, error) { return readSliceOf(dec, readStruct[Changeset]) }(dec)
 		return 0, under("changesets", err)
 	case "inputNeeded":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "inputNeeded")
+		}
 		x.InputNeeded, err = func(dec *jsontext.Decoder) ([]SessionInputRequest, error) {
-			return readSlice(dec, decodeSessionInputRequest)
+			return readSliceOf(dec, decodeSessionInputRequest)
 		}(dec)
 		return 0, under("inputNeeded", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -10402,53 +12461,101 @@ func (x *SessionSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "provider")
+		}
 		x.Provider, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "status":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "status")
+		}
 		x.Status, err = readUintAs[SessionStatus](dec)
 		return 1 << 2, err
 	case "activity":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "activity")
+		}
 		x.Activity, err = readPtr(dec, readString)
 		return 0, err
 	case "origin":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "origin")
+		}
 		x.Origin, err = decodeSessionOrigin(dec)
 		return 0, under("origin", err)
 	case "project":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "project")
+		}
 		x.Project, err = readPtr(dec, readStruct[ProjectInfo])
 		return 0, under("project", err)
 	case "workingDirectories":
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectories")
+		}
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("workingDirectories", err)
 	case "annotations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "annotations")
+		}
 		x.Annotations, err = readPtr(dec, readStruct[AnnotationsSummary])
 		return 0, under("annotations", err)
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 3, err
 	case "createdAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "createdAt")
+		}
 		x.CreatedAt, err = readString(dec)
 		return 1 << 4, err
 	case "modifiedAt":
+		if dec.PeekKind() == 'n' {
+			return 1 << 5, nullMember(dec, "modifiedAt")
+		}
 		x.ModifiedAt, err = readString(dec)
 		return 1 << 5, err
 	case "changes":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "changes")
+		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "chats":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "chats")
+		}
 		x.Chats, err = func(dec *jsontext.Decoder) ([]SessionChatSummary, error) {
-			return readSlice(dec, readStruct[SessionChatSummary])
+			return readSliceOf(dec, readStruct[SessionChatSummary])
 		}(dec)
 		return 0, under("chats", err)
 	case "defaultChat":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "defaultChat")
+		}
 		x.DefaultChat, err = readPtr(dec, readString)
 		return 0, err
 	case "workingDirectory":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "workingDirectory")
+		}
 		x.WorkingDirectory, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -10503,17 +12610,29 @@ func (x *SessionToolAuthenticationRequest) decodeJSON(dec *jsontext.Decoder) err
 func (x *SessionToolAuthenticationRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 1, err
 	case "kind":
 		return 0, readConst(dec, "SessionToolAuthenticationRequest", "kind", "toolAuthentication")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 2, err
 	case "toolCall":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "toolCall")
+		}
 		x.ToolCall, err = readStruct[ToolCallAuthRequiredState](dec)
 		return 1 << 3, under("toolCall", err)
 	}
@@ -10570,20 +12689,35 @@ func (x *SessionToolClientExecutionRequest) decodeJSON(dec *jsontext.Decoder) er
 func (x *SessionToolClientExecutionRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 1, err
 	case "kind":
 		return 0, readConst(dec, "SessionToolClientExecutionRequest", "kind", "toolClientExecution")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 2, err
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 3, err
 	case "toolCall":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "toolCall")
+		}
 		x.ToolCall, err = readStruct[ToolCallRunningState](dec)
 		return 1 << 4, under("toolCall", err)
 	}
@@ -10638,17 +12772,29 @@ func (x *SessionToolConfirmationRequest) decodeJSON(dec *jsontext.Decoder) error
 func (x *SessionToolConfirmationRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "chat")
+		}
 		x.Chat, err = readString(dec)
 		return 1 << 1, err
 	case "kind":
 		return 0, readConst(dec, "SessionToolConfirmationRequest", "kind", "toolConfirmation")
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "turnId")
+		}
 		x.TurnID, err = readString(dec)
 		return 1 << 2, err
 	case "toolCall":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "toolCall")
+		}
 		x.ToolCall, err = decodeToolCallConfirmationState(dec)
 		return 1 << 3, under("toolCall", err)
 	}
@@ -10692,9 +12838,15 @@ func (x *SideChatSelection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SideChatSelection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "text":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "text")
+		}
 		x.Text, err = readString(dec)
 		return 1 << 0, err
 	case "responsePartId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "responsePartId")
+		}
 		x.ResponsePartID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -10757,20 +12909,35 @@ func (x *SimpleMessageAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SimpleMessageAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "label")
+		}
 		x.Label, err = readString(dec)
 		return 1 << 0, err
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "displayKind")
+		}
 		x.DisplayKind, err = readPtr(dec, readString)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "SimpleMessageAttachment", "type", "simple")
 	case "modelRepresentation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "modelRepresentation")
+		}
 		x.ModelRepresentation, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -10849,35 +13016,65 @@ func (x *SkillCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SkillCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 1, err
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 2, err
 	case "icons":
-		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSlice(dec, readStruct[Icon]) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "icons")
+		}
+		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "range")
+		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "enabled":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "enabled")
+		}
 		x.Enabled, err = readPtr(dec, readBool)
 		return 0, err
 	case "type":
 		return 0, readConst(dec, "SkillCustomization", "type", "skill")
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "disableModelInvocation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "disableModelInvocation")
+		}
 		x.DisableModelInvocation, err = readPtr(dec, readBool)
 		return 0, err
 	case "disableUserInvocation":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "disableUserInvocation")
+		}
 		x.DisableUserInvocation, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -10910,11 +13107,17 @@ func (*Snapshot) required() *requiredMembers { return &requiredSnapshot }
 func (x *Snapshot) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "state":
 		return 1 << 1, errContextual("Snapshot", "state")
 	case "fromSeq":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "fromSeq")
+		}
 		x.FromSeq, err = readInt(dec)
 		return 1 << 2, err
 	}
@@ -10988,9 +13191,15 @@ func (x *SystemNotificationResponsePart) decodeMember(dec *jsontext.Decoder, nam
 	case "kind":
 		return 0, readConst(dec, "SystemNotificationResponsePart", "kind", "systemNotification")
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "content")
+		}
 		x.Content, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 0, under("content", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -11070,12 +13279,21 @@ func (x *TelemetryCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TelemetryCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "logs":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "logs")
+		}
 		x.Logs, err = readPtr(dec, readString)
 		return 0, err
 	case "traces":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "traces")
+		}
 		x.Traces, err = readPtr(dec, readString)
 		return 0, err
 	case "metrics":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "metrics")
+		}
 		x.Metrics, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -11166,6 +13384,9 @@ func (x *TerminalClientClaim) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "kind":
 		return 0, readConst(dec, "TerminalClientClaim", "kind", "client")
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -11230,24 +13451,45 @@ func (x *TerminalCommandPart) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "TerminalCommandPart", "type", "command")
 	case "commandId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "commandId")
+		}
 		x.CommandID, err = readString(dec)
 		return 1 << 0, err
 	case "commandLine":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "commandLine")
+		}
 		x.CommandLine, err = readString(dec)
 		return 1 << 1, err
 	case "output":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "output")
+		}
 		x.Output, err = readStruct[Text](dec)
 		return 1 << 2, err
 	case "timestamp":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "timestamp")
+		}
 		x.Timestamp, err = readInt(dec)
 		return 1 << 3, err
 	case "isComplete":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "isComplete")
+		}
 		x.IsComplete, err = readBool(dec)
 		return 1 << 4, err
 	case "exitCode":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "exitCode")
+		}
 		x.ExitCode, err = readPtr(dec, readInt)
 		return 0, err
 	case "durationMs":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "durationMs")
+		}
 		x.DurationMs, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -11295,12 +13537,21 @@ func (x *TerminalCommandResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TerminalCommandResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "exitCode":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "exitCode")
+		}
 		x.ExitCode, err = readPtr(dec, readInt)
 		return 0, err
 	case "preview":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "preview")
+		}
 		x.Preview, err = readPtr(dec, readString)
 		return 0, err
 	case "truncated":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "truncated")
+		}
 		x.Truncated, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -11391,6 +13642,9 @@ func (x *TerminalExitedLifecycleState) decodeMember(dec *jsontext.Decoder, name 
 	case "status":
 		return 0, readConst(dec, "TerminalExitedLifecycleState", "status", "exited")
 	case "exitCode":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "exitCode")
+		}
 		x.ExitCode, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -11442,18 +13696,33 @@ func (x *TerminalInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TerminalInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "claim":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "claim")
+		}
 		x.Claim, err = decodeTerminalClaim(dec)
 		return 1 << 2, under("claim", err)
 	case "lifecycle":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullOptional(dec, "lifecycle")
+		}
 		x.Lifecycle, err = decodeTerminalLifecycleState(dec)
 		return 1 << 3, under("lifecycle", err)
 	case "exitCode":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "exitCode")
+		}
 		x.ExitCode, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -11597,15 +13866,27 @@ func (x *TerminalSessionClaim) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "kind":
 		return 0, readConst(dec, "TerminalSessionClaim", "kind", "session")
 	case "session":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "session")
+		}
 		x.Session, err = readString(dec)
 		return 1 << 0, err
 	case "chat":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullOptional(dec, "chat")
+		}
 		x.Chat, err = readPtr(dec, readString)
 		return 1 << 1, err
 	case "turnId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "turnId")
+		}
 		x.TurnID, err = readPtr(dec, readString)
 		return 0, err
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -11680,35 +13961,65 @@ func (x *TerminalState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TerminalState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 0, err
 	case "cwd":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cwd")
+		}
 		x.Cwd, err = readPtr(dec, readString)
 		return 0, err
 	case "cols":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cols")
+		}
 		x.Cols, err = readPtr(dec, readInt)
 		return 0, err
 	case "rows":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "rows")
+		}
 		x.Rows, err = readPtr(dec, readInt)
 		return 0, err
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "content")
+		}
 		x.Content, err = func(dec *jsontext.Decoder) ([]TerminalContentPart, error) {
-			return readSlice(dec, decodeTerminalContentPart)
+			return readSliceOf(dec, decodeTerminalContentPart)
 		}(dec)
 		return 1 << 1, under("content", err)
 	case "lifecycle":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullOptional(dec, "lifecycle")
+		}
 		x.Lifecycle, err = decodeTerminalLifecycleState(dec)
 		return 1 << 2, under("lifecycle", err)
 	case "claim":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "claim")
+		}
 		x.Claim, err = decodeTerminalClaim(dec)
 		return 1 << 3, under("claim", err)
 	case "supportsCommandDetection":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "supportsCommandDetection")
+		}
 		x.SupportsCommandDetection, err = readPtr(dec, readBool)
 		return 0, err
 	case "isPty":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "isPty")
+		}
 		x.IsPty, err = readPtr(dec, readBool)
 		return 0, err
 	case "exitCode":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "exitCode")
+		}
 		x.ExitCode, err = readPtr(dec, readInt)
 		return 0, err
 	}
@@ -11759,6 +14070,9 @@ func (x *TerminalUnclassifiedPart) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "TerminalUnclassifiedPart", "type", "unclassified")
 	case "value":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "value")
+		}
 		x.Value, err = readStruct[Text](dec)
 		return 1 << 0, err
 	}
@@ -11800,9 +14114,15 @@ func (x *TextPosition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TextPosition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "line":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "line")
+		}
 		x.Line, err = readInt(dec)
 		return 1 << 0, err
 	case "character":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "character")
+		}
 		x.Character, err = readInt(dec)
 		return 1 << 1, err
 	}
@@ -11844,9 +14164,15 @@ func (x *TextRange) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TextRange) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "start":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "start")
+		}
 		x.Start, err = readStruct[TextPosition](dec)
 		return 1 << 0, under("start", err)
 	case "end":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "end")
+		}
 		x.End, err = readStruct[TextPosition](dec)
 		return 1 << 1, under("end", err)
 	}
@@ -11886,6 +14212,9 @@ func (x *TextSelection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TextSelection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "range":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "range")
+		}
 		x.Range, err = readStruct[TextRange](dec)
 		return 1 << 0, under("range", err)
 	}
@@ -11941,18 +14270,33 @@ func (x *ToolAnnotations) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolAnnotations) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "readOnlyHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "readOnlyHint")
+		}
 		x.ReadOnlyHint, err = readPtr(dec, readBool)
 		return 0, err
 	case "destructiveHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "destructiveHint")
+		}
 		x.DestructiveHint, err = readPtr(dec, readBool)
 		return 0, err
 	case "idempotentHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "idempotentHint")
+		}
 		x.IdempotentHint, err = readPtr(dec, readBool)
 		return 0, err
 	case "openWorldHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "openWorldHint")
+		}
 		x.OpenWorldHint, err = readPtr(dec, readBool)
 		return 0, err
 	}
@@ -12035,43 +14379,79 @@ func (x *ToolCallAuthRequiredState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallAuthRequiredState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "contributor")
+		}
 		x.Contributor, err = readStruct[ToolCallMCPContributor](dec)
 		return 1 << 3, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 4, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "confirmed":
-		x.Confirmed, err = readStringAs[ToolCallConfirmationReason](dec)
-		return 1 << 5, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 5, nullMember(dec, "confirmed")
+		}
+		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
+		return 1 << 5, under("confirmed", err)
 	case "selectedOption":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOption")
+		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallAuthRequiredState", "status", "auth-required")
 	case "auth":
+		if dec.PeekKind() == 'n' {
+			return 1 << 6, nullMember(dec, "auth")
+		}
 		x.Auth, err = readStruct[MCPAuthRequirement](dec)
 		return 1 << 6, under("auth", err)
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "content")
+		}
 		x.Content, err = func(dec *jsontext.Decoder) ([]ToolResultContent, error) {
-			return readSlice(dec, decodeToolResultContent)
+			return readSliceOf(dec, decodeToolResultContent)
 		}(dec)
 		return 0, under("content", err)
 	}
@@ -12127,21 +14507,39 @@ func (x *ToolCallBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -12149,7 +14547,7 @@ func (x *ToolCallBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 }
 
 // ToolCallCancellationReason is the string enumeration of ToolCallCancellationReason. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ToolCallCancellationReason string
 
 const (
@@ -12157,6 +14555,18 @@ const (
 	ToolCallCancellationReasonSkipped      ToolCallCancellationReason = "skipped"
 	ToolCallCancellationReasonResultDenied ToolCallCancellationReason = "result-denied"
 )
+
+func (v ToolCallCancellationReason) known() bool {
+	switch v {
+	case ToolCallCancellationReasonDenied, ToolCallCancellationReasonSkipped, ToolCallCancellationReasonResultDenied:
+		return true
+	}
+	return false
+}
+
+var valuesToolCallCancellationReason = []string{"\"denied\"", "\"skipped\"", "\"result-denied\""}
+
+func (ToolCallCancellationReason) values() []string { return valuesToolCallCancellationReason }
 
 // ToolCallCancelledState is the wire form of the schema definition ToolCallCancelledState.
 // It is a variant of ToolCallState.
@@ -12234,41 +14644,77 @@ func (x *ToolCallCancelledState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallCancelledState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallCancelledState", "status", "cancelled")
 	case "reason":
-		x.Reason, err = readStringAs[ToolCallCancellationReason](dec)
-		return 1 << 4, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "reason")
+		}
+		x.Reason, err = readEnum[ToolCallCancellationReason](dec)
+		return 1 << 4, under("reason", err)
 	case "reasonMessage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "reasonMessage")
+		}
 		x.ReasonMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("reasonMessage", err)
 	case "userSuggestion":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "userSuggestion")
+		}
 		x.UserSuggestion, err = readPtr(dec, readStruct[Message])
 		return 0, under("userSuggestion", err)
 	case "selectedOption":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOption")
+		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	}
@@ -12319,6 +14765,9 @@ func (x *ToolCallClientContributor) decodeMember(dec *jsontext.Decoder, name []b
 	case "kind":
 		return 0, readConst(dec, "ToolCallClientContributor", "kind", "client")
 	case "clientId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "clientId")
+		}
 		x.ClientID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -12411,50 +14860,95 @@ func (x *ToolCallCompletedState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallCompletedState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "success":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "success")
+		}
 		x.Success, err = readBool(dec)
 		return 1 << 4, err
 	case "pastTenseMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 5, nullMember(dec, "pastTenseMessage")
+		}
 		x.PastTenseMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 5, under("pastTenseMessage", err)
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "content")
+		}
 		x.Content, err = func(dec *jsontext.Decoder) ([]ToolResultContent, error) {
-			return readSlice(dec, decodeToolResultContent)
+			return readSliceOf(dec, decodeToolResultContent)
 		}(dec)
 		return 0, under("content", err)
 	case "structuredContent":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "structuredContent")
+		}
 		x.StructuredContent, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ToolCallCompletedStateError])
 		return 0, under("error", err)
 	case "confirmed":
-		x.Confirmed, err = readStringAs[ToolCallConfirmationReason](dec)
-		return 1 << 6, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 6, nullMember(dec, "confirmed")
+		}
+		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
+		return 1 << 6, under("confirmed", err)
 	case "selectedOption":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOption")
+		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
@@ -12502,9 +14996,15 @@ func (x *ToolCallCompletedStateError) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallCompletedStateError) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 0, err
 	case "code":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "code")
+		}
 		x.Code, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -12512,7 +15012,7 @@ func (x *ToolCallCompletedStateError) decodeMember(dec *jsontext.Decoder, name [
 }
 
 // ToolCallConfirmationReason is the string enumeration of ToolCallConfirmationReason. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ToolCallConfirmationReason string
 
 const (
@@ -12520,6 +15020,18 @@ const (
 	ToolCallConfirmationReasonUserAction ToolCallConfirmationReason = "user-action"
 	ToolCallConfirmationReasonSetting    ToolCallConfirmationReason = "setting"
 )
+
+func (v ToolCallConfirmationReason) known() bool {
+	switch v {
+	case ToolCallConfirmationReasonNotNeeded, ToolCallConfirmationReasonUserAction, ToolCallConfirmationReasonSetting:
+		return true
+	}
+	return false
+}
+
+var valuesToolCallConfirmationReason = []string{"\"not-needed\"", "\"user-action\"", "\"setting\""}
+
+func (ToolCallConfirmationReason) values() []string { return valuesToolCallConfirmationReason }
 
 // ToolCallConfirmationState is the union of schema definition ToolCallConfirmationState, told apart by the "status" member.
 // Its values are pointers to ToolCallPendingConfirmationState, ToolCallPendingResultConfirmationState,
@@ -12647,6 +15159,9 @@ func (x *ToolCallMCPContributor) decodeMember(dec *jsontext.Decoder, name []byte
 	case "kind":
 		return 0, readConst(dec, "ToolCallMCPContributor", "kind", "mcp")
 	case "customizationId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "customizationId")
+		}
 		x.CustomizationID, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -12690,9 +15205,15 @@ func (x *ToolCallParameterFields) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallParameterFields) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 0, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	}
@@ -12785,46 +15306,85 @@ func (x *ToolCallPendingConfirmationState) decodeJSON(dec *jsontext.Decoder) err
 func (x *ToolCallPendingConfirmationState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallPendingConfirmationState", "status", "pending-confirmation")
 	case "confirmationTitle":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "confirmationTitle")
+		}
 		x.ConfirmationTitle, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("confirmationTitle", err)
 	case "riskAssessment":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "riskAssessment")
+		}
 		x.RiskAssessment, err = decodeToolCallRiskAssessment(dec)
 		return 0, under("riskAssessment", err)
 	case "edits":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "edits")
+		}
 		x.Edits, err = readPtr(dec, readStruct[FileEditCollection])
 		return 0, under("edits", err)
 	case "editable":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "editable")
+		}
 		x.Editable, err = readPtr(dec, readBool)
 		return 0, err
 	case "options":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "options")
+		}
 		x.Options, err = func(dec *jsontext.Decoder) ([]ConfirmationOption, error) {
-			return readSlice(dec, readStruct[ConfirmationOption])
+			return readSliceOf(dec, readStruct[ConfirmationOption])
 		}(dec)
 		return 0, under("options", err)
 	}
@@ -12919,50 +15479,95 @@ func (x *ToolCallPendingResultConfirmationState) decodeJSON(dec *jsontext.Decode
 func (x *ToolCallPendingResultConfirmationState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "success":
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "success")
+		}
 		x.Success, err = readBool(dec)
 		return 1 << 4, err
 	case "pastTenseMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 5, nullMember(dec, "pastTenseMessage")
+		}
 		x.PastTenseMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 5, under("pastTenseMessage", err)
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "content")
+		}
 		x.Content, err = func(dec *jsontext.Decoder) ([]ToolResultContent, error) {
-			return readSlice(dec, decodeToolResultContent)
+			return readSliceOf(dec, decodeToolResultContent)
 		}(dec)
 		return 0, under("content", err)
 	case "structuredContent":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "structuredContent")
+		}
 		x.StructuredContent, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ToolCallPendingResultConfirmationStateError])
 		return 0, under("error", err)
 	case "confirmed":
-		x.Confirmed, err = readStringAs[ToolCallConfirmationReason](dec)
-		return 1 << 6, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 6, nullMember(dec, "confirmed")
+		}
+		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
+		return 1 << 6, under("confirmed", err)
 	case "selectedOption":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOption")
+		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
@@ -13010,9 +15615,15 @@ func (x *ToolCallPendingResultConfirmationStateError) decodeJSON(dec *jsontext.D
 func (x *ToolCallPendingResultConfirmationStateError) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 0, err
 	case "code":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "code")
+		}
 		x.Code, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -13058,9 +15669,15 @@ func (x *ToolCallPostConfirmationFields) decodeJSON(dec *jsontext.Decoder) error
 func (x *ToolCallPostConfirmationFields) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "confirmed":
-		x.Confirmed, err = readStringAs[ToolCallConfirmationReason](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "confirmed")
+		}
+		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
+		return 1 << 0, under("confirmed", err)
 	case "selectedOption":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOption")
+		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	}
@@ -13109,6 +15726,9 @@ func (x *ToolCallResponsePart) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "kind":
 		return 0, readConst(dec, "ToolCallResponsePart", "kind", "toolCall")
 	case "toolCall":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCall")
+		}
 		x.ToolCall, err = decodeToolCallState(dec)
 		return 1 << 0, under("toolCall", err)
 	}
@@ -13164,20 +15784,35 @@ func (x *ToolCallResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "success":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "success")
+		}
 		x.Success, err = readBool(dec)
 		return 1 << 0, err
 	case "pastTenseMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "pastTenseMessage")
+		}
 		x.PastTenseMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 1, under("pastTenseMessage", err)
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "content")
+		}
 		x.Content, err = func(dec *jsontext.Decoder) ([]ToolResultContent, error) {
-			return readSlice(dec, decodeToolResultContent)
+			return readSliceOf(dec, decodeToolResultContent)
 		}(dec)
 		return 0, under("content", err)
 	case "structuredContent":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "structuredContent")
+		}
 		x.StructuredContent, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ToolCallResultError])
 		return 0, under("error", err)
 	}
@@ -13221,9 +15856,15 @@ func (x *ToolCallResultError) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallResultError) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "message")
+		}
 		x.Message, err = readString(dec)
 		return 1 << 0, err
 	case "code":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "code")
+		}
 		x.Code, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -13307,8 +15948,11 @@ func (x *ToolCallRiskAssessmentBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallRiskAssessmentBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		x.Kind, err = readStringAs[ToolCallRiskAssessmentKind](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[ToolCallRiskAssessmentKind](dec)
+		return 1 << 0, under("kind", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13359,14 +16003,23 @@ func (x *ToolCallRiskAssessmentCompleteState) decodeJSON(dec *jsontext.Decoder) 
 func (x *ToolCallRiskAssessmentCompleteState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		x.Kind, err = readStringAs[ToolCallRiskAssessmentKind](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[ToolCallRiskAssessmentKind](dec)
+		return 1 << 0, under("kind", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallRiskAssessmentCompleteState", "status", "complete")
 	case "reason":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "reason")
+		}
 		x.Reason, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 1, under("reason", err)
 	case "safety":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "safety")
+		}
 		x.Safety, err = readFloat(dec)
 		return 1 << 2, err
 	}
@@ -13374,12 +16027,24 @@ func (x *ToolCallRiskAssessmentCompleteState) decodeMember(dec *jsontext.Decoder
 }
 
 // ToolCallRiskAssessmentKind is the string enumeration of ToolCallRiskAssessmentKind. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type ToolCallRiskAssessmentKind string
 
 const (
 	ToolCallRiskAssessmentKindJudge ToolCallRiskAssessmentKind = "judge"
 )
+
+func (v ToolCallRiskAssessmentKind) known() bool {
+	switch v {
+	case ToolCallRiskAssessmentKindJudge:
+		return true
+	}
+	return false
+}
+
+var valuesToolCallRiskAssessmentKind = []string{"\"judge\""}
+
+func (ToolCallRiskAssessmentKind) values() []string { return valuesToolCallRiskAssessmentKind }
 
 // ToolCallRiskAssessmentLoadingState is the wire form of the schema definition ToolCallRiskAssessmentLoadingState.
 // It is a variant of ToolCallRiskAssessment.
@@ -13423,8 +16088,11 @@ func (x *ToolCallRiskAssessmentLoadingState) decodeJSON(dec *jsontext.Decoder) e
 func (x *ToolCallRiskAssessmentLoadingState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		x.Kind, err = readStringAs[ToolCallRiskAssessmentKind](dec)
-		return 1 << 0, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "kind")
+		}
+		x.Kind, err = readEnum[ToolCallRiskAssessmentKind](dec)
+		return 1 << 0, under("kind", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallRiskAssessmentLoadingState", "status", "loading")
 	}
@@ -13505,40 +16173,73 @@ func (x *ToolCallRunningState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallRunningState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "toolInput")
+		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "confirmed":
-		x.Confirmed, err = readStringAs[ToolCallConfirmationReason](dec)
-		return 1 << 4, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 4, nullMember(dec, "confirmed")
+		}
+		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
+		return 1 << 4, under("confirmed", err)
 	case "selectedOption":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "selectedOption")
+		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallRunningState", "status", "running")
 	case "content":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "content")
+		}
 		x.Content, err = func(dec *jsontext.Decoder) ([]ToolResultContent, error) {
-			return readSlice(dec, decodeToolResultContent)
+			return readSliceOf(dec, decodeToolResultContent)
 		}(dec)
 		return 0, under("content", err)
 	}
@@ -13666,29 +16367,53 @@ func (x *ToolCallStreamingState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallStreamingState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "toolCallId")
+		}
 		x.ToolCallID, err = readString(dec)
 		return 1 << 0, err
 	case "toolName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "toolName")
+		}
 		x.ToolName, err = readString(dec)
 		return 1 << 1, err
 	case "displayName":
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "displayName")
+		}
 		x.DisplayName, err = readString(dec)
 		return 1 << 2, err
 	case "intention":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "intention")
+		}
 		x.Intention, err = readPtr(dec, readString)
 		return 0, err
 	case "contributor":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contributor")
+		}
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "status":
 		return 0, readConst(dec, "ToolCallStreamingState", "status", "streaming")
 	case "partialInput":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "partialInput")
+		}
 		x.PartialInput, err = readPtr(dec, readStruct[Text])
 		return 0, err
 	case "invocationMessage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "invocationMessage")
+		}
 		x.InvocationMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("invocationMessage", err)
 	}
@@ -13752,24 +16477,45 @@ func (x *ToolDefinition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "name":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "name")
+		}
 		x.Name, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "title")
+		}
 		x.Title, err = readPtr(dec, readString)
 		return 0, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	case "inputSchema":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "inputSchema")
+		}
 		x.InputSchema, err = readPtr(dec, readStruct[ToolDefinitionInputSchema])
 		return 0, under("inputSchema", err)
 	case "outputSchema":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "outputSchema")
+		}
 		x.OutputSchema, err = readPtr(dec, readStruct[ToolDefinitionOutputSchema])
 		return 0, under("outputSchema", err)
 	case "annotations":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "annotations")
+		}
 		x.Annotations, err = readPtr(dec, readStruct[ToolAnnotations])
 		return 0, under("annotations", err)
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}
@@ -13816,11 +16562,17 @@ func (x *ToolDefinitionInputSchema) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ToolDefinitionInputSchema", "type", "object")
 	case "properties":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "properties")
+		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "required":
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13865,11 +16617,17 @@ func (x *ToolDefinitionOutputSchema) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "ToolDefinitionOutputSchema", "type", "object")
 	case "properties":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "properties")
+		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	case "required":
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readString) }(dec)
-		return 0, err
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "required")
+		}
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13974,9 +16732,15 @@ func (x *ToolResultEmbeddedResourceContent) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "ToolResultEmbeddedResourceContent", "type", "embeddedResource")
 	case "data":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "data")
+		}
 		x.Data, err = readString(dec)
 		return 1 << 0, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "contentType")
+		}
 		x.ContentType, err = readString(dec)
 		return 1 << 1, err
 	}
@@ -14031,12 +16795,21 @@ func (x *ToolResultFileEditContent) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolResultFileEditContent) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "before":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "before")
+		}
 		x.Before, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("before", err)
 	case "after":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "after")
+		}
 		x.After, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("after", err)
 	case "diff":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "diff")
+		}
 		x.Diff, err = readPtr(dec, readStruct[FileEditDiffStats])
 		return 0, under("diff", err)
 	case "type":
@@ -14099,15 +16872,27 @@ func (x *ToolResultResourceContent) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolResultResourceContent) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "uri")
+		}
 		x.URI, err = readString(dec)
 		return 1 << 0, err
 	case "sizeHint":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "sizeHint")
+		}
 		x.SizeHint, err = readPtr(dec, readInt)
 		return 0, err
 	case "contentType":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "contentType")
+		}
 		x.ContentType, err = readPtr(dec, readString)
 		return 0, err
 	case "nonce":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "nonce")
+		}
 		x.Nonce, err = readPtr(dec, readString)
 		return 0, err
 	case "type":
@@ -14170,15 +16955,27 @@ func (x *ToolResultSubagentContent) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ToolResultSubagentContent", "type", "subagent")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "agentName":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "agentName")
+		}
 		x.AgentName, err = readPtr(dec, readString)
 		return 0, err
 	case "description":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "description")
+		}
 		x.Description, err = readPtr(dec, readString)
 		return 0, err
 	}
@@ -14239,15 +17036,27 @@ func (x *ToolResultTerminalContent) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ToolResultTerminalContent", "type", "terminal")
 	case "resource":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "resource")
+		}
 		x.Resource, err = readString(dec)
 		return 1 << 0, err
 	case "title":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "title")
+		}
 		x.Title, err = readString(dec)
 		return 1 << 1, err
 	case "isPty":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "isPty")
+		}
 		x.IsPty, err = readPtr(dec, readBool)
 		return 0, err
 	case "result":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "result")
+		}
 		x.Result, err = readPtr(dec, readStruct[TerminalCommandResult])
 		return 0, under("result", err)
 	}
@@ -14296,6 +17105,9 @@ func (x *ToolResultTextContent) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "ToolResultTextContent", "type", "text")
 	case "text":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "text")
+		}
 		x.Text, err = readString(dec)
 		return 1 << 0, err
 	}
@@ -14359,27 +17171,51 @@ func (x *Turn) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Turn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
+		if dec.PeekKind() == 'n' {
+			return 1 << 0, nullMember(dec, "id")
+		}
 		x.ID, err = readString(dec)
 		return 1 << 0, err
 	case "startedAt":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "startedAt")
+		}
 		x.StartedAt, err = readPtr(dec, readString)
 		return 0, err
 	case "duration":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "duration")
+		}
 		x.Duration, err = readPtr(dec, readFloat)
 		return 0, err
 	case "message":
+		if dec.PeekKind() == 'n' {
+			return 1 << 1, nullMember(dec, "message")
+		}
 		x.Message, err = readStruct[Message](dec)
 		return 1 << 1, under("message", err)
 	case "responseParts":
-		x.ResponseParts, err = func(dec *jsontext.Decoder) ([]ResponsePart, error) { return readSlice(dec, decodeResponsePart) }(dec)
+		if dec.PeekKind() == 'n' {
+			return 1 << 2, nullMember(dec, "responseParts")
+		}
+		x.ResponseParts, err = func(dec *jsontext.Decoder) ([]ResponsePart, error) { return readSliceOf(dec, decodeResponsePart) }(dec)
 		return 1 << 2, under("responseParts", err)
 	case "usage":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "usage")
+		}
 		x.Usage, err = readPtr(dec, readStruct[UsageInfo])
 		return 0, under("usage", err)
 	case "state":
-		x.State, err = readStringAs[TurnState](dec)
-		return 1 << 3, err
+		if dec.PeekKind() == 'n' {
+			return 1 << 3, nullMember(dec, "state")
+		}
+		x.State, err = readEnum[TurnState](dec)
+		return 1 << 3, under("state", err)
 	case "error":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "error")
+		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -14387,7 +17223,7 @@ func (x *Turn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, er
 }
 
 // TurnState is the string enumeration of TurnState. Values outside the listed
-// constants are kept as they are.
+// constants are kept as they are (UnmarshalStrict reports them).
 type TurnState string
 
 const (
@@ -14395,6 +17231,18 @@ const (
 	TurnStateCancelled TurnState = "cancelled"
 	TurnStateError     TurnState = "error"
 )
+
+func (v TurnState) known() bool {
+	switch v {
+	case TurnStateComplete, TurnStateCancelled, TurnStateError:
+		return true
+	}
+	return false
+}
+
+var valuesTurnState = []string{"\"complete\"", "\"cancelled\"", "\"error\""}
+
+func (TurnState) values() []string { return valuesTurnState }
 
 // URI is the schema definition URI: a string.
 type URI = string
@@ -14448,18 +17296,33 @@ func (x *UsageInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *UsageInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "inputTokens":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "inputTokens")
+		}
 		x.InputTokens, err = readPtr(dec, readInt)
 		return 0, err
 	case "outputTokens":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "outputTokens")
+		}
 		x.OutputTokens, err = readPtr(dec, readInt)
 		return 0, err
 	case "model":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "model")
+		}
 		x.Model, err = readPtr(dec, readString)
 		return 0, err
 	case "cacheReadTokens":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "cacheReadTokens")
+		}
 		x.CacheReadTokens, err = readPtr(dec, readInt)
 		return 0, err
 	case "_meta":
+		if dec.PeekKind() == 'n' {
+			return 0, nullOptional(dec, "_meta")
+		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
 		return 0, err
 	}

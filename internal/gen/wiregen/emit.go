@@ -67,12 +67,17 @@ func (g *gen) emitType(b *bytes.Buffer, t *genType) {
 	case kAlias:
 		fmt.Fprintf(b, "// %s is the schema definition %s: a string.\ntype %s = string\n\n", t.name, t.schema, t.name)
 	case kStrEnum:
-		fmt.Fprintf(b, "// %s is the string enumeration of %s. Values outside the listed\n// constants are kept as they are.\ntype %s string\n\n", t.name, t.schema, t.name)
+		fmt.Fprintf(b, "// %s is the string enumeration of %s. Values outside the listed\n// constants are kept as they are (UnmarshalStrict reports them).\ntype %s string\n\n", t.name, t.schema, t.name)
 		b.WriteString("const (\n")
+		var names, quoted []string
 		for _, v := range t.values {
 			fmt.Fprintf(b, "\t%s %s = %q\n", v.goName, t.name, v.str)
+			names = append(names, v.goName)
+			quoted = append(quoted, strconv.Quote(strconv.Quote(v.str)))
 		}
 		b.WriteString(")\n\n")
+		fmt.Fprintf(b, "func (v %s) known() bool {\n\tswitch v {\n\tcase %s:\n\t\treturn true\n\t}\n\treturn false\n}\n\n", t.name, strings.Join(names, ", "))
+		fmt.Fprintf(b, "var values%s = []string{%s}\n\nfunc (%s) values() []string { return values%s }\n\n", t.name, strings.Join(quoted, ", "), t.name, t.name)
 	case kIntEnum, kBitset:
 		if errorCodeEnums[t.name] {
 			fmt.Fprintf(b, "// %s is the schema's %s: error codes, of type ErrorCode.\ntype %s = ErrorCode\n\n", t.name, t.schema, t.name)
@@ -248,6 +253,13 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		}
 		if !f.required && partialTypes[t.name] {
 			fmt.Fprintf(b, "\t\tif dec.PeekKind() == 'n' {\n\t\t\tx.Cleared = append(x.Cleared, %q)\n\t\t\t_, err = dec.ReadToken()\n\t\t\treturn %s, err\n\t\t}\n", f.json, bit)
+		} else if !nullable(f.typ) {
+			// The schema has no null here: read past it and report it.
+			fn := "nullMember"
+			if !f.required {
+				fn = "nullOptional"
+			}
+			fmt.Fprintf(b, "\t\tif dec.PeekKind() == 'n' {\n\t\t\treturn %s, %s(dec, %q)\n\t\t}\n", bit, fn, f.json)
 		}
 		if _, ok := splitTypes[f.typ.name]; ok && f.typ.kind == kStruct {
 			if f.required {
@@ -322,14 +334,21 @@ func (g *gen) emitSplitDecl(b *bytes.Buffer, t *genType, shared string, own []st
 // required members of its own.
 func (g *gen) canMiss(t *goType) bool {
 	switch t.kind {
-	case kStruct, kUnion:
+	case kStruct, kUnion, kStrEnum:
 		return true
 	case kHand:
 		return t.name != "Text"
 	case kSlice, kMap:
-		return g.canMiss(t.elem)
+		return !nullable(t.elem) || g.canMiss(t.elem)
 	}
 	return false
+}
+
+// nullable reports whether null is a value of the type: untyped values and
+// the hand-written JSONPrimitive. Null anywhere else is reported by the
+// decoders as an invalid member (see protocol.MissingError).
+func nullable(t *goType) bool {
+	return t.kind == kRaw || t.kind == kHand && t.name == "JSONPrimitive"
 }
 
 func (t *genType) field(json string) *field {
@@ -392,7 +411,7 @@ func decodeFn(t *goType) string {
 	case kRaw:
 		return "readRaw"
 	case kStrEnum:
-		return "readStringAs[" + t.name + "]"
+		return "readEnum[" + t.name + "]"
 	case kIntEnum:
 		return "readIntAs[" + t.name + "]"
 	case kBitset:
@@ -405,9 +424,17 @@ func decodeFn(t *goType) string {
 	case kUnion:
 		return "decode" + t.name
 	case kSlice:
-		return fmt.Sprintf("func(dec *jsontext.Decoder) (%s, error) { return readSlice(dec, %s) }", t.expr(), decodeFn(t.elem))
+		read := "readSliceOf"
+		if nullable(t.elem) {
+			read = "readSlice"
+		}
+		return fmt.Sprintf("func(dec *jsontext.Decoder) (%s, error) { return %s(dec, %s) }", t.expr(), read, decodeFn(t.elem))
 	case kMap:
-		return fmt.Sprintf("func(dec *jsontext.Decoder) (%s, error) { return readMap(dec, %s) }", t.expr(), decodeFn(t.elem))
+		read := "readMapOf"
+		if nullable(t.elem) {
+			read = "readMap"
+		}
+		return fmt.Sprintf("func(dec *jsontext.Decoder) (%s, error) { return %s(dec, %s) }", t.expr(), read, decodeFn(t.elem))
 	}
 	panic("wiregen: no decoder for kind")
 }
