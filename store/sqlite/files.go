@@ -72,25 +72,6 @@ type fileWatch struct {
 
 func walPath(db string) string { return db + "-wal" }
 
-// checkEmpty refuses an empty database file in a directory that held a
-// store. marked says whether the lock file carried lockMark.
-func checkEmpty(path string, marked bool) error {
-	st, err := os.Stat(path)
-	if err != nil || st.Size() != 0 {
-		return nil
-	}
-	why := ""
-	if marked {
-		why = "the lock file " + LockFile + " shows a store was kept here"
-	} else if w, err := os.Stat(walPath(path)); err == nil && w.Size() > 0 {
-		why = fmt.Sprintf("a write-ahead log of %d bytes is beside it", w.Size())
-	}
-	if why == "" {
-		return nil
-	}
-	return fmt.Errorf("sqlite store %s: %w: the database file is empty but %s; refusing to start an empty store over it (move the directory's files away to start afresh)", path, store.ErrCorrupt, why)
-}
-
 // watchFiles records the identity and size of the database and its log,
 // after they were opened.
 func (s *Store) watchFiles() error {

@@ -37,6 +37,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -56,6 +57,11 @@ type Options struct {
 	// batch still survives the process being killed, but the last ones
 	// may be lost if the machine loses power.
 	NoSync bool
+	// BackupInterval is how often the backup (BackupFile) is refreshed
+	// while something was written since the last one; it is also
+	// refreshed by Close. Zero means DefaultBackupInterval; a negative
+	// value takes no backups (an existing one is still restored).
+	BackupInterval time.Duration
 	// Logger receives the store's own reports: damage found in its files,
 	// backups that fail, a database restored at open. Nil discards them.
 	Logger *slog.Logger
@@ -80,6 +86,15 @@ type Store struct {
 
 	loadMu sync.Mutex // serializes LoadSession
 	load   *loadConn  // guarded by loadMu, or by dbmu held for writing
+	// The rolling backup (backup.go). backupMu serializes backups.
+	backupEvery  time.Duration // 0: none
+	stopBackups  func()        // stops the backup loop and waits for it; nil without one
+	closeBackups sync.Once     // runs it, and the last backup, in Close
+	backupMu     sync.Mutex
+	writes       atomic.Int64 // batches acknowledged since open
+	backupWrites int64        // writes when the last backup began; guarded by backupMu
+	lastBackup   BackupInfo   // guarded by backupMu
+
 	// betweenLoadQueries, when tests set it (between loads), runs before
 	// each query of a load after the first, inside its transaction.
 	betweenLoadQueries func()
@@ -115,24 +130,49 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.NoSync {
 		syncMode = "NORMAL"
 	}
-	if err := checkEmpty(path, marked); err != nil {
-		unlockDir(lock)
-		return nil, err
-	}
-	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=" + syncMode
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		unlockDir(lock)
-		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(8)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=" + syncMode
+	s, err := openOrRestore(path, dsn, lock, log, marked)
+	if err != nil {
+		unlockDir(lock)
+		return nil, err
+	}
+	switch {
+	case o.BackupInterval == 0:
+		s.backupEvery = DefaultBackupInterval
+	case o.BackupInterval > 0:
+		s.backupEvery = o.BackupInterval
+	}
+	if s.backupEvery > 0 {
+		stop, done := make(chan struct{}), make(chan struct{})
+		s.stopBackups = func() {
+			close(stop)
+			<-done
+		}
+		go s.backupLoop(s.backupEvery, stop, done)
+	}
+	return s, nil
+}
+
+// openDB opens the database at path and checks it. The caller holds the
+// directory lock.
+func openDB(path, dsn string, lock *os.File, log *slog.Logger) (*Store, error) {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
 	s := &Store{path: path, dsn: dsn, db: db, lock: lock, log: log}
 	err = s.open()
+	if err == nil {
+		if qerr := quickCheck(context.Background(), db); qerr != nil {
+			err = s.wrap("check", qerr)
+		}
+	}
 	if err == nil {
 		err = s.watchFiles()
 	}
@@ -144,7 +184,6 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		db.Close()
 		s.closeFiles()
-		unlockDir(lock)
 		return nil, err
 	}
 	return s, nil
@@ -256,6 +295,7 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if _, err := s.verifyFiles(ctx); err != nil {
 		return err
 	}
+	s.writes.Add(1)
 	return nil
 }
 
@@ -428,9 +468,22 @@ func (s *Store) Turns(ctx context.Context, chat string, from, to int64) ([]store
 	return turns, nil
 }
 
-// Close waits for a write in progress, closes the database (which
-// checkpoints the write-ahead log) and releases the directory lock.
+// Close stops the backups and refreshes the backup, waits for a write in
+// progress, closes the database (which checkpoints the write-ahead log)
+// and releases the directory lock.
 func (s *Store) Close() error {
+	if s.closed.Load() {
+		return nil
+	}
+	s.closeBackups.Do(func() {
+		if s.stopBackups == nil {
+			return
+		}
+		s.stopBackups()
+		if _, err := s.Backup(context.Background()); err != nil {
+			s.log.Warn("the session store's backup at close failed", "err", err)
+		}
+	})
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed.Swap(true) {
