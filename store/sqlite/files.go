@@ -67,7 +67,10 @@ type fileWatch struct {
 	walFI   fs.FileInfo
 	walSize int64 // the log's size after the last commit
 	header  [16]byte
-	failed  error // a file was lost or damaged: every write fails
+	// repaired is a log lost and repaired after a commit, which the next
+	// Check reports once.
+	repaired error
+	failed   error // a file was lost or damaged: every write fails
 }
 
 func walPath(db string) string { return db + "-wal" }
@@ -281,6 +284,10 @@ func (s *Store) Check(ctx context.Context) error {
 	defer s.wmu.Unlock()
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := s.files.repaired; err != nil {
+		s.files.repaired = nil
+		return err
 	}
 	return s.checkFiles(ctx)
 }

@@ -292,8 +292,15 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	// Acknowledge only what the files still hold: a log or database
 	// damaged meanwhile fails the batch (a log deleted or replaced is
 	// saved into the database first, and the batch with it).
-	if _, err := s.verifyFiles(ctx); err != nil {
+	repaired, err := s.verifyFiles(ctx)
+	if err != nil {
 		return err
+	}
+	if repaired != "" {
+		// The batch is saved in the database with the rest of the lost
+		// log: acknowledged, and reported by the next Check.
+		s.files.repaired = fmt.Errorf("sqlite store %s: the write-ahead log was %s while the store was open; what it held is saved in the database and a new log is in use", s.path, repaired)
+		s.log.Warn("the store's write-ahead log was lost and has been replaced; nothing was lost", "err", s.files.repaired)
 	}
 	s.writes.Add(1)
 	return nil
