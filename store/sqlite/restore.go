@@ -19,12 +19,12 @@ import (
 // kept, marked damaged by the last run, or failing its check. marked says
 // whether the lock file showed a store was kept in the directory. The
 // caller holds the directory lock.
-func openOrRestore(path, dsn string, lock *os.File, log *slog.Logger, marked bool) (*Store, error) {
+func openOrRestore(path, dsn string, lock *os.File, log *slog.Logger, marked, clean bool) (*Store, error) {
 	dir := filepath.Dir(path)
 	backup := filepath.Join(dir, BackupFile)
 	reason, markText := distrust(path, marked)
 	if reason == "" {
-		s, err := openDB(path, dsn, lock, log)
+		s, err := openDB(path, dsn, lock, log, clean)
 		if err == nil || !errors.Is(err, store.ErrCorrupt) {
 			return s, err
 		}
@@ -37,7 +37,7 @@ func openOrRestore(path, dsn string, lock *os.File, log *slog.Logger, marked boo
 		if markText != "" && fileSize(path) > 0 {
 			// Damage was found, but there is nothing better than the
 			// database: open it if it passes its check.
-			s, err := openDB(path, dsn, lock, log)
+			s, err := openDB(path, dsn, lock, log, false)
 			if err != nil {
 				return nil, fmt.Errorf("%w (the last run found its files damaged: %s; there is no backup to restore)", err, markText)
 			}
@@ -60,7 +60,7 @@ func openOrRestore(path, dsn string, lock *os.File, log *slog.Logger, marked boo
 	if err := copyFileSync(backup, path); err != nil {
 		return nil, fmt.Errorf("sqlite store %s: %s; copying the backup %s failed: %w", path, reason, backup, err)
 	}
-	s, err := openDB(path, dsn, lock, log)
+	s, err := openDB(path, dsn, lock, log, false)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %s: %s; the restored backup does not open: %w", path, reason, err)
 	}

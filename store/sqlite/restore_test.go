@@ -180,7 +180,12 @@ func TestRestore(t *testing.T) {
 	db := func(dir string) string { return filepath.Join(dir, DBFile) }
 	for _, tc := range []damage{
 		{name: "db truncated at rest", atRest: func(dir string) { os.Truncate(db(dir), 0) }},
+		{name: "db shortened at rest", atRest: func(dir string) { os.Truncate(db(dir), 8192) }},
 		{name: "db deleted, lock left", atRest: func(dir string) { os.Remove(db(dir)) }},
+		{name: "db pages overwritten after a crash", atRest: func(dir string) {
+			os.Remove(walPath(db(dir)))
+			overwritePages(db(dir))
+		}, crash: true},
 		{name: "db pages overwritten", atRest: func(dir string) { overwritePages(db(dir)) }},
 		{name: "wal truncated under the store", running: func(dir string) { os.Truncate(walPath(db(dir)), 0) }},
 		{name: "wal truncated under the store, crash", running: func(dir string) { os.Truncate(walPath(db(dir)), 0) }, crash: true},
@@ -261,5 +266,34 @@ func TestRestore(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestCleanClose: a store closed with its files sound says so in its lock
+// file, and the next open checks the database by its header (a shortened
+// file is found without reading every page); a running or crashed store
+// does not, and the next open runs quick_check.
+func TestCleanClose(t *testing.T) {
+	dir := t.TempDir()
+	lock := filepath.Join(dir, LockFile)
+	st, _ := openLogged(t, dir, -1)
+	writeSessions(t, st, "a", 3)
+	if marked, clean := lockMarked(lock); !marked || clean {
+		t.Fatalf("lock of a running store: marked %v, clean %v", marked, clean)
+	}
+	crashed := copyDir(t, dir)
+	if _, clean := lockMarked(filepath.Join(crashed, LockFile)); clean {
+		t.Fatal("a crashed store's lock says it closed cleanly")
+	}
+	st.Close()
+	if marked, clean := lockMarked(lock); !marked || !clean {
+		t.Fatalf("lock of a closed store: marked %v, clean %v", marked, clean)
+	}
+	if err := checkHeader(filepath.Join(dir, DBFile)); err != nil {
+		t.Fatal(err)
+	}
+	os.Truncate(filepath.Join(dir, DBFile), 4096)
+	if err := checkHeader(filepath.Join(dir, DBFile)); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("header check of a shortened database: %v", err)
 	}
 }
