@@ -93,6 +93,9 @@ func distrust(path string, marked bool) (reason, markText string) {
 		if n := fileSize(walPath(path)); n > 0 {
 			return fmt.Sprintf("a write-ahead log of %d bytes is beside it", n)
 		}
+		if fileSize(filepath.Join(dir, BackupFile)) > 0 {
+			return "the backup " + BackupFile + " is beside it"
+		}
 		return ""
 	}
 	st, err := os.Stat(path)

@@ -20,6 +20,13 @@
 // PRAGMA user_version and migrated forward, one transaction per step, when
 // the store opens; a database written by a newer schema is refused.
 //
+// The store checks its files before and after every commit and refuses
+// to acknowledge writes once they are damaged (files.go); it keeps a
+// rolling backup, ahpd.backup.db, refreshed every Options.BackupInterval
+// and at Close, and restores it at Open when the database is missing,
+// damaged or marked damaged (backup.go, restore.go). docs/persistence.md
+// is the contract.
+//
 // Concurrency: all methods are safe for concurrent use. Writes are
 // serialized; reads run beside them on their own connections and see the
 // last committed batch.
