@@ -103,7 +103,11 @@ func (c *storeConfig) open(log *slog.Logger) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("session store opened", "path", st.Path())
+	backup := "none (--backup-interval 0s)"
+	if interval > 0 {
+		backup = filepath.Join(dir, sqlite.BackupFile) + " every " + interval.String() + " and at a clean stop"
+	}
+	log.Info("session store opened", "path", st.Path(), "backup", backup)
 	return st, nil
 }
 
