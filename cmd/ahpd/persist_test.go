@@ -98,6 +98,25 @@ func TestStoreFlags(t *testing.T) {
 			t.Errorf("--store-read-share %s was accepted", bad)
 		}
 	}
+	for _, tc := range []struct {
+		flag string
+		ok   bool
+	}{
+		{"", true}, {"0s", true}, {"1m", true}, {"1s", true},
+		{"500ms", false}, {"-1m", false}, {"often", false},
+	} {
+		args := []string{}
+		if tc.flag != "" {
+			args = []string{"--backup-interval", tc.flag}
+		}
+		cfg, err := parseConfig(args, io.Discard)
+		if (err == nil) != tc.ok {
+			t.Errorf("--backup-interval %q: error %v, want ok=%v", tc.flag, err, tc.ok)
+		}
+		if tc.flag == "" && err == nil && cfg.BackupInterval != sqlite.DefaultBackupInterval.String() {
+			t.Errorf("--backup-interval by default: %q", cfg.BackupInterval)
+		}
+	}
 }
 
 // TestSpareProcs: spare processors are added and taken back, and a

@@ -29,6 +29,10 @@ type storeConfig struct {
 	SpareProcs int `json:"spareProcs"`
 	// StoreReadShare is host.Options.StoreReadShare.
 	StoreReadShare float64 `json:"storeReadShare"`
+	// BackupInterval is how often the sqlite store refreshes its backup
+	// in the data directory (it does at a clean stop too); "0s" takes
+	// none.
+	BackupInterval string `json:"backupInterval"`
 }
 
 func (c *storeConfig) defaults() {
@@ -36,6 +40,7 @@ func (c *storeConfig) defaults() {
 	c.SaveWindow = host.DefaultSaveWindow.String()
 	c.SpareProcs = defaultSpareProcs
 	c.StoreReadShare = host.DefaultStoreReadShare
+	c.BackupInterval = sqlite.DefaultBackupInterval.String()
 }
 
 func (c *storeConfig) register(fs *flag.FlagSet) {
@@ -43,6 +48,7 @@ func (c *storeConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.SaveWindow, "save-window", c.SaveWindow, "how long streamed changes may gather before one write saves them all; a crash can lose up to this much more (0s: write at once)")
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors to run with beyond one per CPU: one lets store reads, which run at background priority, take none from the streams to clients, another keeps one free while the store's writer waits for the disk (ignored when GOMAXPROCS is set; 0: none)")
 	fs.Float64Var(&c.StoreReadShare, "store-read-share", c.StoreReadShare, "share of the time store reads may take while they come back to back and the host is streaming (0 to 1; 1: no pause): after each read the reader rests in proportion, so that a burst of cold sessions loading leaves the CPUs to the streams to clients")
+	fs.StringVar(&c.BackupInterval, "backup-interval", c.BackupInterval, "how often the session database is copied to "+sqlite.BackupFile+" in --data-dir (and at a clean stop) while it changed; a database found missing or damaged at start is restored from it (0s: no backups)")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
 }
 
@@ -55,6 +61,9 @@ func (c *storeConfig) validate() error {
 	}
 	if d, err := time.ParseDuration(c.SaveWindow); err != nil || d < 0 || d > time.Second {
 		return fmt.Errorf("--save-window %q: want a duration from 0s to 1s", c.SaveWindow)
+	}
+	if d, err := time.ParseDuration(c.BackupInterval); err != nil || d < 0 || (d > 0 && d < time.Second) {
+		return fmt.Errorf("--backup-interval %q: want 0s (none) or a duration of 1s or more", c.BackupInterval)
 	}
 	switch c.Store {
 	case "sqlite", "memory":
@@ -85,11 +94,19 @@ func (c *storeConfig) open(log *slog.Logger) (store.Store, error) {
 			return nil, err
 		}
 	}
-	st, err := sqlite.Open(dir, nil)
+	interval, _ := time.ParseDuration(c.BackupInterval)
+	if interval == 0 {
+		interval = -1 // the store's zero means its default
+	}
+	st, err := sqlite.Open(dir, &sqlite.Options{BackupInterval: interval, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	log.Info("session store opened", "path", st.Path())
+	backup := "none (--backup-interval 0s)"
+	if interval > 0 {
+		backup = filepath.Join(dir, sqlite.BackupFile) + " every " + interval.String() + " and at a clean stop"
+	}
+	log.Info("session store opened", "path", st.Path(), "backup", backup)
 	return st, nil
 }
 

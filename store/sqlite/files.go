@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -67,29 +68,13 @@ type fileWatch struct {
 	walFI   fs.FileInfo
 	walSize int64 // the log's size after the last commit
 	header  [16]byte
-	failed  error // a file was lost or damaged: every write fails
+	// repaired is a log lost and repaired after a commit, which the next
+	// Check reports once.
+	repaired error
+	failed   error // a file was lost or damaged: every write fails
 }
 
 func walPath(db string) string { return db + "-wal" }
-
-// checkEmpty refuses an empty database file in a directory that held a
-// store. marked says whether the lock file carried lockMark.
-func checkEmpty(path string, marked bool) error {
-	st, err := os.Stat(path)
-	if err != nil || st.Size() != 0 {
-		return nil
-	}
-	why := ""
-	if marked {
-		why = "the lock file " + LockFile + " shows a store was kept here"
-	} else if w, err := os.Stat(walPath(path)); err == nil && w.Size() > 0 {
-		why = fmt.Sprintf("a write-ahead log of %d bytes is beside it", w.Size())
-	}
-	if why == "" {
-		return nil
-	}
-	return fmt.Errorf("sqlite store %s: %w: the database file is empty but %s; refusing to start an empty store over it (move the directory's files away to start afresh)", path, store.ErrCorrupt, why)
-}
 
 // watchFiles records the identity and size of the database and its log,
 // after they were opened.
@@ -167,7 +152,8 @@ func (s *Store) verifyFiles(ctx context.Context) (repaired string, err error) {
 	if s.files.wal == nil {
 		return "", s.watchFiles() // not created yet at open
 	}
-	if _, why := changed(walPath(s.path), s.files.walFI, s.files.wal); why != "" {
+	walNow, why := changed(walPath(s.path), s.files.walFI, s.files.wal)
+	if why != "" {
 		// SQLite still holds the old log: copy what it has into the
 		// database file, then reopen to get a new log.
 		if err := s.checkpoint(ctx); err != nil {
@@ -177,10 +163,6 @@ func (s *Store) verifyFiles(ctx context.Context) (repaired string, err error) {
 			return "", fmt.Errorf("sqlite store %s: the write-ahead log was %s; its content is saved in the database, but reopening failed: %w", s.path, why, err)
 		}
 		return why, nil
-	}
-	walNow, err := s.files.wal.Stat()
-	if err != nil {
-		return "", s.fail("the write-ahead log became unreadable ("+err.Error()+")", "what it held since the last checkpoint is lost")
 	}
 	if why := s.damaged(s.files.wal, walNow.Size(), s.files.walSize, walMagic); why != "" {
 		return "", s.fail("the write-ahead log was "+why, "the changes it held since the last checkpoint are lost")
@@ -220,7 +202,8 @@ func (s *Store) fail(what, lost string) error {
 }
 
 // changed says how the file at path differs from the one recorded, or "",
-// with what it found there.
+// with what it found there (through open, when given: the file SQLite
+// writes).
 func changed(path string, was fs.FileInfo, open *os.File) (fs.FileInfo, string) {
 	now, err := os.Stat(path)
 	switch {
@@ -232,9 +215,14 @@ func changed(path string, was fs.FileInfo, open *os.File) (fs.FileInfo, string) 
 		return nil, "replaced"
 	}
 	if open != nil {
-		if fi, err := open.Stat(); err == nil && fileinfo.Links(fi) == 0 {
+		fi, err := open.Stat()
+		if err != nil {
+			return nil, "unreadable (" + err.Error() + ")"
+		}
+		if fileinfo.Links(fi) == 0 {
 			return nil, "deleted"
 		}
+		now = fi
 	}
 	// More links are harmless (a backup made with ln): the data still
 	// reaches the file SQLite writes.
@@ -284,10 +272,59 @@ func markLock(f *os.File) error {
 	return err
 }
 
-// lockMarked reports whether the lock file carries lockMark.
-func lockMarked(path string) bool {
+// cleanMark follows lockMark in the lock file once a store has closed
+// with its files sound and its log checkpointed: the next open can then
+// check the database by its header rather than read every page.
+const cleanMark = "closed cleanly\n"
+
+// markClean adds cleanMark to the lock file.
+func markClean(f *os.File) error {
+	_, err := f.WriteAt([]byte(cleanMark), int64(len(lockMark)))
+	return err
+}
+
+// lockMarked reports whether the lock file carries lockMark, and whether
+// the store was closed cleanly.
+func lockMarked(path string) (marked, clean bool) {
 	b, err := os.ReadFile(filepath.Clean(path))
-	return err == nil && strings.HasPrefix(string(b), lockMark)
+	if err != nil || !strings.HasPrefix(string(b), lockMark) {
+		return false, false
+	}
+	return true, string(b[len(lockMark):]) == cleanMark
+}
+
+// checkHeader is the check at open after a clean close, when the whole
+// database is in ahpd.db: the file starts with its header and is as long
+// as the header says.
+func checkHeader(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var h [100]byte
+	if n, _ := f.ReadAt(h[:], 0); n < len(h) {
+		return nil // new and empty: SQLite writes it
+	}
+	if !bytes.Equal(h[:len(dbMagic)], dbMagic) {
+		return fmt.Errorf("%w: the database file does not start with a database header", store.ErrCorrupt)
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:]))
+	if binary.BigEndian.Uint32(h[24:]) != binary.BigEndian.Uint32(h[92:]) {
+		return nil // the size in the header is not current: nothing to compare
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if want := pages * pageSize; fi.Size() < want {
+		return fmt.Errorf("%w: the database file has %d bytes, its header says %d", store.ErrCorrupt, fi.Size(), want)
+	}
+	return nil
 }
 
 // Check runs the checks made before every batch while no batch comes: a
@@ -300,6 +337,10 @@ func (s *Store) Check(ctx context.Context) error {
 	defer s.wmu.Unlock()
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := s.files.repaired; err != nil {
+		s.files.repaired = nil
+		return err
 	}
 	return s.checkFiles(ctx)
 }

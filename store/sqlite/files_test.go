@@ -129,6 +129,7 @@ func TestEmptyDatabase(t *testing.T) {
 	if err := os.Truncate(filepath.Join(dir, DBFile), 0); err != nil {
 		t.Fatal(err)
 	}
+	os.Remove(filepath.Join(dir, BackupFile)) // restored otherwise (TestRestore)
 	if _, err := Open(dir, nil); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), "the database file is empty") {
 		t.Fatalf("empty database beside its lock file: %v", err)
 	}

@@ -20,6 +20,13 @@
 // PRAGMA user_version and migrated forward, one transaction per step, when
 // the store opens; a database written by a newer schema is refused.
 //
+// The store checks its files before and after every commit and refuses
+// to acknowledge writes once they are damaged (files.go); it keeps a
+// rolling backup, ahpd.backup.db, refreshed every Options.BackupInterval
+// and at Close, and restores it at Open when the database is missing,
+// damaged or marked damaged (backup.go, restore.go). docs/persistence.md
+// is the contract.
+//
 // Concurrency: all methods are safe for concurrent use. Writes are
 // serialized; reads run beside them on their own connections and see the
 // last committed batch.
@@ -31,12 +38,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -56,6 +65,11 @@ type Options struct {
 	// batch still survives the process being killed, but the last ones
 	// may be lost if the machine loses power.
 	NoSync bool
+	// BackupInterval is how often the backup (BackupFile) is refreshed
+	// while something was written since the last one; it is also
+	// refreshed by Close. Zero means DefaultBackupInterval; a negative
+	// value takes no backups (an existing one is still restored).
+	BackupInterval time.Duration
 	// Logger receives the store's own reports: damage found in its files,
 	// backups that fail, a database restored at open. Nil discards them.
 	Logger *slog.Logger
@@ -80,6 +94,15 @@ type Store struct {
 
 	loadMu sync.Mutex // serializes LoadSession
 	load   *loadConn  // guarded by loadMu, or by dbmu held for writing
+	// The rolling backup (backup.go). backupMu serializes backups.
+	backupEvery  time.Duration // 0: none
+	stopBackups  func()        // stops the backup loop and waits for it; nil without one
+	closeBackups sync.Once     // runs it, and the last backup, in Close
+	backupMu     sync.Mutex
+	writes       atomic.Int64 // batches acknowledged since open
+	backupWrites int64        // writes when the last backup began; guarded by backupMu
+	lastBackup   BackupInfo   // guarded by backupMu
+
 	// betweenLoadQueries, when tests set it (between loads), runs before
 	// each query of a load after the first, inside its transaction.
 	betweenLoadQueries func()
@@ -103,7 +126,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("sqlite store: the data directory %q must not contain '?' or '#'", dir)
 	}
-	marked := lockMarked(filepath.Join(dir, LockFile))
+	marked, clean := lockMarked(filepath.Join(dir, LockFile))
 	lock, err := lockDir(filepath.Join(dir, LockFile))
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
@@ -115,24 +138,56 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if o.NoSync {
 		syncMode = "NORMAL"
 	}
-	if err := checkEmpty(path, marked); err != nil {
-		unlockDir(lock)
-		return nil, err
-	}
-	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=" + syncMode
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		unlockDir(lock)
-		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(8)
-	db.SetMaxIdleConns(8)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	dsn := "file:" + path + "?_busy_timeout=5000&_journal_mode=WAL&_synchronous=" + syncMode
+	s, err := openOrRestore(path, dsn, lock, log, marked, clean)
+	if err != nil {
+		unlockDir(lock)
+		return nil, err
+	}
+	switch {
+	case o.BackupInterval == 0:
+		s.backupEvery = DefaultBackupInterval
+	case o.BackupInterval > 0:
+		s.backupEvery = o.BackupInterval
+	}
+	if s.backupEvery > 0 {
+		stop, done := make(chan struct{}), make(chan struct{})
+		s.stopBackups = func() {
+			close(stop)
+			<-done
+		}
+		go s.backupLoop(s.backupEvery, stop, done)
+	}
+	return s, nil
+}
+
+// openDB opens the database at path and checks it: after a clean close,
+// with no log beside it, by its header; otherwise with quick_check, which
+// reads every page. The caller holds the directory lock.
+func openDB(path, dsn string, lock *os.File, log *slog.Logger, clean bool) (*Store, error) {
+	clean = clean && fileSize(walPath(path)) <= 0
+	if clean {
+		if err := checkHeader(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("sqlite store %s: check: %w", path, err)
+		}
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(8)
+	db.SetMaxIdleConns(8)
 	s := &Store{path: path, dsn: dsn, db: db, lock: lock, log: log}
 	err = s.open()
+	if err == nil && !clean {
+		if qerr := quickCheck(context.Background(), db); qerr != nil {
+			err = s.wrap("check", qerr)
+		}
+	}
 	if err == nil {
 		err = s.watchFiles()
 	}
@@ -144,7 +199,6 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		db.Close()
 		s.closeFiles()
-		unlockDir(lock)
 		return nil, err
 	}
 	return s, nil
@@ -253,9 +307,17 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	// Acknowledge only what the files still hold: a log or database
 	// damaged meanwhile fails the batch (a log deleted or replaced is
 	// saved into the database first, and the batch with it).
-	if _, err := s.verifyFiles(ctx); err != nil {
+	repaired, err := s.verifyFiles(ctx)
+	if err != nil {
 		return err
 	}
+	if repaired != "" {
+		// The batch is saved in the database with the rest of the lost
+		// log: acknowledged, and reported by the next Check.
+		s.files.repaired = fmt.Errorf("sqlite store %s: the write-ahead log was %s while the store was open; what it held is saved in the database and a new log is in use", s.path, repaired)
+		s.log.Warn("the store's write-ahead log was lost and has been replaced; nothing was lost", "err", s.files.repaired)
+	}
+	s.writes.Add(1)
 	return nil
 }
 
@@ -428,14 +490,28 @@ func (s *Store) Turns(ctx context.Context, chat string, from, to int64) ([]store
 	return turns, nil
 }
 
-// Close waits for a write in progress, closes the database (which
-// checkpoints the write-ahead log) and releases the directory lock.
+// Close stops the backups and refreshes the backup, waits for a write in
+// progress, closes the database (which checkpoints the write-ahead log)
+// and releases the directory lock.
 func (s *Store) Close() error {
+	if s.closed.Load() {
+		return nil
+	}
+	s.closeBackups.Do(func() {
+		if s.stopBackups == nil {
+			return
+		}
+		s.stopBackups()
+		if _, err := s.Backup(context.Background()); err != nil {
+			s.log.Warn("the session store's backup at close failed", "err", err)
+		}
+	})
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.closed.Swap(true) {
 		return nil
 	}
+	sound := s.checkFiles(context.Background()) == nil
 	s.dbmu.Lock()
 	err := s.closeLoadLocked()
 	if cerr := s.db.Close(); err == nil {
@@ -443,6 +519,9 @@ func (s *Store) Close() error {
 	}
 	s.dbmu.Unlock()
 	s.closeFiles()
+	if sound && err == nil && fileSize(walPath(s.path)) <= 0 {
+		markClean(s.lock)
+	}
 	unlockDir(s.lock)
 	if err != nil {
 		return s.wrap("close", err)
