@@ -129,6 +129,13 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	}()
 	r, ok := routes[req.Method]
 	switch {
+	case !ok && req.IsNotification():
+		// No answer is possible; VS Code's own notifications outside
+		// the spec are expected and not worth a line.
+		if !quietNotifications[req.Method] {
+			c.h.log.Debug("notification for an unknown method ignored", "client", clip(c.id(), maxLoggedValue), "method", clip(req.Method, maxLoggedValue))
+		}
+		return nil, nil
 	case !ok:
 		return nil, rpcError(protocol.CodeMethodNotFound, "unknown method %q", req.Method)
 	case req.IsNotification() && !r.m.Notification:
