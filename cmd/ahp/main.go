@@ -12,7 +12,8 @@
 //	ahp watch URI                     print what arrives on a channel
 //	ahp rm SESSION                    remove a session
 //
-// SESSION is a session URI (its scheme is the host's business), its ID (what
+// SESSION is a session URI (<provider>:/<id>, or ahp-session:/<id> for older
+// ones; its scheme is the host's business), its ID (what
 // follows the scheme), or a prefix of the ID that only one session has. The
 // host is at --url (default $AHP_URL, then the URL an ahpd of the same user
 // on this machine wrote in its data directory, then ws://127.0.0.1:7247/);
@@ -557,6 +558,16 @@ func isURI(s string) bool {
 		}
 	}
 	return true
+}
+
+// newSessionURI names a new session on provider <provider>:/<id>, as VS
+// Code does, so every client sees its provider; ahp-session:/<id> when
+// the provider is not known or cannot be a URI scheme.
+func newSessionURI(provider, id string) string {
+	if !protocol.ValidScheme(provider) || protocol.ReservedScheme(provider) {
+		return protocol.SessionURI(id)
+	}
+	return provider + ":/" + id
 }
 
 // printJSON writes v as one line of JSON, object members sorted.

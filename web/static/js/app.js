@@ -293,10 +293,11 @@ class App {
   }
 
   async createSession() {
-    const id = newID();
-    const uri = `ahp-session:/${id}`;
+    // A new session is named <provider>:/<id>, as VS Code names them.
+    const agents = this.agents();
+    const provider = $('#c-provider').value || (agents[0] && agents[0].provider) || '';
+    const uri = /^[a-z][a-z0-9+.-]*$/.test(provider) ? `${provider}:/${newID()}` : `ahp-session:/${newID()}`;
     const params = { channel: uri };
-    const provider = $('#c-provider').value;
     if (provider) params.provider = provider;
     const dir = toFileURI($('#c-dir').value);
     if (dir) params.workingDirectories = [dir];
