@@ -178,6 +178,12 @@ type Host struct {
 	held map[*session]struct{}
 
 	ws Workspace // nil when none
+
+	// For Stats: the serverSeq at start, the turns ended by outcome (both
+	// guarded by mu) and the clients dropped for falling behind.
+	startSeq int64
+	turns    turnCounts
+	dropped  atomic.Int64
 }
 
 // channel is one state-bearing channel.
@@ -316,6 +322,7 @@ func New(opts *Options) (*Host, error) {
 		}
 		return nil, err
 	}
+	h.startSeq = h.seq
 	root.ActiveSessions = protocol.Ptr(int64(len(h.sessions)))
 	h.channels[protocol.RootURI] = &channel{uri: protocol.RootURI, kind: protocol.ChannelRoot, state: root, subs: map[*conn]*subscription{}}
 	h.jr.start()

@@ -537,3 +537,20 @@ func (j *journal) statsNow() journalStats {
 	defer j.mu.Unlock()
 	return j.stats
 }
+
+// statsInto fills the store's part of s.
+func (j *journal) statsInto(s *Stats, now time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s.SaveBacklog = len(j.ops)
+	s.SaveBatches = j.stats.Batches
+	s.SaveRetries = j.stats.Retries
+	s.SaveFailing = j.err != nil
+	oldest := j.inflight
+	if oldest.IsZero() || (!j.oldest.IsZero() && j.oldest.Before(oldest)) {
+		oldest = j.oldest
+	}
+	if !oldest.IsZero() {
+		s.SaveOldest = max(now.Sub(oldest), 0)
+	}
+}
