@@ -132,6 +132,10 @@ type Options struct {
 	// garbage collection into a stall of the streams. Zero means
 	// DefaultStoreReadShare; 1 or more reads without pausing.
 	StoreReadShare float64
+	// OnStoreWrite, when set, is told how long each successful write of
+	// a batch to the store took, on the store writer's goroutine (a
+	// metrics histogram). It must return quickly.
+	OnStoreWrite func(time.Duration)
 	// Workspace, when set, is called once by New to make the Workspace
 	// that serves files, terminals, watches and changesets. Nil means the
 	// host answers those commands with -32601.

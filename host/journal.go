@@ -77,6 +77,9 @@ type journal struct {
 	leaseOK atomic.Int64 // the serverSeq limit known durable
 
 	stats journalStats
+	// onWrite, when set, is told how long each successful write took
+	// (Options.OnStoreWrite). Set before the writer starts.
+	onWrite func(time.Duration)
 }
 
 // pending is one queued operation: ready, or encoded by the writer (states
@@ -303,8 +306,12 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 	stall := j.watchStall(since)
 	defer stall.Stop()
 	for attempt := 0; ; attempt++ {
+		began := time.Now()
 		err := j.st.Write(j.ctx, batch)
 		if err == nil {
+			if j.onWrite != nil {
+				j.onWrite(time.Since(began))
+			}
 			break
 		}
 		j.mu.Lock()
@@ -545,7 +552,6 @@ func (j *journal) statsInto(s *Stats, now time.Time) {
 	s.SaveBacklog = len(j.ops)
 	s.SaveBatches = j.stats.Batches
 	s.SaveRetries = j.stats.Retries
-	s.SaveFailing = j.err != nil
 	oldest := j.inflight
 	if oldest.IsZero() || (!j.oldest.IsZero() && j.oldest.Before(oldest)) {
 		oldest = j.oldest

@@ -34,13 +34,15 @@ type Stats struct {
 	ReplayBytes   int
 	// SaveBacklog is how many changes wait to be written to the store;
 	// SaveBatches and SaveRetries count the writes and the failed
-	// attempts; SaveFailing is set while the last write failed;
-	// SaveOldest is how long the oldest change not yet saved has waited.
+	// attempts; SaveOldest is how long the oldest change not yet saved
+	// has waited. SaveError says why the host cannot save changes now
+	// (the store fails, is damaged, or has not saved for longer than
+	// Options.MaxSaveDelay), so that it refuses new work; nil when it can.
 	SaveBacklog int
 	SaveBatches int64
 	SaveRetries int64
-	SaveFailing bool
 	SaveOldest  time.Duration
+	SaveError   error
 	// TurnsRunning counts the turns running now; TurnsEnded the turns
 	// that ended, by outcome: "complete", "error" or "cancelled".
 	TurnsRunning int
@@ -99,5 +101,6 @@ func (h *Host) Stats() Stats {
 	}
 	s.Dropped = h.dropped.Load()
 	h.jr.statsInto(&s, h.opts.Now())
+	s.SaveError = h.jr.failing()
 	return s
 }
