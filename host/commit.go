@@ -97,6 +97,14 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 			// shows it, and the turn it streams into is running.
 			return
 		}
+		switch a.(type) {
+		case *protocol.ChatTurnCompleteAction:
+			h.turns.complete++
+		case *protocol.ChatErrorAction:
+			h.turns.error++
+		case *protocol.ChatTurnCancelledAction:
+			h.turns.cancelled++
+		}
 		chat := ch.state.(*protocol.ChatState)
 		h.syncChatSummaryLocked(s, chat)
 		h.syncInputNeededLocked(s, chat)

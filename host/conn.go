@@ -55,6 +55,7 @@ func (h *Host) ServeTransport(ctx context.Context, t jsonrpc.Transport) error {
 		MaxOutMessages: h.opts.QueueSize,
 		MaxOutBytes:    h.opts.QueueBytes,
 		OnOverflow: func(err error) {
+			h.dropped.Add(1)
 			h.log.Info("dropping a client that fell behind", "client", c.id(), "err", err)
 		},
 		Logger:      h.log,

@@ -131,6 +131,10 @@ type Options struct {
 	// garbage collection into a stall of the streams. Zero means
 	// DefaultStoreReadShare; 1 or more reads without pausing.
 	StoreReadShare float64
+	// OnStoreWrite, when set, is told how long each successful write of
+	// a batch to the store took, on the store writer's goroutine (a
+	// metrics histogram). It must return quickly.
+	OnStoreWrite func(time.Duration)
 	// Workspace, when set, is called once by New to make the Workspace
 	// that serves files, terminals, watches and changesets. Nil means the
 	// host answers those commands with -32601.
@@ -177,6 +181,12 @@ type Host struct {
 	held map[*session]struct{}
 
 	ws Workspace // nil when none
+
+	// For Stats: the serverSeq at start, the turns ended by outcome (both
+	// guarded by mu) and the clients dropped for falling behind.
+	startSeq int64
+	turns    turnCounts
+	dropped  atomic.Int64
 }
 
 // channel is one state-bearing channel.
@@ -318,6 +328,7 @@ func New(opts *Options) (*Host, error) {
 		}
 		return nil, err
 	}
+	h.startSeq = h.seq
 	root.ActiveSessions = protocol.Ptr(int64(len(h.sessions)))
 	h.channels[protocol.RootURI] = &channel{uri: protocol.RootURI, kind: protocol.ChannelRoot, state: root, subs: map[*conn]*subscription{}}
 	h.jr.start()

@@ -77,6 +77,9 @@ type journal struct {
 	leaseOK atomic.Int64 // the serverSeq limit known durable
 
 	stats journalStats
+	// onWrite, when set, is told how long each successful write took
+	// (Options.OnStoreWrite). Set before the writer starts.
+	onWrite func(time.Duration)
 }
 
 // pending is one queued operation: ready, or encoded by the writer (states
@@ -303,8 +306,12 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 	stall := j.watchStall(since)
 	defer stall.Stop()
 	for attempt := 0; ; attempt++ {
+		began := time.Now()
 		err := j.st.Write(j.ctx, batch)
 		if err == nil {
+			if j.onWrite != nil {
+				j.onWrite(time.Since(began))
+			}
 			break
 		}
 		j.mu.Lock()
@@ -536,4 +543,20 @@ func (j *journal) statsNow() journalStats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.stats
+}
+
+// statsInto fills the store's part of s.
+func (j *journal) statsInto(s *Stats, now time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s.SaveBacklog = len(j.ops)
+	s.SaveBatches = j.stats.Batches
+	s.SaveRetries = j.stats.Retries
+	oldest := j.inflight
+	if oldest.IsZero() || (!j.oldest.IsZero() && j.oldest.Before(oldest)) {
+		oldest = j.oldest
+	}
+	if !oldest.IsZero() {
+		s.SaveOldest = max(now.Sub(oldest), 0)
+	}
 }

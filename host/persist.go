@@ -62,6 +62,7 @@ func (h *Host) open() error {
 		return fmt.Errorf("host: writing to the store: %w", err)
 	}
 	h.jr = newJournal(h.st, h.log, h.opts.Now, h.opts.MaxSaveDelay, h.opts.SaveWindow, h.seq)
+	h.jr.onWrite = h.opts.OnStoreWrite
 	h.jr.leaseOK.Store(h.leaseAsked)
 
 	var after *store.Position

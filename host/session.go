@@ -439,18 +439,23 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	// the session or of one of its chats also hear root/sessionRemoved, so
 	// none of them waits on a channel that is gone.
 	s.disposing = true
+	// The chats as they were: removeChatLocked takes each out of
+	// s.chatURIs.
+	chats := slices.Clone(s.chatURIs)
 	var subs map[*conn]*subscription
 	if sch := h.channels[s.uri]; sch != nil {
 		subs = sch.subs
-		for _, uri := range slices.Clone(s.chatURIs) {
+		for _, uri := range chats {
 			if ch := s.chats[uri]; ch != nil {
 				subs = union(subs, ch.subs)
 				h.removeChatLocked(ch)
 			}
 		}
 	}
-	for _, uri := range s.chatURIs {
-		delete(h.chatOwner, uri)
+	for _, uri := range chats {
+		if h.chatOwner[uri] == s {
+			delete(h.chatOwner, uri)
+		}
 	}
 	h.dropChannelLocked(s.uri)
 	delete(h.sessions, s.uri)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -87,6 +88,29 @@ type Backend struct {
 	probing  chan struct{} // closed when the probe in progress ends; nil when none is
 	sessions map[*session]struct{}
 	closed   bool
+
+	// processes counts the agent processes running; restarts the starts
+	// after a crash, over the backend's life.
+	processes atomic.Int64
+	restarts  atomic.Int64
+}
+
+// Stats is what a backend has running, for monitoring.
+type Stats struct {
+	// Sessions is how many sessions are open on the backend.
+	Sessions int
+	// Processes is how many agent processes are running.
+	Processes int64
+	// Restarts is how many times an agent was restarted after a crash.
+	Restarts int64
+}
+
+// Stats reports what the backend has running.
+func (b *Backend) Stats() Stats {
+	b.mu.Lock()
+	n := len(b.sessions)
+	b.mu.Unlock()
+	return Stats{Sessions: n, Processes: b.processes.Load(), Restarts: b.restarts.Load()}
 }
 
 // probeResult is what the agent reported when probed.

@@ -313,11 +313,14 @@ func (s *session) ensureProcess(ctx context.Context) (*process, error) {
 	s.gen++
 	p.gen = s.gen
 	s.proc = p
+	s.b.processes.Add(1)
 	go func() {
 		<-p.exited
+		s.b.processes.Add(-1)
 		s.processExited(p)
 	}()
 	if restart {
+		s.b.restarts.Add(1)
 		s.log.Info("agent restarted", "restarts", s.gen-1)
 	}
 	return p, nil

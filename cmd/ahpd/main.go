@@ -30,6 +30,7 @@ import (
 
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/connlimit"
+	"github.com/ahp-go/ahp/internal/metrics"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/web"
 )
@@ -65,6 +66,7 @@ type config struct {
 	storeConfig
 	agentConfig
 	workspaceConfig
+	opsConfig
 
 	ShowVersion bool   `json:"-"`
 	CheckOnly   bool   `json:"-"`
@@ -158,6 +160,7 @@ func newFlagSet(cfg *config, stderr io.Writer) *flag.FlagSet {
 	cfg.storeConfig.register(fs)
 	cfg.agentConfig.register(fs)
 	cfg.workspaceConfig.register(fs)
+	cfg.opsConfig.register(fs)
 	return fs
 }
 
@@ -194,6 +197,9 @@ func (c *config) validate() error {
 		}
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	if err := c.opsConfig.validate(); err != nil {
 		return err
 	}
 	for _, d := range []struct{ flag, value string }{
@@ -302,7 +308,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	probesDone := make(chan struct{})
+	mets := metrics.New(&metrics.Options{Version: version, Agents: acps, AgentsProbed: probesDone})
 	opts := &host.Options{
+		OnStoreWrite:      mets.ObserveStoreWrite,
 		Store:             st,
 		Agents:            agents,
 		ServerInfo:        protocol.Implementation{Name: "ahpd", Version: protocol.Ptr(version)},
@@ -320,6 +329,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	mets.Watch(h)
+	stopDebug, _, err := cfg.opsConfig.debugServer(log)
+	if err != nil {
+		h.Close()
+		return err
+	}
+	defer stopDebug()
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		h.Close()
@@ -327,7 +343,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	idle, _ := time.ParseDuration(cfg.IdleTimeout)
 	lim := connlimit.New(cfg.MaxConns, log)
-	var handler http.Handler = h.WebSocketHandler(&host.WebSocketOptions{
+	wsOpts := &host.WebSocketOptions{
 		Token:        token,
 		AllowedHosts: cfg.AllowHosts,
 		// A listener reachable beyond this machine requires a
@@ -337,10 +353,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		InsecureSkipOriginCheck: cfg.AnyOrigin,
 		PingInterval:            pingInterval(mustDuration(cfg.PingInterval)),
 		PingTimeout:             mustDuration(cfg.PingTimeout),
-	})
+	}
+	var handler http.Handler = h.WebSocketHandler(wsOpts)
 	if !cfg.NoWeb {
 		handler = web.New(handler)
 	}
+	handler = cfg.opsConfig.opsRoutes(mets, wsOpts, handler)
 	srv := &http.Server{
 		Handler:           lim.Handler(handler),
 		ConnContext:       lim.ConnContext,
@@ -362,7 +380,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Agents are probed once ahpd listens; each is published as its probe
 	// ends. The probes stop before the host does.
 	probeCtx, cancelProbes := context.WithCancel(context.Background())
-	probesDone := make(chan struct{})
 	go func() {
 		defer close(probesDone)
 		probeAgents(probeCtx, acps, log, h.RefreshAgents)
