@@ -690,3 +690,29 @@ func TestQuietTurn(t *testing.T) {
 		t.Errorf("activity %q after the turn", *st.Activity)
 	}
 }
+
+// TestFileSystemDisabled: an agent configured without the client file
+// system gets method-not-found for reads and writes, and nothing is
+// written.
+func TestFileSystemDisabled(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("line1\n"), 0o644))
+	cfg := testConfig("test")
+	cfg.DisableFileSystem = true
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, b)
+	a := th.dial(t, "a")
+	_, chat := a.newSession("s1", "test", dir)
+	turn := a.startTurn(chat, "t1", "read "+filepath.Join(dir, "a.txt")+"\nwrite "+filepath.Join(dir, "b.txt")+" hello")
+	a.waitTurnEnd(turn)
+	got := markdown(finishedTurn(t, th.chatState(t, chat), turn).ResponseParts)
+	if strings.Contains(got, "line1") || strings.Count(got, "Method not found") != 2 {
+		t.Errorf("reply:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("b.txt was written (%v)", err)
+	}
+}

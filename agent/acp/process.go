@@ -343,7 +343,7 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		ClientInfo:      &clientInfo,
 		ClientCapabilities: acpsdk.ClientCapabilities{
-			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: !cfg.DisableFileSystem, WriteTextFile: !cfg.DisableFileSystem},
 			Terminal: p.terminals,
 		},
 	})

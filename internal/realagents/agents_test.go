@@ -1,6 +1,7 @@
 package realagents_test
 
 import (
+	"encoding/json"
 	"context"
 	"os"
 	"path/filepath"
@@ -76,7 +77,8 @@ func runScenarios(t *testing.T, ac agentCase) {
 			t.Fatalf("turn ended with %+v", end)
 		}
 		if b, err := os.ReadFile(path); err != nil || string(b) != "first line\n" {
-			t.Fatalf("new.txt: %q, %v", b, err)
+			js, _ := json.Marshal(c.turn(turn))
+			t.Fatalf("new.txt: %q, %v; the watcher's turn: %.3000s", b, err, js)
 		}
 		c.toolDone(turn, "completed")
 
