@@ -1,8 +1,8 @@
 package realagents_test
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
