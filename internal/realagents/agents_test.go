@@ -48,6 +48,13 @@ func TestClaude(t *testing.T) { runScenarios(t, claude) }
 // its own, asserting what the second (watching) client saw.
 func runScenarios(t *testing.T, ac agentCase) {
 	r := newRig(t, ac.agent, nil)
+	t.Cleanup(func() {
+		// The host stops the probe's process and the sessions' own: none
+		// of that is the agent breaking its connection.
+		if strings.Contains(r.logBuf.String(), "the agent broke its ACP connection") {
+			t.Error("the log blames the agent for a connection the host closed")
+		}
+	})
 
 	t.Run("text", func(t *testing.T) {
 		c := r.sub(t).newChat(nil)
