@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/modelserver"
 	"github.com/ahp-go/ahp/internal/realagents"
 	"github.com/ahp-go/ahp/protocol"
@@ -71,6 +72,41 @@ func runScenarios(t *testing.T, ac agentCase) {
 		// and models.
 		if got := markdown(c.turn(turn).ResponseParts); !strings.Contains(got, reply) {
 			t.Errorf("the watcher's turn reads %q", got)
+		}
+	})
+
+	t.Run("model", func(t *testing.T) {
+		// The agent's models are listed, however it offers them, and a
+		// message's model selection switches the session's model.
+		models := r.b.Info().Models
+		if len(models) < 2 {
+			t.Fatalf("the agent lists models %+v", models)
+		}
+		c := r.sub(t).newChat(nil)
+		cur := c.wss.State().(*protocol.SessionState).Config.Values["model"]
+		var pick string
+		for _, m := range models {
+			if strconv.Quote(m.ID) != string(cur) {
+				pick = m.ID
+				break
+			}
+		}
+		r.model.Handle("which model", modelserver.Scenario{modelserver.Text("This one.")})
+		msg := hosttest.UserMessage("which model are you")
+		msg.Model = &protocol.ModelSelection{ID: pick}
+		turn := c.sendMessage(msg)
+		if end := c.end(turn); end.Type() != "chat/turnComplete" {
+			t.Fatalf("turn ended with %+v", end)
+		}
+		// Codex lists a model per reasoning effort ("m[low]") and reports
+		// the model and the effort apart.
+		want := strconv.Quote(strings.SplitN(pick, "[", 2)[0])
+		deadline := time.Now().Add(wait)
+		for string(c.wss.State().(*protocol.SessionState).Config.Values["model"]) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("the watcher's session model is %s, want %s (was %s)", c.wss.State().(*protocol.SessionState).Config.Values["model"], want, cur)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	})
 

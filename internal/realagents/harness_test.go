@@ -209,11 +209,17 @@ func (r *rig) newChat(config map[string]string) *chat {
 // send starts a turn from the driver and returns its id.
 func (c *chat) send(text string) string {
 	c.r.t.Helper()
+	return c.sendMessage(hosttest.UserMessage(text))
+}
+
+// sendMessage starts a turn with a message from the driver.
+func (c *chat) sendMessage(msg protocol.Message) string {
+	c.r.t.Helper()
 	id := client.NewID()
 	ctx, cancel := context.WithTimeout(c.r.ctx, wait)
 	defer cancel()
 	_, err := c.a.Dispatch(ctx, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()),
-		Message: hosttest.UserMessage(text)})
+		Message: msg})
 	if err != nil {
 		c.r.t.Fatal(err)
 	}
