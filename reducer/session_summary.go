@@ -29,17 +29,32 @@ import (
 // on. The flags above the activity bits (IsRead, IsArchived and any this
 // package does not know) are the session's own and are kept from s.Status.
 //
-// A session without chats keeps its status.
+// A session without chats keeps its status. A session whose creation
+// failed (its agent could not start) reports Error whatever its chats
+// say, so that every list shows it failed without opening it.
 func SummaryStatus(s *protocol.SessionState) protocol.SessionStatus {
+	if sessionFailed(s) {
+		return s.Status&^sessionActivityBits | protocol.SessionStatusError
+	}
 	bits, _ := sessionRollUp(s)
 	return s.Status&^sessionActivityBits | bits
+}
+
+// sessionFailed reports a session whose creation failed.
+func sessionFailed(s *protocol.SessionState) bool {
+	return s.Lifecycle == protocol.SessionLifecycleFailed || s.Lifecycle == protocol.SessionLifecycleCreationFailed
 }
 
 // SummaryActivity returns the activity text a session should report: that
 // of the chat whose activity bits SummaryStatus uses. This is the default
 // (or most recently modified) chat unless another chat won the InputNeeded
-// or Error promotion. A session without chats keeps its activity.
+// or Error promotion. A session without chats keeps its activity. A
+// session whose creation failed reports why.
 func SummaryActivity(s *protocol.SessionState) *string {
+	if sessionFailed(s) && s.CreationError != nil && s.CreationError.Message != "" {
+		msg := s.CreationError.Message
+		return &msg
+	}
 	_, i := sessionRollUp(s)
 	if i < 0 {
 		return s.Activity

@@ -54,6 +54,17 @@ func TestSessionSummary(t *testing.T) {
 		activity:   "Thinking",
 		modifiedAt: t1,
 	}, {
+		name:       "a session whose creation failed reports Error and why",
+		members:    `"lifecycle":"failed","creationError":{"errorType":"agentError","message":"Authentication required"},"chats":[` + chat("c1", idle, "", t1) + `]`,
+		status:     failed,
+		activity:   "Authentication required",
+		modifiedAt: t1,
+	}, {
+		name:         "a failed session keeps its flags",
+		members:      `"status":` + fmt.Sprint(idle|read) + `,"lifecycle":"failed","creationError":{"errorType":"agentError","message":""}`,
+		status:       failed | read,
+		noModifiedAt: true,
+	}, {
 		name:       "the default chat gives the activity, not the newest chat",
 		members:    `"chats":[` + chat("c1", running, "Busy", t1) + `,` + chat("c2", idle, "", t3) + `],"defaultChat":"ahp-chat:/c1"`,
 		status:     running,

@@ -228,8 +228,12 @@ func (b *Backend) probe(ctx context.Context, res *probeResult) error {
 	if err != nil {
 		return err
 	}
-	p.markStopping("probe done")
-	defer p.stop()
+	defer func() {
+		// Marked only now: a connection the agent breaks during the probe
+		// is the probe's error.
+		p.markStopping("probe done")
+		p.terminate()
+	}()
 	err = p.handshake(ctx, &b.cfg, b.clientInfo())
 	// What initialize answered is kept even when authenticate failed: it
 	// lists the authentication methods.
@@ -237,16 +241,29 @@ func (b *Backend) probe(ctx context.Context, res *probeResult) error {
 	if err != nil {
 		return err
 	}
+	mark := p.stderrMark()
 	s, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: dir, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
 		// Often an agent that wants to be authenticated first: sessions
 		// will say so. Models and modes stay unknown.
-		res.sessionErr = errorText(err)
+		res.sessionErr = errorText(err) + p.stderrSince(mark)
 		b.log.Info("probe: no session to learn models and modes from", "err", res.sessionErr)
 		return nil
 	}
 	res.models, res.modes, res.options = s.Models, s.Modes, s.ConfigOptions
 	return nil
+}
+
+// SessionError returns why the agent could not open a session when it was
+// probed (often a missing login or API key), or "" when it could or has
+// not been probed. Its sessions are expected to fail the same way.
+func (b *Backend) SessionError() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.probed == nil {
+		return ""
+	}
+	return b.probed.sessionErr
 }
 
 func (b *Backend) clientInfo() acpsdk.Implementation {
@@ -307,8 +324,12 @@ func (b *Backend) Info() protocol.AgentInfo {
 	}
 	if res != nil {
 		info.Description += b.authDescription(res)
-		if res.models != nil {
+		switch mo := modelOption(res.options); {
+		case res.models != nil && len(res.models.AvailableModels) > 0:
 			info.Models = modelInfos(b.cfg.Name, res.models.AvailableModels)
+		case mo != nil:
+			// Models offered only as a config option count as models.
+			info.Models = modelInfos(b.cfg.Name, optionModels(mo))
 		}
 		if res.modes != nil && len(res.modes.AvailableModes) > 0 {
 			info.Customizations = []protocol.Customization{modesCustomization(res.modes.AvailableModes)}

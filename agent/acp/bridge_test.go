@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ahp-go/ahp/agent/acp"
+	"github.com/ahp-go/ahp/agent/acp/acptest"
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
 )
@@ -689,4 +691,127 @@ func TestQuietTurn(t *testing.T) {
 	if st := th.chatState(t, chat); st.Activity != nil {
 		t.Errorf("activity %q after the turn", *st.Activity)
 	}
+}
+
+// TestFileSystemDisabled: an agent configured without the client file
+// system gets method-not-found for reads and writes, and nothing is
+// written.
+func TestFileSystemDisabled(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("line1\n"), 0o644))
+	cfg := testConfig("test")
+	cfg.DisableFileSystem = true
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, b)
+	a := th.dial(t, "a")
+	_, chat := a.newSession("s1", "test", dir)
+	turn := a.startTurn(chat, "t1", "read "+filepath.Join(dir, "a.txt")+"\nwrite "+filepath.Join(dir, "b.txt")+" hello")
+	a.waitTurnEnd(turn)
+	got := markdown(finishedTurn(t, th.chatState(t, chat), turn).ResponseParts)
+	if strings.Contains(got, "line1") || strings.Count(got, "Method not found") != 2 {
+		t.Errorf("reply:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("b.txt was written (%v)", err)
+	}
+}
+
+// TestFailuresVisible: a session whose agent cannot open it is listed with
+// the Error bit and the agent's own words; a failed prompt quotes the
+// agent's stderr.
+func TestFailuresVisible(t *testing.T) {
+	cfg := testConfig("broken")
+	cfg.Env[acptest.FailSessionEnv] = "Invalid API key · Please run /login"
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, b, newBackend(t, nil))
+	a := th.dial(t, "a")
+	uri := protocol.SessionURI("bad")
+	a.Must("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: protocol.Ptr("broken"), WorkingDirectories: []string{"file://" + t.TempDir()}}, nil)
+	a.Subscribe(uri)
+	a.WaitFor("the creation to fail", hosttest.HasType("session/creationFailed"))
+	var list protocol.ListSessionsResult
+	a.Must("listSessions", &protocol.ListSessionsParams{}, &list)
+	if len(list.Items) != 1 {
+		t.Fatalf("sessions %+v", list.Items)
+	}
+	sum := list.Items[0]
+	if sum.Status&protocol.SessionStatusError == 0 || sum.Activity == nil || !strings.Contains(*sum.Activity, "Invalid API key · Please run /login") ||
+		!strings.Contains(*sum.Activity, "Query closed before response received") {
+		t.Errorf("summary status %d activity %v", sum.Status, sum.Activity)
+	}
+
+	// A prompt that fails quotes what the agent wrote to stderr meanwhile.
+	c := th.dial(t, "c")
+	_, chat := c.newSession("s2", "test", t.TempDir())
+	turn := c.startTurn(chat, "t1", "fail Rate limited by the gateway")
+	end := c.waitTurnEnd(turn)
+	e, ok := end.Action.(*protocol.ChatErrorAction)
+	if !ok || e.Error == nil { // the 0.8.0 shape, which these clients speak
+		t.Fatalf("turn ended with %+v", end.Action)
+	}
+	if msg := e.Error.Message; !strings.Contains(msg, "process exited with code 1") || !strings.Contains(msg, "Rate limited by the gateway") {
+		t.Errorf("turn failed with %q", msg)
+	}
+}
+
+// TestProbeSessionError: a probed agent that cannot open a session says
+// why, in its own words.
+func TestProbeSessionError(t *testing.T) {
+	cfg := testConfig("broken")
+	cfg.Env[acptest.FailSessionEnv] = "Not logged in · Please run /login"
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Probe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if why := b.SessionError(); !strings.Contains(why, "Query closed before response received") || !strings.Contains(why, "Not logged in · Please run /login") {
+		t.Errorf("SessionError %q", why)
+	}
+	if why := newBackend(t, nil).SessionError(); why != "" {
+		t.Errorf("an agent not probed: %q", why)
+	}
+}
+
+// TestModelOption: an agent that offers its models only as a config
+// option of category "model" lists them as its models, and a message's
+// model selection sets that option.
+func TestModelOption(t *testing.T) {
+	cfg := testConfig("test")
+	cfg.Env[acptest.ModelOptionEnv] = "1"
+	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Probe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range b.Info().Models {
+		ids = append(ids, m.ID+"/"+m.Name)
+	}
+	if want := []string{"small/Small", "large/Large"}; !slices.Equal(ids, want) {
+		t.Errorf("models %v, want %v", ids, want)
+	}
+	dir := t.TempDir()
+	th := startHost(t, b)
+	a := th.dial(t, "a")
+	sess, chat := a.newSession("s1", "test", dir)
+	msg := userMessage("state")
+	msg.Model = &protocol.ModelSelection{ID: "large"}
+	a.Dispatch(chat, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: msg})
+	a.waitTurnEnd("t1")
+	if got, want := markdown(finishedTurn(t, th.chatState(t, chat), "t1").ResponseParts), "mode=ask model=large effort=medium cwd="+dir; got != want {
+		t.Errorf("state %q, want %q", got, want)
+	}
+	a.WaitFor("the session's model to change", func([]protocol.ActionEnvelope) bool {
+		return string(th.sessionState(t, sess).Config.Values["model"]) == `"large"`
+	})
 }

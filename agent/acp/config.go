@@ -44,6 +44,13 @@ type Config struct {
 	// CancelTimeout is how long the agent may take to end a cancelled
 	// turn before it is restarted. Zero means the backend's default.
 	CancelTimeout Duration `json:"cancelTimeout,omitzero"`
+	// DisableFileSystem stops offering the agent ACP's client file system
+	// (fs/read_text_file and fs/write_text_file): the agent reads and
+	// writes the working directory itself, and its writes no longer show
+	// as file edits of the turn. Gemini CLI needs it to create files: it
+	// takes the host's "resource not found" answer for a file it is about
+	// to create as a failure.
+	DisableFileSystem bool `json:"disableFileSystem,omitempty"`
 }
 
 // Working directory policies.

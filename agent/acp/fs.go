@@ -138,6 +138,9 @@ func (s *session) readLimited(root *os.Root, rel, path string) (string, error) {
 // from line Line (1-based).
 func (c *client) ReadTextFile(_ context.Context, req acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	s := c.s
+	if s.b.cfg.DisableFileSystem {
+		return acpsdk.ReadTextFileResponse{}, acpsdk.NewMethodNotFound("fs/read_text_file")
+	}
 	rel, err := s.relPath(req.Path)
 	if err != nil {
 		return acpsdk.ReadTextFileResponse{}, err
@@ -184,6 +187,9 @@ func lineRange(text string, line, limit *int) string {
 // edit: on the one tool call running, or else as a tool call of its own.
 func (c *client) WriteTextFile(_ context.Context, req acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
 	s := c.s
+	if s.b.cfg.DisableFileSystem {
+		return acpsdk.WriteTextFileResponse{}, acpsdk.NewMethodNotFound("fs/write_text_file")
+	}
 	rel, err := s.relPath(req.Path)
 	if err != nil {
 		return acpsdk.WriteTextFileResponse{}, err

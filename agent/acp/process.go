@@ -46,11 +46,16 @@ type process struct {
 	stopping string   // why the host is stopping it ("" while it is not): its exit is not a crash
 	broken   string   // why its ACP connection failed while it ran ("" while it has not)
 	tail     []string // the last lines of stderr
+	lines    int      // how many lines of stderr it has written
 }
 
 // connGrace is how long a process may outlive its ACP connection before it
 // is taken for broken and stopped. A variable for tests.
 var connGrace = time.Second
+
+// stderrSettle is how long a failed request waits for the agent's stderr
+// to be read.
+const stderrSettle = 250 * time.Millisecond
 
 // tailLines is how many stderr lines a crash message quotes.
 const tailLines = 8
@@ -166,6 +171,14 @@ func (p *process) breakConn(why string) {
 		p.mu.Unlock()
 		return
 	}
+	if p.stopping != "" {
+		// The host is ending the process (a probe done, a session
+		// disposed): its connection closing is expected, and it is
+		// being stopped already.
+		p.mu.Unlock()
+		p.log.Debug("the agent's ACP connection closed while it was being stopped", "why", why)
+		return
+	}
 	p.broken = why
 	p.mu.Unlock()
 	p.log.Warn("the agent broke its ACP connection; stopping it", "why", why)
@@ -196,6 +209,7 @@ func (p *process) captureStderr(r io.ReadCloser) {
 				p.log.Info("agent stderr", "line", line)
 			}
 			p.mu.Lock()
+			p.lines++
 			p.tail = append(p.tail, line)
 			if len(p.tail) > tailLines {
 				p.tail = p.tail[len(p.tail)-tailLines:]
@@ -343,12 +357,12 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 		ProtocolVersion: acpsdk.ProtocolVersionNumber,
 		ClientInfo:      &clientInfo,
 		ClientCapabilities: acpsdk.ClientCapabilities{
-			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: !cfg.DisableFileSystem, WriteTextFile: !cfg.DisableFileSystem},
 			Terminal: p.terminals,
 		},
 	})
 	if err != nil {
-		return p.explain("initialize", err)
+		return p.explain("initialize", err, 0)
 	}
 	if res.ProtocolVersion != acpsdk.ProtocolVersionNumber {
 		return fmt.Errorf("the agent speaks ACP version %d; this host speaks version %d", res.ProtocolVersion, acpsdk.ProtocolVersionNumber)
@@ -359,7 +373,7 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 			return fmt.Errorf("the agent does not offer the authentication method %q set as authMethod; %s", cfg.AuthMethod, offeredAuth(res.AuthMethods))
 		}
 		if _, err := p.conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: cfg.AuthMethod}); err != nil {
-			return p.explain("authenticate", err)
+			return p.explain("authenticate", err, 0)
 		}
 	}
 	return nil
@@ -367,11 +381,13 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 
 // explain turns the error of an ACP call into one that says what happened
 // to the agent when the call failed because it exited.
-func (p *process) explain(method string, err error) error {
+// A process still running that failed the request has its stderr lines
+// written since mark (see stderrMark) quoted.
+func (p *process) explain(method string, err error, mark int) error {
 	select {
 	case <-p.conn.Done():
 	default:
-		return fmt.Errorf("%s: %s", method, errorText(err))
+		return fmt.Errorf("%s: %s%s", method, errorText(err), p.stderrSince(mark))
 	}
 	if why := p.brokenReason(); why != "" {
 		return fmt.Errorf("%s: %s", method, why)
@@ -382,6 +398,35 @@ func (p *process) explain(method string, err error) error {
 	case <-time.After(time.Second):
 		return fmt.Errorf("%s: the agent closed its output", method)
 	}
+}
+
+// stderrMark returns a mark for stderrSince: how many lines of stderr the
+// process has written so far.
+func (p *process) stderrMark() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lines
+}
+
+// stderrSince quotes the last stderr lines (at most tailLines) the process
+// wrote after mark, or returns "" when it wrote none. The agent's own
+// words often say what its error message does not (a missing key, a
+// refused login).
+//
+// The agent's stderr is read on a goroutine of its own, so lines written
+// just before the failed answer may not be read yet: it waits up to
+// stderrSettle for a first line.
+func (p *process) stderrSince(mark int) string {
+	for deadline := time.Now().Add(stderrSettle); p.stderrMark() == mark && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := min(p.lines-mark, len(p.tail))
+	if n <= 0 {
+		return ""
+	}
+	return "; its last output on stderr:\n" + strings.Join(p.tail[len(p.tail)-n:], "\n")
 }
 
 // exitText describes how the process ended, quoting its last stderr lines.

@@ -439,9 +439,10 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 		s.mu.Unlock()
 		s.log.Info("session/load failed; starting a new ACP session", "err", errorText(err))
 	}
+	mark := p.stderrMark()
 	res, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: s.dir, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
-		return "", p.explain("session/new", err)
+		return "", p.explain("session/new", err, mark)
 	}
 	s.mu.Lock()
 	s.sessionOpenedLocked(c, p, res.SessionId, res.Models, res.Modes, res.ConfigOptions)

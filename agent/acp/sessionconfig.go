@@ -150,6 +150,27 @@ func (c *acpConfig) add(name string, prop protocol.SessionConfigPropertySchema, 
 }
 
 // selectOptions flattens a select's options, grouped or not.
+// modelOption returns the select config option that chooses the model
+// (its category is "model"), or nil. Agents such as Claude Code offer
+// their models only this way.
+func modelOption(options []acpsdk.SessionConfigOption) *acpsdk.SessionConfigOptionSelect {
+	for _, o := range options {
+		if s := o.Select; s != nil && s.Category != nil && *s.Category == acpsdk.SessionConfigOptionCategoryModel {
+			return s
+		}
+	}
+	return nil
+}
+
+// optionModels lists the values of a model config option as models.
+func optionModels(o *acpsdk.SessionConfigOptionSelect) []acpsdk.ModelInfo {
+	var out []acpsdk.ModelInfo
+	for _, v := range selectOptions(o.Options) {
+		out = append(out, acpsdk.ModelInfo{ModelId: acpsdk.ModelId(v.Value), Name: v.Name, Description: v.Description})
+	}
+	return out
+}
+
 func selectOptions(o acpsdk.SessionConfigSelectOptions) []acpsdk.SessionConfigSelectOption {
 	switch {
 	case o.Ungrouped != nil:

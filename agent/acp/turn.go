@@ -160,8 +160,11 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 	blocks := promptBlocks(p.init.AgentCapabilities.PromptCapabilities, t.msg, t.context)
 	s.mu.Unlock()
 
+	mark := p.stderrMark()
 	res, err := p.conn.Prompt(s.ctx, acpsdk.PromptRequest{SessionId: id, Prompt: blocks})
+	detail := ""
 	if err != nil {
+		detail = p.stderrSince(mark)
 		select {
 		case <-p.conn.Done():
 			// The agent went away: let the crash handling speak for it.
@@ -173,7 +176,7 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 		default:
 		}
 	}
-	s.finishTurn(t, res, err)
+	s.finishTurn(t, res, err, detail)
 }
 
 // armQuietLocked starts watching the turn for silence. Callers hold s.mu.
@@ -237,8 +240,9 @@ func (s *session) failTurn(t *turn, kind, msg string) {
 }
 
 // finishTurn ends the AHP turn as the agent's answer says, unless it has
-// ended already.
-func (s *session) finishTurn(t *turn, res acpsdk.PromptResponse, err error) {
+// ended already. detail follows the message of a failed prompt (the
+// agent's stderr).
+func (s *session) finishTurn(t *turn, res acpsdk.PromptResponse, err error, detail string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t.timer != nil {
@@ -257,7 +261,7 @@ func (s *session) finishTurn(t *turn, res acpsdk.PromptResponse, err error) {
 		return
 	}
 	if err != nil {
-		msg := "The agent failed the turn: " + errorText(err)
+		msg := "The agent failed the turn: " + errorText(err) + detail
 		if errors.Is(err, context.Canceled) {
 			msg = "The turn was interrupted."
 		}
@@ -364,8 +368,15 @@ func (s *session) applySelection(c *chat, p *process, id acpsdk.SessionId, m pro
 			mode = mid
 		}
 	}
-	if m.Model != nil && m.Model.ID != "" && m.Model.ID != c.model {
-		model = m.Model.ID
+	var modelOpt acpsdk.SessionConfigId // the config option that is the model, when the agent has no ACP models
+	if m.Model != nil && m.Model.ID != "" {
+		if mo := modelOption(c.options); len(c.models) == 0 && mo != nil {
+			if string(mo.CurrentValue) != m.Model.ID {
+				model, modelOpt = m.Model.ID, mo.Id
+			}
+		} else if m.Model.ID != c.model {
+			model = m.Model.ID
+		}
 	}
 	s.mu.Unlock()
 	if mode != "" {
@@ -377,7 +388,17 @@ func (s *session) applySelection(c *chat, p *process, id acpsdk.SessionId, m pro
 			s.mu.Unlock()
 		}
 	}
-	if model != "" {
+	if model != "" && modelOpt != "" {
+		res, err := p.conn.SetSessionConfigOption(s.ctx, acpsdk.SetSessionConfigOptionRequest{ValueId: &acpsdk.SetSessionConfigOptionValueId{
+			SessionId: id, ConfigId: modelOpt, Value: acpsdk.SessionConfigValueId(model)}})
+		if err != nil {
+			s.log.Warn("session/set_config_option failed", "option", modelOpt, "model", model, "err", errorText(err))
+		} else if res.ConfigOptions != nil {
+			s.mu.Lock()
+			s.optionsChangedLocked(c, res.ConfigOptions)
+			s.mu.Unlock()
+		}
+	} else if model != "" {
 		if _, err := p.conn.UnstableSetSessionModel(s.ctx, acpsdk.UnstableSetSessionModelRequest{SessionId: id, ModelId: acpsdk.UnstableModelId(model)}); err != nil {
 			s.log.Warn("session/set_model failed", "model", model, "err", errorText(err))
 		} else {

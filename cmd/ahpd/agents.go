@@ -137,6 +137,11 @@ func probeAgents(ctx context.Context, acps []*acp.Backend, log *slog.Logger, don
 				return
 			}
 			info := b.Info()
+			if why := b.SessionError(); why != "" {
+				log.Warn("ACP agent started but cannot open a session; its sessions will fail until it can", "agent", info.Provider,
+					"err", why, "authMethods", b.AuthMethods())
+				return
+			}
 			log.Info("ACP agent ready", "agent", info.Provider, "name", info.DisplayName, "models", len(info.Models),
 				"authMethods", b.AuthMethods(), "took", time.Since(start).Round(time.Millisecond))
 		})

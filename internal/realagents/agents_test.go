@@ -2,6 +2,7 @@ package realagents_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/modelserver"
 	"github.com/ahp-go/ahp/internal/realagents"
 	"github.com/ahp-go/ahp/protocol"
@@ -47,6 +49,13 @@ func TestClaude(t *testing.T) { runScenarios(t, claude) }
 // its own, asserting what the second (watching) client saw.
 func runScenarios(t *testing.T, ac agentCase) {
 	r := newRig(t, ac.agent, nil)
+	t.Cleanup(func() {
+		// The host stops the probe's process and the sessions' own: none
+		// of that is the agent breaking its connection.
+		if strings.Contains(r.logBuf.String(), "the agent broke its ACP connection") {
+			t.Error("the log blames the agent for a connection the host closed")
+		}
+	})
 
 	t.Run("text", func(t *testing.T) {
 		c := r.sub(t).newChat(nil)
@@ -66,6 +75,41 @@ func runScenarios(t *testing.T, ac agentCase) {
 		}
 	})
 
+	t.Run("model", func(t *testing.T) {
+		// The agent's models are listed, however it offers them, and a
+		// message's model selection switches the session's model.
+		models := r.b.Info().Models
+		if len(models) < 2 {
+			t.Fatalf("the agent lists models %+v", models)
+		}
+		c := r.sub(t).newChat(nil)
+		cur := c.wss.State().(*protocol.SessionState).Config.Values["model"]
+		var pick string
+		for _, m := range models {
+			if strconv.Quote(m.ID) != string(cur) {
+				pick = m.ID
+				break
+			}
+		}
+		r.model.Handle("which model", modelserver.Scenario{modelserver.Text("This one.")})
+		msg := hosttest.UserMessage("which model are you")
+		msg.Model = &protocol.ModelSelection{ID: pick}
+		turn := c.sendMessage(msg)
+		if end := c.end(turn); end.Type() != "chat/turnComplete" {
+			t.Fatalf("turn ended with %+v", end)
+		}
+		// Codex lists a model per reasoning effort ("m[low]") and reports
+		// the model and the effort apart.
+		want := strconv.Quote(strings.SplitN(pick, "[", 2)[0])
+		deadline := time.Now().Add(wait)
+		for string(c.wss.State().(*protocol.SessionState).Config.Values["model"]) != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("the watcher's session model is %s, want %s (was %s)", c.wss.State().(*protocol.SessionState).Config.Values["model"], want, cur)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
 	t.Run("write and edit allowed", func(t *testing.T) {
 		c := r.sub(t).newChat(ac.manual)
 		path := filepath.Join(c.dir, "new.txt")
@@ -76,7 +120,8 @@ func runScenarios(t *testing.T, ac agentCase) {
 			t.Fatalf("turn ended with %+v", end)
 		}
 		if b, err := os.ReadFile(path); err != nil || string(b) != "first line\n" {
-			t.Fatalf("new.txt: %q, %v", b, err)
+			js, _ := json.Marshal(c.turn(turn))
+			t.Fatalf("new.txt: %q, %v; the watcher's turn: %.3000s", b, err, js)
 		}
 		c.toolDone(turn, "completed")
 

@@ -2,6 +2,7 @@ package realagents_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -27,7 +28,7 @@ import (
 
 // wait bounds each wait of these tests: real agents start node and load
 // megabytes of JavaScript, on shared CI machines.
-const wait = 90 * time.Second
+const wait = 60 * time.Second
 
 // rig is one agent behind a host, a scripted model server, and two
 // clients: a drives, b only watches (and answers permissions when told).
@@ -208,11 +209,17 @@ func (r *rig) newChat(config map[string]string) *chat {
 // send starts a turn from the driver and returns its id.
 func (c *chat) send(text string) string {
 	c.r.t.Helper()
+	return c.sendMessage(hosttest.UserMessage(text))
+}
+
+// sendMessage starts a turn with a message from the driver.
+func (c *chat) sendMessage(msg protocol.Message) string {
+	c.r.t.Helper()
 	id := client.NewID()
 	ctx, cancel := context.WithTimeout(c.r.ctx, wait)
 	defer cancel()
 	_, err := c.a.Dispatch(ctx, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(time.Now()),
-		Message: hosttest.UserMessage(text)})
+		Message: msg})
 	if err != nil {
 		c.r.t.Fatal(err)
 	}
@@ -234,6 +241,10 @@ func (c *chat) waitSeen(what string, cond func([]protocol.ActionEnvelope) bool) 
 		select {
 		case <-c.wake:
 		case <-deadline.C:
+			if st, ok := c.w.State().(*protocol.ChatState); ok && len(st.Turns) > 0 {
+				b, _ := json.Marshal(st.Turns[len(st.Turns)-1])
+				c.r.t.Logf("the watcher's last turn: %.3000s", b)
+			}
 			c.r.t.Fatalf("the watching client did not see %s; it saw %s", what, types(envs))
 		}
 	}
@@ -346,11 +357,13 @@ func (c *chat) permission(turn string) *protocol.ChatToolCallReadyAction {
 // the kind.
 func (c *chat) answer(ready *protocol.ChatToolCallReadyAction, allow bool) {
 	c.r.t.Helper()
+	// The first option of the kind, preferring one that holds once only.
 	var pick *protocol.ConfirmationOption
 	for i, o := range ready.Options {
 		if (o.Kind == protocol.ConfirmationOptionKindApprove) == allow && (o.Kind == protocol.ConfirmationOptionKindDeny) != allow {
-			pick = &ready.Options[i]
-			break
+			if pick == nil || strings.Contains(strings.ToLower(o.ID), "once") && !strings.Contains(strings.ToLower(pick.ID), "once") {
+				pick = &ready.Options[i]
+			}
 		}
 	}
 	if pick == nil {

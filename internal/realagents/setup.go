@@ -75,6 +75,8 @@ stream_max_retries = 0
 		env["GOOGLE_GEMINI_BASE_URL"] = baseURL
 		env["GEMINI_API_KEY"] = Key
 		env["GEMINI_CLI_NO_RELAUNCH"] = "true"
+		// It cannot create files through the client file system.
+		cfg.DisableFileSystem = true
 		settings := map[string]any{
 			"telemetry": map[string]any{"enabled": false},
 			"privacy":   map[string]any{"usageStatisticsEnabled": false},

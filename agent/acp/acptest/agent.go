@@ -25,6 +25,7 @@
 //	                     3 more chunks and answers "cancelled" 150 ms later
 //	hang                 waits forever and ignores session/cancel
 //	crash                sends a chunk, writes to stderr and exits with status 3
+//	fail TEXT            writes TEXT to stderr and fails the prompt
 //	child                starts a child process (sleep) and says "child PID"
 //	plan                 a plan update
 //	usage                a usage update, and token usage on the answer
@@ -56,6 +57,9 @@
 // With RefuseConfigEnv set to a comma-separated list of "mode", "model"
 // and "effort", the agent refuses to change those (set_mode, set_model,
 // set_config_option fail).
+// With FailSessionEnv set, session/new writes its value to stderr and
+// fails. With ModelOptionEnv set to "1" the models are a config option,
+// "model", of category "model", rather than ACP models.
 //
 // Sessions advertise two modes ("ask", "code"), two models ("small",
 // "large") and one config option, "effort" ("low", "medium", "high");
@@ -115,6 +119,12 @@ const (
 	GarbageEnv      = "ACPTEST_GARBAGE"
 	AuthMethodsEnv  = "ACPTEST_AUTH_METHODS"
 	RefuseConfigEnv = "ACPTEST_REFUSE_CONFIG"
+	// FailSessionEnv makes session/new print its value to stderr and
+	// fail, as an agent without a valid login does.
+	FailSessionEnv = "ACPTEST_FAIL_SESSION"
+	// ModelOptionEnv set to "1" offers the models as a config option of
+	// category "model" instead of ACP models, as Claude Code does.
+	ModelOptionEnv = "ACPTEST_MODEL_OPTION"
 )
 
 // Serve runs the agent over r (its stdin) and w (its stdout) until r ends.
@@ -126,7 +136,7 @@ func Serve(r io.Reader, w io.Writer) error {
 			return err
 		}
 	}
-	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}, canLoad: os.Getenv(LoadSessionEnv) == "1",
+	a := &agent{out: lw, sessions: map[acpsdk.SessionId]*session{}, canLoad: os.Getenv(LoadSessionEnv) == "1", modelOpt: os.Getenv(ModelOptionEnv) == "1",
 		refuse: strings.Split(os.Getenv(RefuseConfigEnv), ",")}
 	if ids := os.Getenv(AuthMethodsEnv); ids != "" {
 		for i, id := range strings.Split(ids, ",") {
@@ -175,9 +185,10 @@ type agent struct {
 	conn *acpsdk.AgentSideConnection
 	out  *lineWriter
 
-	canLoad bool                // advertise session/load
-	refuse  []string            // what set_mode, set_model and set_config_option refuse to change
-	auth    []acpsdk.AuthMethod // advertised authentication methods
+	canLoad  bool                // advertise session/load
+	modelOpt bool                // models as a config option
+	refuse   []string            // what set_mode, set_model and set_config_option refuse to change
+	auth     []acpsdk.AuthMethod // advertised authentication methods
 
 	mu       sync.Mutex
 	next     int
@@ -227,6 +238,10 @@ func (a *agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (a
 }
 
 func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	if why := os.Getenv(FailSessionEnv); why != "" {
+		fmt.Fprintln(os.Stderr, why)
+		return acpsdk.NewSessionResponse{}, acpsdk.NewInternalError(map[string]any{"error": "Query closed before response received"})
+	}
 	a.mu.Lock()
 	a.next++
 	// The process id keeps ids apart across restarts of the agent.
@@ -241,7 +256,7 @@ func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsd
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
-	return acpsdk.NewSessionResponse{
+	res := acpsdk.NewSessionResponse{
 		SessionId: id,
 		Modes: &acpsdk.SessionModeState{CurrentModeId: "ask", AvailableModes: []acpsdk.SessionMode{
 			{Id: "ask", Name: "Ask", Description: acpsdk.Ptr("Asks before every change")},
@@ -251,8 +266,12 @@ func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsd
 			{ModelId: "small", Name: "Small"},
 			{ModelId: "large", Name: "Large", Description: acpsdk.Ptr("The big one")},
 		}},
-		ConfigOptions: configOptions("medium"),
-	}, nil
+		ConfigOptions: a.configOptions("medium", "small"),
+	}
+	if a.modelOpt {
+		res.Models = nil
+	}
+	return res, nil
 }
 
 // configOptions are the session's config options: one select, "effort".
@@ -326,6 +345,16 @@ func (a *agent) SetSessionConfigOption(_ context.Context, p acpsdk.SetSessionCon
 	if slices.Contains(a.refuse, "effort") {
 		return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "this agent's effort cannot change"})
 	}
+	if v.ConfigId == "model" && a.modelOpt {
+		if v.Value != "small" && v.Value != "large" {
+			return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "no model " + string(v.Value)})
+		}
+		s.mu.Lock()
+		s.model = string(v.Value)
+		effort := s.effort
+		s.mu.Unlock()
+		return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(effort, string(v.Value))}, nil
+	}
 	if v.ConfigId != "effort" {
 		return acpsdk.SetSessionConfigOptionResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "no config option " + string(v.ConfigId)})
 	}
@@ -337,7 +366,27 @@ func (a *agent) SetSessionConfigOption(_ context.Context, p acpsdk.SetSessionCon
 	s.mu.Lock()
 	s.effort = string(v.Value)
 	s.mu.Unlock()
-	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: configOptions(string(v.Value))}, nil
+	s.mu.Lock()
+	model := s.model
+	s.mu.Unlock()
+	return acpsdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions(string(v.Value), model)}, nil
+}
+
+// configOptions returns the session's config options: the effort, and
+// the model when it is an option.
+func (a *agent) configOptions(effort, model string) []acpsdk.SessionConfigOption {
+	opts := configOptions(effort)
+	if !a.modelOpt {
+		return opts
+	}
+	models := acpsdk.SessionConfigSelectOptionsUngrouped{
+		{Value: "small", Name: "Small"},
+		{Value: "large", Name: "Large", Description: acpsdk.Ptr("The big one")},
+	}
+	return append(opts, acpsdk.SessionConfigOption{Select: &acpsdk.SessionConfigOptionSelect{
+		Id: "model", Name: "Model", Category: acpsdk.Ptr(acpsdk.SessionConfigOptionCategoryModel), Type: "select",
+		CurrentValue: acpsdk.SessionConfigValueId(model), Options: acpsdk.SessionConfigSelectOptions{Ungrouped: &models},
+	}})
 }
 
 func (a *agent) ListSessions(context.Context, acpsdk.ListSessionsRequest) (acpsdk.ListSessionsResponse, error) {
@@ -436,7 +485,7 @@ var commands = map[string]bool{
 	"read": true, "write": true, "slow": true, "hang": true, "crash": true, "child": true,
 	"plan": true, "usage": true, "title": true, "mode": true, "commands": true, "unknown": true,
 	"stop": true, "state": true, "whoami": true, "spam": true, "garbage": true, "bigline": true,
-	"closeout": true, "term": true, "termkeep": true, "effort": true,
+	"closeout": true, "term": true, "termkeep": true, "effort": true, "fail": true,
 }
 
 func (r *run) play(text string) {
@@ -501,6 +550,9 @@ func (r *run) command(cmd, arg string) {
 	case "hang":
 		<-r.ctx.Done()
 		r.err = r.ctx.Err()
+	case "fail":
+		fmt.Fprintln(os.Stderr, arg)
+		r.err = acpsdk.NewInternalError(map[string]any{"error": "process exited with code 1"})
 	case "crash":
 		r.say("about to crash")
 		fmt.Fprintln(os.Stderr, "acptest: crashing on purpose")
