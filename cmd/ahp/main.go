@@ -91,6 +91,8 @@ type env struct {
 	cbreak func() (restore func(), err error)
 	// draftDelay is the pause in typing after which chat syncs the draft.
 	draftDelay time.Duration
+	// width returns the terminal's width in columns (0: unknown).
+	width func() int
 }
 
 func main() {
@@ -110,6 +112,7 @@ func main() {
 		interrupts: sig,
 		cbreak:     func() (func(), error) { return setCbreak(os.Stdin) },
 		draftDelay: draftDelay,
+		width:      func() int { return termWidth(os.Stderr) },
 	}
 	colorOK := os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	e.color = e.stdoutTTY && colorOK
