@@ -639,6 +639,7 @@ func (cv *conversation) history(n int) {
 		return
 	}
 	turns := st.Turns[max(0, len(st.Turns)-n):]
+	md := cv.a.markdown()
 	for i := range turns {
 		t := &turns[i]
 		model := turnModel(t)
@@ -653,7 +654,7 @@ func (cv *conversation) history(n int) {
 		}
 		cv.scr.line(head)
 		if reply := replyOf(t.ResponseParts); reply != "" {
-			cv.scr.line(strings.TrimRight(reply, "\n"))
+			cv.scr.line(strings.TrimRight(md(reply), "\n"))
 		}
 		if t.State == protocol.TurnStateError || t.State == protocol.TurnStateCancelled {
 			cv.scr.line("[" + string(t.State) + "]")
