@@ -179,6 +179,32 @@ func browseViews(t *testing.T, v view) {
 	}
 	b.wait("the draft cleared", `document.querySelector('#prompt').value === ''`)
 
+	// Code blocks: highlighted, with a copy button; diffs: line numbers and
+	// tinted lines. (The echo agent cannot answer with a code block, so the
+	// page's own modules render one into the chat.)
+	eval[bool](b, `Promise.all([import('/js/markdown.js'), import('/js/dom.js')]).then(([md, dom]) => {
+		const el = document.createElement('article'); el.className = 'turn'; el.id = 'sample';
+		const body = document.createElement('div'); body.className = 'md';
+		body.innerHTML = md.render('Some code:\n\n`+"```"+`go\nfunc main() {\n\tfmt.Println("hi") // greet\n}\n`+"```"+`\n');
+		md.enhanceCode(body);
+		el.append(body, dom.diffView('one\ntwo\nthree\n', 'one\nTWO\nthree\nfour\n'));
+		document.querySelector('#turns').append(el); el.lastElementChild.scrollIntoView({ block: 'end' }); }); true`)
+	b.wait("the highlighted code", `!!document.querySelector('#sample') && !!document.querySelector('#sample pre code.hljs .hljs-keyword') && !!document.querySelector('#sample pre button.copy')`)
+	b.run("copying the code", chromedp.Click(chromedp.CSS(`#sample pre button.copy`)))
+	b.wait("the copy done", `document.querySelector('#sample pre button.copy').dataset.copied === 'yes'`)
+	type diffLook struct {
+		Numbers []string `json:"numbers"`
+		Tinted  bool     `json:"tinted"`
+	}
+	d := eval[diffLook](b, `(() => { const rows = [...document.querySelectorAll('#sample .diff > div')];
+		const bg = (sel) => getComputedStyle(document.querySelector('#sample .diff > div.' + sel)).backgroundColor;
+		return { numbers: rows.map((r) => r.dataset.ln.trim().replace(/ +/g, ' ')), tinted: bg('add') !== bg('ctx') && bg('del') !== bg('ctx') && bg('add') !== bg('del') }; })()`)
+	if strings.Join(d.Numbers, ",") != "1 1,2,2,3 3,4" || !d.Tinted {
+		t.Errorf("diff lines: numbers %q, tinted %v; want old and new line numbers and tinted added and deleted lines", d.Numbers, d.Tinted)
+	}
+	b.shot("code-and-diff")
+	eval[bool](b, `document.querySelector('#sample').remove(); true`)
+
 	// The other views of the session.
 	b.run("opening the files", chromedp.Click(chromedp.ID("#files-tab")))
 	b.wait("the files", `!document.querySelector('#files').hidden && document.querySelectorAll('#entries li').length > 0`)

@@ -90,6 +90,7 @@ func TestServesThePage(t *testing.T) {
 		{"/js/reducers.js", "text/javascript; charset=utf-8", 200},
 		{"/index.html", "text/html; charset=utf-8", 200},
 		{"/vendor/markdown-it.mjs", "text/javascript; charset=utf-8", 200},
+		{"/vendor/highlight.mjs", "text/javascript; charset=utf-8", 200},
 		{"/js/terminal.js", "text/javascript; charset=utf-8", 200},
 		{"/js/changes.js", "text/javascript; charset=utf-8", 200},
 		{"/vendor/xterm.mjs", "text/javascript; charset=utf-8", 200},

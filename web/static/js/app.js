@@ -5,7 +5,7 @@
 
 import { Client, ROOT, newID } from './client.js';
 import { Status, isoLater } from './reducers.js';
-import { StreamView, render as renderMarkdown } from './markdown.js';
+import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js';
 import { h, $, diffView } from './dom.js';
 import { TerminalView } from './terminal.js';
 import { ChangesView } from './changes.js';
@@ -23,6 +23,7 @@ function rich(v, cls) {
   if (v != null && typeof v === 'object' && typeof v.markdown === 'string') {
     const el = h('div', { class: `md ${cls || ''}` });
     el.innerHTML = renderMarkdown(v.markdown);
+    enhanceCode(el);
     return el;
   }
   return h('div', { class: cls || '' }, plain(v));
@@ -280,7 +281,7 @@ class App {
     const rows = [h('div', { class: 'about-desc' }, plain(a.description) || 'No description.')];
     const facts = [h('span', {}, `provider ${a.provider}`)];
     const signIn = (a.protectedResources || []).length;
-    if (signIn) facts.push(h('span', { class: 'tag' }, `needs sign-in (${a.protectedResources.map((r) => r.resourceName || r.resource).join(', ')})`));
+    if (signIn) facts.push(h('span', { class: 'tag' }, `needs sign-in (${a.protectedResources.map((r) => r.resource_name || r.resource).join(', ')})`));
     if ((a.models || []).length) facts.push(h('span', {}, `${a.models.length} model${a.models.length === 1 ? '' : 's'}`));
     rows.push(h('div', { class: 'about-facts muted' }, facts));
     box.replaceChildren(...rows);
