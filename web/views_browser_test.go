@@ -221,3 +221,52 @@ func browseViews(t *testing.T, v view) {
 	b.shot("sessions")
 	t.Logf("%s: %d screenshots in %s", v.name, b.shots, b.artifacts)
 }
+
+// TestBrowserInstallAndNotify: the page is installable (a manifest, and a
+// service worker that keeps the app shell and nothing else), and, once
+// the user turns notifications on, tells them when a session needs them
+// while the page is hidden, and not while it is shown.
+func TestBrowserInstallAndNotify(t *testing.T) {
+	_, url := testHost(t)
+	b := newBrowser(t, 1000, 700)
+	b.run("opening the page", chromedp.Navigate(url+"/"))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	b.wait("the service worker in control", `!!navigator.serviceWorker.controller`)
+	eval[bool](b, `window.__keys = null; caches.open('ahpd-shell-v1').then((c) => c.keys()).then((k) => { window.__keys = k.map((r) => new URL(r.url).pathname + new URL(r.url).search); }); true`)
+	b.wait("the cache listed", `Array.isArray(window.__keys) && window.__keys.includes('/js/app.js')`)
+	keys := eval[[]string](b, `window.__keys`)
+	for _, k := range keys {
+		if k != "/" && k != "/app.css" && k != "/manifest.webmanifest" && !strings.HasPrefix(k, "/js/") && !strings.HasPrefix(k, "/vendor/") && !strings.HasPrefix(k, "/icon-") {
+			t.Errorf("the service worker keeps %q, which is not part of the app shell", k)
+		}
+	}
+	eval[bool](b, `window.__manifest = null; fetch(document.querySelector('link[rel=manifest]').href).then((r) => r.json()).then((m) => { window.__manifest = m; }); true`)
+	b.wait("the manifest", `!!window.__manifest && window.__manifest.display === 'standalone' && window.__manifest.icons.length === 2`)
+
+	b.sessionIn(url, t.TempDir(), "a folder")
+	b.wait("the chat", `!!window.ahpApp.chatURI && !!window.ahpApp.client.state(window.ahpApp.chatURI)`)
+	// Notifications: off by default; turned on, the browser's permission
+	// (granted here) is asked.
+	if on := eval[bool](b, `document.querySelector('#notify').checked`); on {
+		t.Error("notifications are on before the user turned them on")
+	}
+	eval[bool](b, `window.__notes = []; window.__asked = 0;
+		window.Notification = class { static permission = 'default';
+			static requestPermission() { window.__asked++; window.Notification.permission = 'granted'; return Promise.resolve('granted'); }
+			constructor(title, opts) { window.__notes.push(title); } close() {} };
+		true`)
+	b.run("turning notifications on", chromedp.Click(chromedp.ID("#notify")))
+	b.wait("the permission asked", `window.__asked === 1 && localStorage.getItem('ahpd-notify') === 'on'`)
+	chatURI := eval[string](b, `window.ahpApp.chatURI`)
+	o, sub, _ := otherOn(t, url, chatURI)
+	o.chat = sub
+	o.say("while the page is shown")
+	b.wait("the reply", lastTurn+`.includes('You said: while the page is shown')`)
+	if n := eval[[]string](b, `window.__notes`); len(n) != 0 {
+		t.Errorf("notifications while the page is shown: %q", n)
+	}
+	eval[bool](b, `Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' }); true`)
+	o.say("/input Your name?")
+	b.wait("the notification", `window.__notes.some((n) => n.endsWith(': needs you'))`)
+	t.Logf("notifications: %q", eval[[]string](b, `window.__notes`))
+}

@@ -97,7 +97,12 @@ class App {
     });
     c.addEventListener('rejected', (e) => this.toast(`The host refused ${e.detail.action.type}: ${e.detail.reason}`));
     this.bind();
+    this.initNotify();
     c.start();
+    // The app shell for offline starts and installing to a home screen.
+    if ('serviceWorker' in navigator && window.isSecureContext) {
+      navigator.serviceWorker.register('/sw.js').catch((e) => console.warn('service worker not registered:', e.message));
+    }
     window.addEventListener('hashchange', () => this.route());
     document.addEventListener('visibilitychange', () => this.markRead());
   }
@@ -213,6 +218,54 @@ class App {
     $('#empty-list').hidden = items.length > 0;
     this.markRead();
     this.renderTitle();
+    this.notifyChanges();
+  }
+
+  // ---- notifications (off until the user turns them on; the browser
+  // asks for permission then, once)
+
+  initNotify() {
+    const box = $('#notify');
+    const supported = 'Notification' in window;
+    box.closest('label').hidden = !supported;
+    box.checked = supported && localStorage.getItem('ahpd-notify') === 'on' && Notification.permission === 'granted';
+    box.addEventListener('change', async () => {
+      if (!box.checked) { localStorage.setItem('ahpd-notify', 'off'); return; }
+      let perm = Notification.permission;
+      if (perm === 'default') perm = await Notification.requestPermission();
+      if (perm !== 'granted') {
+        box.checked = false;
+        localStorage.setItem('ahpd-notify', 'off');
+        this.toast('The browser does not allow notifications from this page.');
+        return;
+      }
+      localStorage.setItem('ahpd-notify', 'on');
+    });
+  }
+
+  // notifyChanges compares each session's status with the last seen, and
+  // tells the user, while the page is hidden, of sessions that came to
+  // need them and of turns that ended.
+  notifyChanges() {
+    const prev = this.lastStatus;
+    this.lastStatus = new Map();
+    const needs = (x) => (x & Status.InputNeeded) === Status.InputNeeded;
+    for (const s of this.client.sessions.values()) {
+      this.lastStatus.set(s.resource, s.status);
+      const was = prev && prev.get(s.resource);
+      if (was === undefined || was === null) continue;
+      let what = '';
+      if (needs(s.status) && !needs(was)) what = 'needs you';
+      else if ((was & Status.InProgress) && !(s.status & Status.InProgress)) what = s.status & Status.Error ? 'the turn failed' : 'the turn ended';
+      if (what) this.notify(plainTitle(s.title) || 'New Session', what, s);
+    }
+  }
+
+  notify(title, what, s) {
+    if (document.visibilityState === 'visible' || !$('#notify').checked) return;
+    if (!('Notification' in window) || Notification.permission !== 'granted') return;
+    const n = new Notification(`${title}: ${what}`, { body: s.activity || '', tag: s.resource, icon: '/icon-192.png' });
+    n.onclick = () => { window.focus(); location.hash = sessionHash(s.resource); n.close(); };
   }
 
   // renderTitle names the open session in the page title, and says when it
