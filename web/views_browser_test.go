@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -75,7 +76,8 @@ func browseViews(t *testing.T, v view) {
 		t.Errorf("the new-session dialog says %q about the echo agent, want its description", about)
 	}
 	b.shot("new-session")
-	b.run("creating a session", chromedp.SendKeys(chromedp.ID("#c-dir"), t.TempDir()), chromedp.Click(chromedp.ID("#create-submit")))
+	dir := t.TempDir()
+	b.run("creating a session", chromedp.SendKeys(chromedp.ID("#c-dir"), dir), chromedp.Click(chromedp.ID("#create-submit")))
 	b.wait("the chat", `!!window.ahpApp.chatURI && !!window.ahpApp.client.state(window.ahpApp.chatURI)`)
 	chatURI := eval[string](b, `window.ahpApp.chatURI`)
 
@@ -209,8 +211,22 @@ func browseViews(t *testing.T, v view) {
 	b.run("opening the files", chromedp.Click(chromedp.ID("#files-tab")))
 	b.wait("the files", `!document.querySelector('#files').hidden && document.querySelectorAll('#entries li').length > 0`)
 	b.shot("files")
+	// Terminals: the session's own, named by what runs in them; one
+	// another client started elsewhere is not listed.
+	if err := o.c.CreateTerminal(ctx, &protocol.CreateTerminalParams{Channel: "ahp-terminal:/" + client.NewID(),
+		Claim: &protocol.TerminalClientClaim{ClientID: o.c.ID()}, Name: protocol.Ptr("someone else's"),
+		Cwd: protocol.Ptr(protocol.URI("file://" + dir))}); err != nil {
+		t.Fatal(err)
+	}
 	b.run("opening the terminals", chromedp.Click(chromedp.ID("#term-tab")))
+	b.run("starting a terminal", chromedp.Click(chromedp.ID("#term-new")))
+	b.wait("the terminal", `!!document.querySelector('#term-screen .xterm-rows') && document.querySelectorAll('#term-list .tab').length === 1`)
+	if names := eval[[]string](b, `[...document.querySelectorAll('#term-list .tab')].map((e) => e.textContent)`); len(names) != 1 || !strings.HasPrefix(names[0], "shell · ") {
+		t.Errorf("terminals listed: %q, want this session's one shell", names)
+	}
 	b.shot("terminals")
+	b.run("closing the terminal", chromedp.Click(chromedp.ID("#term-dispose")))
+	b.wait("the terminal gone", `!window.ahpApp.terms.uri`)
 	b.run("opening the changes", chromedp.Click(chromedp.ID("#changes-tab")))
 	b.shot("changes")
 	b.run("back to the chat", chromedp.Click(chromedp.ID("#changes-close")))
