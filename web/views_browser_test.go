@@ -2,6 +2,10 @@ package web_test
 
 import (
 	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,8 +14,13 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/web"
+	"github.com/ahp-go/ahp/workspace"
 )
 
 // colorScheme emulates the user's light or dark preference.
@@ -49,8 +58,24 @@ func TestBrowserViews(t *testing.T) {
 	}
 }
 
+// hostWithRoot runs testHost's host with root as a directory clients may
+// browse (as ahpd --root does), for the directory picker.
+func hostWithRoot(t *testing.T, root string) string {
+	h, err := host.New(&host.Options{
+		Agents:    []agent.Backend{echo.New(&echo.Options{WordDelay: -1})},
+		Workspace: workspace.New(&workspace.Options{Roots: []string{root}}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.New(h.WebSocketHandler(nil)))
+	t.Cleanup(func() { srv.Close(); h.Close() })
+	return srv.URL
+}
+
 func browseViews(t *testing.T, v view) {
-	_, url := testHost(t)
+	base := t.TempDir()
+	url := hostWithRoot(t, base)
 	b := newBrowser(t, v.width, v.height)
 	scheme := "light"
 	if v.dark {
@@ -75,9 +100,17 @@ func browseViews(t *testing.T, v view) {
 	if about := eval[string](b, `document.querySelector('#c-about').textContent`); !strings.Contains(about, "streams your prompt back") {
 		t.Errorf("the new-session dialog says %q about the echo agent, want its description", about)
 	}
+	// The directory: browsed on the host, folder by folder.
+	dir := filepath.Join(base, "proj")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.run("browsing for the folder", chromedp.SendKeys(chromedp.ID("#c-dir"), base), chromedp.Click(chromedp.ID("#c-browse")))
+	b.wait("the folders", `[...document.querySelectorAll('#c-dirs button')].some((e) => e.textContent === 'proj')`)
 	b.shot("new-session")
-	dir := t.TempDir()
-	b.run("creating a session", chromedp.SendKeys(chromedp.ID("#c-dir"), dir), chromedp.Click(chromedp.ID("#create-submit")))
+	eval[bool](b, `[...document.querySelectorAll('#c-dirs button')].find((e) => e.textContent === 'proj').click(); true`)
+	b.wait("the folder chosen", fmt.Sprintf(`document.querySelector('#c-dir').value === %q`, dir))
+	b.run("creating a session", chromedp.Click(chromedp.ID("#create-submit")))
 	b.wait("the chat", `!!window.ahpApp.chatURI && !!window.ahpApp.client.state(window.ahpApp.chatURI)`)
 	chatURI := eval[string](b, `window.ahpApp.chatURI`)
 
@@ -86,6 +119,13 @@ func browseViews(t *testing.T, v view) {
 	if v.phone == strings.Contains(placeholder, "Enter sends") {
 		t.Errorf("composer placeholder %q on %s", placeholder, v.name)
 	}
+
+	// Typing / shows the agent's commands, in its own words.
+	b.run("typing a slash", chromedp.SendKeys(chromedp.ID("#prompt"), "/"))
+	b.wait("the command help", `!document.querySelector('#slash-help').hidden && document.querySelector('#slash-help').textContent.includes('/tool')`)
+	b.shot("command-help")
+	eval[bool](b, `const p = document.querySelector('#prompt'); p.value = ''; p.dispatchEvent(new Event('input')); true`)
+	b.wait("the help gone", `document.querySelector('#slash-help').hidden`)
 
 	// A first message with markdown: titles show it as plain text.
 	b.sendPrompt("# Heading with **bold**")

@@ -146,7 +146,13 @@ class App {
       const st = this.chatURI && this.client.state(this.chatURI);
       if (st && st.activeTurn && !$('#session').hidden) { e.preventDefault(); this.cancelTurn(); }
     });
-    $('#prompt').addEventListener('input', () => this.draftChanged());
+    $('#prompt').addEventListener('input', () => { this.draftChanged(); this.renderSlashHelp(false); });
+    $('#help-btn').addEventListener('click', () => this.renderSlashHelp(true));
+    $('#c-browse').addEventListener('click', () => this.browseDirs(toFileURI($('#c-dir').value) || (this.client.initResult && this.client.initResult.defaultDirectory) || 'file:///'));
+    $('#c-up').addEventListener('click', () => {
+      const up = (this.browsing || '').replace(/\/+$/, '').replace(/\/[^/]*$/, '') || 'file:///';
+      this.browseDirs(up.endsWith(':/') || up.endsWith(':') ? 'file:///' : up);
+    });
     $('#steer').addEventListener('click', () => this.send('steering'));
     $('#queue').addEventListener('click', () => this.send('queued'));
     $('#cancel').addEventListener('click', () => this.cancelTurn());
@@ -219,6 +225,75 @@ class App {
     this.markRead();
     this.renderTitle();
     this.notifyChanges();
+  }
+
+  // ---- the agent's / commands
+
+  // slashCommands lists what the session's agent can be asked with a
+  // leading /: its skills and prompts (name, description).
+  slashCommands() {
+    const st = this.sessionURI && this.client.state(this.sessionURI);
+    const out = [];
+    const visit = (list) => {
+      for (const c of list || []) {
+        if ((c.type === 'skill' || c.type === 'prompt') && c.name && c.userInvocable !== false && !c.disableUserInvocation) {
+          out.push({ name: c.name.replace(/^\//, ''), description: plain(c.description) });
+        }
+        visit(c.children);
+      }
+    };
+    visit(st && st.customizations);
+    return out;
+  }
+
+  // renderSlashHelp shows the agent's commands under the composer while a
+  // command is being typed (or when asked), with the agent's own words.
+  renderSlashHelp(asked) {
+    const box = $('#slash-help');
+    const text = $('#prompt').value;
+    const typing = /^\/\S*$/.test(text);
+    if (!asked && !typing) { box.hidden = true; return; }
+    if (asked && !box.hidden) { box.hidden = true; return; }
+    const prefix = typing ? text.slice(1).toLowerCase() : '';
+    const cmds = this.slashCommands().filter((c) => c.name.toLowerCase().startsWith(prefix));
+    const st = this.sessionURI && this.client.state(this.sessionURI);
+    const agent = this.agents().find((a) => st && a.provider === st.provider);
+    const rows = cmds.map((c) => h('button', { type: 'button', class: 'slash-cmd', role: 'option',
+      onclick: () => { $('#prompt').value = `/${c.name} `; $('#prompt').focus(); box.hidden = true; this.draftChanged(); } },
+    h('code', {}, `/${c.name}`), h('span', { class: 'muted' }, c.description || '')));
+    const about = agent && plain(agent.description);
+    box.replaceChildren(
+      h('div', { class: 'slash-title' }, `${(agent && (agent.displayName || agent.provider)) || 'The agent'}'s commands`),
+      ...rows,
+      !rows.length ? h('div', { class: 'muted' }, cmds.length || !prefix ? 'The agent lists no commands; what it says of itself:' : `No listed command starts with /${prefix}.`) : null,
+      about ? h('div', { class: 'slash-about' }, about) : null);
+    box.hidden = false;
+  }
+
+  // ---- the directory picker of the new-session dialog, browsing the
+  // host's folders with resourceList
+
+  async browseDirs(uri) {
+    let res;
+    try {
+      res = await this.client.request('resourceList', { channel: ROOT, uri });
+    } catch (e) {
+      // Said in the dialog: a toast would sit under it.
+      $('#c-browser').hidden = false;
+      $('#c-path').textContent = e.code === -32601 ? 'This host does not list folders.' : `Cannot list ${decodeURIComponent(uri.replace(/^file:\/\//, ''))}: ${e.message}`;
+      $('#c-dirs').replaceChildren();
+      return;
+    }
+    this.browsing = uri.replace(/\/+$/, '') || 'file://';
+    $('#c-browser').hidden = false;
+    const path = decodeURIComponent(this.browsing.replace(/^file:\/\//, '')) || '/';
+    $('#c-path').textContent = path;
+    $('#c-dir').value = path;
+    const dirs = (res.entries || []).filter((e) => e.type === 'directory' && !e.name.startsWith('.'))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    $('#c-dirs').replaceChildren(...dirs.map((d) => h('li', {}, h('button', { type: 'button', class: 'dir',
+      onclick: () => this.browseDirs(`${this.browsing}/${encodeURIComponent(d.name)}`) }, d.name))));
+    if (!dirs.length) $('#c-dirs').append(h('li', { class: 'muted' }, '(no folders here)'));
   }
 
   // ---- notifications (off until the user turns them on; the browser
@@ -1024,6 +1099,7 @@ class App {
       this.client.dispatch(this.chatURI, { type: 'chat/turnStarted', turnId: newID(), startedAt: new Date().toISOString(), message: msg });
     }
     $('#prompt').value = '';
+    $('#slash-help').hidden = true;
     this.seenDraft = '';
     clearTimeout(this.draftTimer);
     this.draftTimer = 0;
