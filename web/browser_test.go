@@ -538,7 +538,7 @@ func TestBrowserPhoneWidth(t *testing.T) {
 	b.run("confirming", chromedp.Click(chromedp.CSS(`#active .status-pending-confirmation .actions button.primary`)))
 	b.wait("the tool result", lastTurn+`.includes('The tool said: from a phone')`)
 	b.sendPrompt("/error")
-	b.wait("the error", `(document.querySelector('#turns article:last-child .turn-foot .tag.error')?.textContent || '').includes('failed this turn on purpose')`)
+	b.wait("the error", `(document.querySelector('#turns article:last-child .part.error')?.textContent || '').includes('failed this turn on purpose') && !!document.querySelector('#turns article:last-child .turn-foot .tag.error')`)
 	b.shot("phone-error")
 	// A terminal fits the phone's width.
 	b.run("opening the terminals", chromedp.Click(chromedp.ID("#term-tab")))

@@ -2,6 +2,10 @@ package web_test
 
 import (
 	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,7 +14,13 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/agent/echo"
+	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/web"
+	"github.com/ahp-go/ahp/workspace"
 )
 
 // colorScheme emulates the user's light or dark preference.
@@ -48,8 +58,24 @@ func TestBrowserViews(t *testing.T) {
 	}
 }
 
+// hostWithRoot runs testHost's host with root as a directory clients may
+// browse (as ahpd --root does), for the directory picker.
+func hostWithRoot(t *testing.T, root string) string {
+	h, err := host.New(&host.Options{
+		Agents:    []agent.Backend{echo.New(&echo.Options{WordDelay: -1})},
+		Workspace: workspace.New(&workspace.Options{Roots: []string{root}}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(web.New(h.WebSocketHandler(nil)))
+	t.Cleanup(func() { srv.Close(); h.Close() })
+	return srv.URL
+}
+
 func browseViews(t *testing.T, v view) {
-	_, url := testHost(t)
+	base := t.TempDir()
+	url := hostWithRoot(t, base)
 	b := newBrowser(t, v.width, v.height)
 	scheme := "light"
 	if v.dark {
@@ -74,8 +100,17 @@ func browseViews(t *testing.T, v view) {
 	if about := eval[string](b, `document.querySelector('#c-about').textContent`); !strings.Contains(about, "streams your prompt back") {
 		t.Errorf("the new-session dialog says %q about the echo agent, want its description", about)
 	}
+	// The directory: browsed on the host, folder by folder.
+	dir := filepath.Join(base, "proj")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b.run("browsing for the folder", chromedp.SendKeys(chromedp.ID("#c-dir"), base), chromedp.Click(chromedp.ID("#c-browse")))
+	b.wait("the folders", `[...document.querySelectorAll('#c-dirs button')].some((e) => e.textContent === 'proj')`)
 	b.shot("new-session")
-	b.run("creating a session", chromedp.SendKeys(chromedp.ID("#c-dir"), t.TempDir()), chromedp.Click(chromedp.ID("#create-submit")))
+	eval[bool](b, `[...document.querySelectorAll('#c-dirs button')].find((e) => e.textContent === 'proj').click(); true`)
+	b.wait("the folder chosen", fmt.Sprintf(`document.querySelector('#c-dir').value === %q`, dir))
+	b.run("creating a session", chromedp.Click(chromedp.ID("#create-submit")))
 	b.wait("the chat", `!!window.ahpApp.chatURI && !!window.ahpApp.client.state(window.ahpApp.chatURI)`)
 	chatURI := eval[string](b, `window.ahpApp.chatURI`)
 
@@ -84,6 +119,13 @@ func browseViews(t *testing.T, v view) {
 	if v.phone == strings.Contains(placeholder, "Enter sends") {
 		t.Errorf("composer placeholder %q on %s", placeholder, v.name)
 	}
+
+	// Typing / shows the agent's commands, in its own words.
+	b.run("typing a slash", chromedp.SendKeys(chromedp.ID("#prompt"), "/"))
+	b.wait("the command help", `!document.querySelector('#slash-help').hidden && document.querySelector('#slash-help').textContent.includes('/tool')`)
+	b.shot("command-help")
+	eval[bool](b, `const p = document.querySelector('#prompt'); p.value = ''; p.dispatchEvent(new Event('input')); true`)
+	b.wait("the help gone", `document.querySelector('#slash-help').hidden`)
 
 	// A first message with markdown: titles show it as plain text.
 	b.sendPrompt("# Heading with **bold**")
@@ -179,12 +221,52 @@ func browseViews(t *testing.T, v view) {
 	}
 	b.wait("the draft cleared", `document.querySelector('#prompt').value === ''`)
 
+	// Code blocks: highlighted, with a copy button; diffs: line numbers and
+	// tinted lines. (The echo agent cannot answer with a code block, so the
+	// page's own modules render one into the chat.)
+	eval[bool](b, `Promise.all([import('/js/markdown.js'), import('/js/dom.js')]).then(([md, dom]) => {
+		const el = document.createElement('article'); el.className = 'turn'; el.id = 'sample';
+		const body = document.createElement('div'); body.className = 'md';
+		body.innerHTML = md.render('Some code:\n\n`+"```"+`go\nfunc main() {\n\tfmt.Println("hi") // greet\n}\n`+"```"+`\n');
+		md.enhanceCode(body);
+		el.append(body, dom.diffView('one\ntwo\nthree\n', 'one\nTWO\nthree\nfour\n'));
+		document.querySelector('#turns').append(el); el.lastElementChild.scrollIntoView({ block: 'end' }); }); true`)
+	b.wait("the highlighted code", `!!document.querySelector('#sample') && !!document.querySelector('#sample pre code.hljs .hljs-keyword') && !!document.querySelector('#sample pre button.copy')`)
+	b.run("copying the code", chromedp.Click(chromedp.CSS(`#sample pre button.copy`)))
+	b.wait("the copy done", `document.querySelector('#sample pre button.copy').dataset.copied === 'yes'`)
+	type diffLook struct {
+		Numbers []string `json:"numbers"`
+		Tinted  bool     `json:"tinted"`
+	}
+	d := eval[diffLook](b, `(() => { const rows = [...document.querySelectorAll('#sample .diff > div')];
+		const bg = (sel) => getComputedStyle(document.querySelector('#sample .diff > div.' + sel)).backgroundColor;
+		return { numbers: rows.map((r) => r.dataset.ln.trim().replace(/ +/g, ' ')), tinted: bg('add') !== bg('ctx') && bg('del') !== bg('ctx') && bg('add') !== bg('del') }; })()`)
+	if strings.Join(d.Numbers, ",") != "1 1,2,2,3 3,4" || !d.Tinted {
+		t.Errorf("diff lines: numbers %q, tinted %v; want old and new line numbers and tinted added and deleted lines", d.Numbers, d.Tinted)
+	}
+	b.shot("code-and-diff")
+	eval[bool](b, `document.querySelector('#sample').remove(); true`)
+
 	// The other views of the session.
 	b.run("opening the files", chromedp.Click(chromedp.ID("#files-tab")))
 	b.wait("the files", `!document.querySelector('#files').hidden && document.querySelectorAll('#entries li').length > 0`)
 	b.shot("files")
+	// Terminals: the session's own, named by what runs in them; one
+	// another client started elsewhere is not listed.
+	if err := o.c.CreateTerminal(ctx, &protocol.CreateTerminalParams{Channel: "ahp-terminal:/" + client.NewID(),
+		Claim: &protocol.TerminalClientClaim{ClientID: o.c.ID()}, Name: protocol.Ptr("someone else's"),
+		Cwd: protocol.Ptr(protocol.URI("file://" + dir))}); err != nil {
+		t.Fatal(err)
+	}
 	b.run("opening the terminals", chromedp.Click(chromedp.ID("#term-tab")))
+	b.run("starting a terminal", chromedp.Click(chromedp.ID("#term-new")))
+	b.wait("the terminal", `!!document.querySelector('#term-screen .xterm-rows') && document.querySelectorAll('#term-list .tab').length === 1`)
+	if names := eval[[]string](b, `[...document.querySelectorAll('#term-list .tab')].map((e) => e.textContent)`); len(names) != 1 || !strings.HasPrefix(names[0], "shell · ") {
+		t.Errorf("terminals listed: %q, want this session's one shell", names)
+	}
 	b.shot("terminals")
+	b.run("closing the terminal", chromedp.Click(chromedp.ID("#term-dispose")))
+	b.wait("the terminal gone", `!window.ahpApp.terms.uri`)
 	b.run("opening the changes", chromedp.Click(chromedp.ID("#changes-tab")))
 	b.shot("changes")
 	b.run("back to the chat", chromedp.Click(chromedp.ID("#changes-close")))
@@ -194,4 +276,53 @@ func browseViews(t *testing.T, v view) {
 	}
 	b.shot("sessions")
 	t.Logf("%s: %d screenshots in %s", v.name, b.shots, b.artifacts)
+}
+
+// TestBrowserInstallAndNotify: the page is installable (a manifest, and a
+// service worker that keeps the app shell and nothing else), and, once
+// the user turns notifications on, tells them when a session needs them
+// while the page is hidden, and not while it is shown.
+func TestBrowserInstallAndNotify(t *testing.T) {
+	_, url := testHost(t)
+	b := newBrowser(t, 1000, 700)
+	b.run("opening the page", chromedp.Navigate(url+"/"))
+	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
+	b.wait("the service worker in control", `!!navigator.serviceWorker.controller`)
+	eval[bool](b, `window.__keys = null; caches.open('ahpd-shell-v1').then((c) => c.keys()).then((k) => { window.__keys = k.map((r) => new URL(r.url).pathname + new URL(r.url).search); }); true`)
+	b.wait("the cache listed", `Array.isArray(window.__keys) && window.__keys.includes('/js/app.js')`)
+	keys := eval[[]string](b, `window.__keys`)
+	for _, k := range keys {
+		if k != "/" && k != "/app.css" && k != "/manifest.webmanifest" && !strings.HasPrefix(k, "/js/") && !strings.HasPrefix(k, "/vendor/") && !strings.HasPrefix(k, "/icon-") {
+			t.Errorf("the service worker keeps %q, which is not part of the app shell", k)
+		}
+	}
+	eval[bool](b, `window.__manifest = null; fetch(document.querySelector('link[rel=manifest]').href).then((r) => r.json()).then((m) => { window.__manifest = m; }); true`)
+	b.wait("the manifest", `!!window.__manifest && window.__manifest.display === 'standalone' && window.__manifest.icons.length === 2`)
+
+	b.sessionIn(url, t.TempDir(), "a folder")
+	b.wait("the chat", `!!window.ahpApp.chatURI && !!window.ahpApp.client.state(window.ahpApp.chatURI)`)
+	// Notifications: off by default; turned on, the browser's permission
+	// (granted here) is asked.
+	if on := eval[bool](b, `document.querySelector('#notify').checked`); on {
+		t.Error("notifications are on before the user turned them on")
+	}
+	eval[bool](b, `window.__notes = []; window.__asked = 0;
+		window.Notification = class { static permission = 'default';
+			static requestPermission() { window.__asked++; window.Notification.permission = 'granted'; return Promise.resolve('granted'); }
+			constructor(title, opts) { window.__notes.push(title); } close() {} };
+		true`)
+	b.run("turning notifications on", chromedp.Click(chromedp.ID("#notify")))
+	b.wait("the permission asked", `window.__asked === 1 && localStorage.getItem('ahpd-notify') === 'on'`)
+	chatURI := eval[string](b, `window.ahpApp.chatURI`)
+	o, sub, _ := otherOn(t, url, chatURI)
+	o.chat = sub
+	o.say("while the page is shown")
+	b.wait("the reply", lastTurn+`.includes('You said: while the page is shown')`)
+	if n := eval[[]string](b, `window.__notes`); len(n) != 0 {
+		t.Errorf("notifications while the page is shown: %q", n)
+	}
+	eval[bool](b, `Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' }); true`)
+	o.say("/input Your name?")
+	b.wait("the notification", `window.__notes.some((n) => n.endsWith(': needs you'))`)
+	t.Logf("notifications: %q", eval[[]string](b, `window.__notes`))
 }

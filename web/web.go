@@ -83,6 +83,8 @@ func newAsset(name string, body []byte) *asset {
 	switch path.Ext(name) {
 	case ".mjs", ".js":
 		a.ctype = "text/javascript; charset=utf-8"
+	case ".webmanifest":
+		a.ctype = "application/manifest+json"
 	default:
 		a.ctype = mime.TypeByExtension(path.Ext(name))
 		if a.ctype == "" {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ahp-go/ahp/client"
@@ -70,6 +71,11 @@ type conversation struct {
 	stdinUsed bool
 	frame     int
 	lines     <-chan string
+	// editor edits the line being typed, in chat on a terminal; nil
+	// otherwise. asking is the question it answers instead, "" for none.
+	editor *lineEditor
+	mu     sync.Mutex
+	asking string
 }
 
 // open subscribes to a session's chat.
@@ -211,23 +217,96 @@ func (cv *conversation) drawStatus() {
 	cv.scr.setStatus(statusText(cv.frame, cv.a.now().Sub(cv.started[at.ID]), at.Usage))
 }
 
-// ask asks the user a question on stderr and returns the answer line.
-func (cv *conversation) ask(ctx context.Context, prompt string) (string, error) {
-	cv.scr.hold()
-	defer cv.scr.release()
-	io.WriteString(cv.a.stderr, prompt)
+// errAnsweredElsewhere ends a question another client answered first.
+var errAnsweredElsewhere = errors.New("answered by another client")
+
+// ask asks the user a question and returns the answer line. While open
+// reports the question still waits in the chat's state; once another
+// client answers it, the question goes away and ask returns
+// errAnsweredElsewhere, leaving the next line typed to be a message.
+//
+// On a terminal that chat edits, the question takes the input line's
+// place, and what was being typed comes back after it; otherwise it is
+// written on stderr.
+func (cv *conversation) ask(ctx context.Context, prompt string, open func(*protocol.ChatState) bool) (string, error) {
+	gone := make(chan struct{})
+	var once sync.Once
+	if open != nil {
+		stop := cv.chat.Watch(func(st protocol.SnapshotState) {
+			if cs, ok := st.(*protocol.ChatState); ok && !open(cs) {
+				once.Do(func() { close(gone) })
+			}
+		})
+		defer stop()
+	}
+	if cv.editor != nil {
+		cv.mu.Lock()
+		cv.asking = prompt
+		cv.mu.Unlock()
+		saved := cv.editor.swap("")
+		defer func() {
+			cv.mu.Lock()
+			cv.asking = ""
+			cv.mu.Unlock()
+			cv.editor.swap(saved)
+		}()
+	} else {
+		cv.scr.hold()
+		defer cv.scr.release()
+		io.WriteString(cv.a.stderr, prompt)
+	}
 	if cv.lines == nil {
 		cv.lines = cv.a.readLines()
 	}
 	select {
 	case line, ok := <-cv.lines:
 		if !ok {
-			io.WriteString(cv.a.stderr, "\n") // end the prompt's line
+			if cv.editor == nil {
+				io.WriteString(cv.a.stderr, "\n") // end the prompt's line
+			}
 			return "", io.EOF
 		}
 		return line, nil
+	case <-gone:
+		if cv.editor == nil {
+			io.WriteString(cv.a.stderr, "\n")
+		}
+		cv.scr.note("(" + strings.TrimSpace(prompt) + " — answered by another client)")
+		return "", errAnsweredElsewhere
 	case <-ctx.Done():
 		return "", ctx.Err()
+	}
+}
+
+// toolOpen reports whether a tool call still waits for confirmation.
+func toolOpen(turnID, toolCallID string) func(*protocol.ChatState) bool {
+	return func(st *protocol.ChatState) bool {
+		if st.ActiveTurn == nil || st.ActiveTurn.ID != turnID {
+			return false
+		}
+		for _, p := range st.ActiveTurn.ResponseParts {
+			if tp, ok := p.(*protocol.ToolCallResponsePart); ok {
+				if t, ok := tp.ToolCall.(*protocol.ToolCallPendingConfirmationState); ok && t.ToolCallID == toolCallID {
+					return true
+				}
+			}
+		}
+		return false
+	}
+}
+
+// inputOpen reports whether an input request still waits for an answer.
+func inputOpen(turnID, requestID string) func(*protocol.ChatState) bool {
+	return func(st *protocol.ChatState) bool {
+		if st.ActiveTurn == nil || st.ActiveTurn.ID != turnID {
+			return false
+		}
+		for _, p := range st.ActiveTurn.ResponseParts {
+			if ip, ok := p.(*protocol.InputRequestResponsePart); ok && ip.Request.ID == requestID {
+				return ip.Response == nil
+			}
+		}
+		return false
 	}
 }
 
@@ -254,7 +333,10 @@ func (cv *conversation) answer(ctx context.Context, v *turnView, q question) err
 		case cv.yes:
 			approve = true
 		case cv.interactive():
-			line, err := cv.ask(ctx, fmt.Sprintf("%s %s [y/N] ", title, t.InvocationMessage.String()))
+			line, err := cv.ask(ctx, fmt.Sprintf("%s %s [y/N] ", title, t.InvocationMessage.String()), toolOpen(q.turnID, t.ToolCallID))
+			if errors.Is(err, errAnsweredElsewhere) {
+				return nil
+			}
 			if err != nil && err != io.EOF {
 				return err
 			}
@@ -278,7 +360,9 @@ func (cv *conversation) answer(ctx context.Context, v *turnView, q question) err
 		if req.Message != nil {
 			what = fmt.Sprintf("%q", *req.Message)
 		}
-		switch err := cv.askInput(ctx, req, done); {
+		switch err := cv.askInput(ctx, q.turnID, req, done); {
+		case errors.Is(err, errAnsweredElsewhere):
+			return nil
 		case cv.stdinUsed || errors.Is(err, io.EOF):
 			cv.refused = true
 			why := "stdin has no more lines to answer with"
@@ -297,16 +381,17 @@ func (cv *conversation) answer(ctx context.Context, v *turnView, q question) err
 
 // askInput asks each question of an input request and fills done. It
 // returns io.EOF, leaving the request declined, when input ends first.
-func (cv *conversation) askInput(ctx context.Context, req *protocol.ChatInputRequest, done *protocol.ChatInputCompletedAction) error {
+func (cv *conversation) askInput(ctx context.Context, turnID string, req *protocol.ChatInputRequest, done *protocol.ChatInputCompletedAction) error {
 	if cv.stdinUsed {
 		return nil
 	}
+	open := inputOpen(turnID, req.ID)
 	if len(req.Questions) == 0 {
 		msg := "The agent asks you to continue."
 		if req.Message != nil {
 			msg = *req.Message
 		}
-		line, err := cv.ask(ctx, msg+" [Y/n] ")
+		line, err := cv.ask(ctx, msg+" [Y/n] ", open)
 		if err != nil {
 			return err
 		}
@@ -318,7 +403,7 @@ func (cv *conversation) askInput(ctx context.Context, req *protocol.ChatInputReq
 	answers := map[string]protocol.ChatInputAnswer{}
 	for _, q := range req.Questions {
 		for tries := 0; ; tries++ {
-			line, err := cv.ask(ctx, questionPrompt(q))
+			line, err := cv.ask(ctx, questionPrompt(q), open)
 			if err != nil {
 				return err // io.EOF: declined
 			}
@@ -327,7 +412,7 @@ func (cv *conversation) askInput(ctx context.Context, req *protocol.ChatInputReq
 				answers[questionID(q)] = &protocol.ChatInputAnswered{AnswerState: protocol.ChatInputAnsweredStateSubmitted, Value: value}
 				break
 			}
-			fmt.Fprintf(cv.a.stderr, "%v\n", err)
+			cv.scr.note(err.Error())
 			if tries == 2 {
 				return nil // declined
 			}
@@ -483,6 +568,12 @@ func runChat(ctx context.Context, a *app, pos []string, flags any) error {
 			defer restore()
 			cv.lines = cv.editLines(ctx)
 			defer cv.draft.stop()
+			defer func() {
+				// Leave the terminal with the transcript ended and no
+				// input line under it.
+				cv.scr.endEdit(false)
+				cv.scr.endLine()
+			}()
 		}
 	}
 	if cv.lines == nil {
@@ -496,6 +587,7 @@ func runChat(ctx context.Context, a *app, pos []string, flags any) error {
 		if err := cv.step(ctx, st); err != nil && !isTurnError(err) {
 			return err
 		}
+		cv.followDraft(st)
 		busy := st.ActiveTurn != nil && cv.own[st.ActiveTurn.ID] || len(cv.queued) > 0
 		if eof && !busy {
 			return nil
@@ -547,6 +639,7 @@ func (cv *conversation) history(n int) {
 		return
 	}
 	turns := st.Turns[max(0, len(st.Turns)-n):]
+	md := cv.a.markdown()
 	for i := range turns {
 		t := &turns[i]
 		model := turnModel(t)
@@ -561,7 +654,7 @@ func (cv *conversation) history(n int) {
 		}
 		cv.scr.line(head)
 		if reply := replyOf(t.ResponseParts); reply != "" {
-			cv.scr.line(strings.TrimRight(reply, "\n"))
+			cv.scr.line(strings.TrimRight(md(reply), "\n"))
 		}
 		if t.State == protocol.TurnStateError || t.State == protocol.TurnStateCancelled {
 			cv.scr.line("[" + string(t.State) + "]")
@@ -608,11 +701,22 @@ func (cv *conversation) editLines(ctx context.Context) <-chan string {
 			cv.scr.note("ahp: the draft was not saved: " + errorMessage(err))
 		}
 	})
-	ed := &lineEditor{echo: cv.echoInput, edit: cv.draft.typed}
+	ed := &lineEditor{echo: cv.echoInput, edit: func(text string) {
+		cv.mu.Lock()
+		asking := cv.asking != ""
+		cv.mu.Unlock()
+		if !asking { // an answer is no draft
+			cv.draft.typed(text)
+		}
+	}}
+	cv.editor = ed
+	ed.seed(seed)
+	if seed != "" {
+		cv.scr.note("(The chat's draft is on the input line: edit it, Enter sends it, Ctrl-U clears it.)")
+	}
 	ch := make(chan string)
 	go func() {
 		defer close(ch)
-		ed.seed(seed)
 		buf := make([]byte, 256)
 		for {
 			n, err := cv.a.stdin.Read(buf)
@@ -628,13 +732,42 @@ func (cv *conversation) editLines(ctx context.Context) <-chan string {
 	return ch
 }
 
-// echoInput shows the line being typed on stderr ("\n" ends it).
+// echoInput shows the line being typed on the input line ("\n": it was
+// entered, and stays on the screen above a fresh input line).
 func (cv *conversation) echoInput(line string) {
+	cv.mu.Lock()
+	prompt := cv.asking
+	cv.mu.Unlock()
+	if prompt == "" {
+		prompt = "> "
+	}
 	if line == "\n" {
-		io.WriteString(cv.a.stderr, "\n")
+		cv.scr.endEdit(true)
+		cv.scr.edit(prompt, "")
 		return
 	}
-	io.WriteString(cv.a.stderr, "\r\x1b[K> "+line)
+	cv.scr.edit(prompt, line)
+}
+
+// followDraft shows the chat's draft on the input line when another
+// client changed it and nothing was typed here since.
+func (cv *conversation) followDraft(st *protocol.ChatState) {
+	if cv.draft == nil || cv.editor == nil {
+		return
+	}
+	cv.mu.Lock()
+	asking := cv.asking != ""
+	cv.mu.Unlock()
+	if asking {
+		return
+	}
+	remote := ""
+	if st.Draft != nil {
+		remote = st.Draft.Text
+	}
+	if cv.draft.follow(remote, cv.editor.text()) {
+		cv.editor.swap(remote)
+	}
 }
 
 func isTurnError(err error) bool {
@@ -645,7 +778,7 @@ func isTurnError(err error) bool {
 // input handles one line typed in a chat; it reports true to leave.
 func (cv *conversation) input(ctx context.Context, c *client.Client, line string) (bool, error) {
 	st := cv.chat.State().(*protocol.ChatState)
-	if cv.sel.command(cv.a.stderr, line) { // /model, /agent
+	if cv.sel.command(noteWriter{cv.scr}, line) { // /model, /agent
 		return false, nil
 	}
 	switch line {
@@ -658,7 +791,7 @@ func (cv *conversation) input(ctx context.Context, c *client.Client, line string
 			_, err := cv.chat.Dispatch(ctx, &protocol.ChatTurnCancelledAction{TurnID: st.ActiveTurn.ID})
 			return false, err
 		}
-		fmt.Fprintln(cv.a.stderr, "no turn is running")
+		cv.scr.note("no turn is running")
 		return false, nil
 	}
 	if st.ActiveTurn != nil {
@@ -667,7 +800,7 @@ func (cv *conversation) input(ctx context.Context, c *client.Client, line string
 		_, err := cv.chat.Dispatch(ctx, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: cv.a.newID(), Message: cv.sel.apply(userText(line))})
 		cv.sentDraft()
 		if err == nil && !cv.a.g.json {
-			fmt.Fprintln(cv.a.stderr, "(queued until the running turn ends)")
+			cv.scr.note("(queued until the running turn ends)")
 		}
 		return false, err
 	}
@@ -679,7 +812,7 @@ func (cv *conversation) input(ctx context.Context, c *client.Client, line string
 	go func() {
 		// Another client may have started a turn first: say so.
 		if err := r.Wait(ctx); err != nil && ctx.Err() == nil {
-			fmt.Fprintf(cv.a.stderr, "ahp: not sent: %v\n", err)
+			cv.scr.note(fmt.Sprintf("ahp: not sent: %v", err))
 		}
 	}()
 	return false, nil

@@ -65,6 +65,20 @@ func (d *draftSync) sent() {
 	}
 }
 
+// follow takes the chat's draft as another client left it: it reports
+// whether the line being typed should show it, which it should when
+// nothing was typed here since the last sync (a send elsewhere clears the
+// line; an edit elsewhere shows).
+func (d *draftSync) follow(remote, typed string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if remote == d.synced || d.timer != nil || typed != d.synced {
+		return false
+	}
+	d.synced, d.pending = remote, remote
+	return true
+}
+
 // stop ends syncing; an edit not synced yet is dropped.
 func (d *draftSync) stop() {
 	d.mu.Lock()
@@ -79,6 +93,7 @@ func (d *draftSync) stop() {
 // into lines, echoing the line being edited, so that what is typed is known
 // before Enter (for the draft).
 type lineEditor struct {
+	mu   sync.Mutex // feed runs on the reading goroutine; the rest on chat's
 	buf  []rune
 	echo func(line string) // redraws the line being edited
 	edit func(line string) // called after each change
@@ -88,6 +103,8 @@ type lineEditor struct {
 // feed takes typed bytes and returns the lines completed, and whether
 // input ended (Ctrl-D on an empty line).
 func (e *lineEditor) feed(p []byte) (lines []string, eof bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	for _, b := range p {
 		before := len(e.buf)
 		changed := true
@@ -150,9 +167,24 @@ func (e *lineEditor) feed(p []byte) (lines []string, eof bool) {
 }
 
 // seed starts the line being edited with text (the chat's draft).
-func (e *lineEditor) seed(text string) {
+func (e *lineEditor) seed(text string) { e.swap(text) }
+
+// swap replaces the line being edited with text, shows it, and returns
+// what it held.
+func (e *lineEditor) swap(text string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	old := string(e.buf)
 	e.buf = []rune(text)
 	if e.echo != nil {
 		e.echo(text)
 	}
+	return old
+}
+
+// text returns the line being edited.
+func (e *lineEditor) text() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return string(e.buf)
 }

@@ -10,7 +10,12 @@
 //	ahp send SESSION "prompt"         send a prompt and stream the reply
 //	ahp chat SESSION                  talk with a session interactively
 //	ahp watch URI                     print what arrives on a channel
+//	ahp show SESSION                  print a session's transcript
+//	ahp rename SESSION TITLE          set a session's title
+//	ahp archive [--undo] SESSION      archive a session, or bring it back
 //	ahp rm SESSION                    remove a session
+//	ahp agents                        list agents, models, modes, sign-in
+//	ahp completion bash|zsh|fish      print a shell completion script
 //
 // SESSION is a session URI (<provider>:/<id>, or ahp-session:/<id> for older
 // ones; its scheme is the host's business), its ID (what
@@ -97,6 +102,8 @@ type env struct {
 	cbreak func() (restore func(), err error)
 	// draftDelay is the pause in typing after which chat syncs the draft.
 	draftDelay time.Duration
+	// width returns the terminal's width in columns (0: unknown).
+	width func() int
 }
 
 func main() {
@@ -116,6 +123,7 @@ func main() {
 		interrupts: sig,
 		cbreak:     func() (func(), error) { return setCbreak(os.Stdin) },
 		draftDelay: draftDelay,
+		width:      func() int { return termWidth(os.Stderr) },
 	}
 	colorOK := os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
 	e.color = e.stdoutTTY && colorOK
@@ -153,7 +161,12 @@ func init() {
 		{name: "send", args: "[--yes] [--model M] [--agent A] SESSION PROMPT", help: "send a prompt and stream the reply (PROMPT - reads stdin)", nargs: between(1, 2), flags: sendFlags, run: runSend},
 		{name: "chat", args: "[--yes] [--model M] [--agent A] SESSION", help: "talk with a session interactively", nargs: exactly(1), flags: sendFlags, run: runChat},
 		{name: "watch", args: "[--snapshot] URI", help: "print the envelopes and notifications of a channel", nargs: exactly(1), flags: watchFlags, run: runWatch},
+		{name: "show", args: "SESSION", help: "print a session's transcript", nargs: exactly(1), run: runShow},
+		{name: "rename", args: "SESSION TITLE", help: "set a session's title", nargs: exactly(2), run: runRename},
+		{name: "archive", args: "[--undo] SESSION", help: "archive a session (--undo brings it back)", nargs: exactly(1), flags: archiveFlags, run: runArchive},
 		{name: "rm", args: "SESSION", help: "remove a session", nargs: exactly(1), run: runRemove},
+		{name: "agents", help: "list the host's agents: models, modes, sign-in", nargs: exactly(0), run: runAgents},
+		{name: "completion", args: "bash|zsh|fish", help: "print a shell completion script", nargs: exactly(1), run: runCompletion},
 	}
 }
 
@@ -442,6 +455,8 @@ type app struct {
 
 	mu  sync.Mutex
 	scr *screen // the transcript, while a conversation shows one
+
+	mdState
 }
 
 // connect dials the host and initializes.

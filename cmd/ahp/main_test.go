@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -196,6 +197,13 @@ func TestGolden(t *testing.T) {
 		{"sessions", "", false, []string{"sessions"}},
 		{"sessions-json", "", false, []string{"sessions", "--json"}},
 		{"send-ambiguous", "", false, []string{"send", "0000", "hi"}},
+		{"agents", "", false, []string{"agents"}},
+		{"agents-json", "", false, []string{"agents", "--json"}},
+		{"rename", "", false, []string{"rename", id, "A **new** title"}},
+		{"archive", "", false, []string{"archive", id}},
+		{"sessions-archived", "", false, []string{"sessions"}},
+		{"unarchive", "", false, []string{"archive", "--undo", id}},
+		{"show", "", false, []string{"show", id}},
 		{"rm", "", false, []string{"rm", id}},
 		{"rm-missing", "", false, []string{"rm", id}},
 		{"send-missing", "", false, []string{"send", "ahp-session:/nope", "hi"}},
@@ -229,6 +237,75 @@ func TestGolden(t *testing.T) {
 			second = out.ID
 		}
 		h.golden(s.name, r)
+	}
+}
+
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// TestMarkdownOnTerminal: a reply's markdown is rendered on a terminal
+// (no asterisks, fences or table pipes left) and printed as written when
+// piped.
+func TestMarkdownOnTerminal(t *testing.T) {
+	h := newHarness(t, nil)
+	id := strings.TrimSpace(h.cmd("", "new").run(t).stdout)
+	const prompt = "some **bold** and `code`"
+	inv := h.cmd("", "send", id, prompt)
+	inv.env.stdoutTTY, inv.env.color = true, true
+	r := inv.run(t)
+	out := ansi.ReplaceAllString(r.stdout, "")
+	if r.code != 0 || strings.Contains(out, "**") || strings.Contains(out, "`") || !strings.Contains(out, "bold") || !strings.Contains(out, "code") {
+		t.Errorf("on a terminal: exit %d, stdout %q", r.code, out)
+	}
+	if r.stdout == out {
+		t.Errorf("on a terminal the reply has no styling: %q", r.stdout)
+	}
+	r = h.cmd("", "send", id, prompt).run(t)
+	if r.code != 0 || r.stdout != "You said: "+prompt+"\n" {
+		t.Errorf("piped: exit %d, stdout %q", r.code, r.stdout)
+	}
+	// show prints the transcript, rendered alike.
+	inv = h.cmd("", "show", id)
+	inv.env.stdoutTTY, inv.env.color = true, true
+	r = inv.run(t)
+	out = ansi.ReplaceAllString(r.stdout, "")
+	if r.code != 0 || !strings.Contains(out, "» "+prompt) || !regexp.MustCompile(`You said: some bold and +code`).MatchString(out) {
+		t.Errorf("show on a terminal: exit %d, stdout %q", r.code, out)
+	}
+}
+
+// TestCompletion: the scripts list every command and are valid shell
+// (bash checks its own; zsh and fish when installed).
+func TestCompletion(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		inv := (&harness{t: t}).cmd("", "completion", sh)
+		r := inv.run(t)
+		if r.code != 0 {
+			t.Fatalf("completion %s: exit %d: %s", sh, r.code, r.stderr)
+		}
+		for _, c := range commands {
+			if !strings.Contains(r.stdout, c.name) {
+				t.Errorf("the %s script lacks %s", sh, c.name)
+			}
+		}
+		exe, err := exec.LookPath(sh)
+		if err != nil {
+			if sh == "bash" {
+				t.Fatalf("bash not found: %v", err)
+			}
+			continue
+		}
+		flag := "-n"
+		if sh == "fish" {
+			flag = "--no-execute"
+		}
+		script := filepath.Join(t.TempDir(), "ahp."+sh)
+		os.WriteFile(script, []byte(r.stdout), 0o644)
+		if out, err := exec.Command(exe, flag, script).CombinedOutput(); err != nil {
+			t.Errorf("%s rejects its script: %v\n%s", sh, err, out)
+		}
+	}
+	if r := (&harness{t: t}).cmd("", "completion", "tcsh").run(t); r.code != exitUsage {
+		t.Errorf("completion tcsh: exit %d, want %d", r.code, exitUsage)
 	}
 }
 
@@ -345,7 +422,7 @@ func TestStatusLine(t *testing.T) {
 	if !strings.HasSuffix(r.stderr, "\x1b[J") {
 		t.Fatalf("status line not erased at the end: %q", r.stderr[max(0, len(r.stderr)-40):])
 	}
-	if !strings.HasSuffix(r.stdout, "word20\n") {
+	if out := ansi.ReplaceAllString(r.stdout, ""); !strings.HasSuffix(strings.TrimRight(out, " \n"), "word20") {
 		t.Fatalf("stdout %q", r.stdout)
 	}
 	_ = start

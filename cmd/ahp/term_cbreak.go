@@ -25,3 +25,13 @@ func cbreak(f *os.File, get, set uintptr) (func(), error) {
 		syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), set, uintptr(unsafe.Pointer(&old)))
 	}, nil
 }
+
+// termWidth returns the width of the terminal f in columns, 0 when f is no
+// terminal.
+func termWidth(f *os.File) int {
+	var ws struct{ rows, cols, x, y uint16 }
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); errno != 0 {
+		return 0
+	}
+	return int(ws.cols)
+}

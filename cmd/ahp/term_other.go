@@ -17,3 +17,6 @@ func isTerminal(f *os.File) bool {
 func setCbreak(*os.File) (func(), error) {
 	return nil, errors.New("no terminal control on this system")
 }
+
+// termWidth is unknown here.
+func termWidth(*os.File) int { return 0 }

@@ -21,11 +21,67 @@ type turnView struct {
 	asked    map[string]bool   // tool calls and input requests handed out
 	usage    string            // usage last reported, as JSON
 	finished bool
+
+	// md renders markdown for the terminal; nil prints the text as it
+	// streams. Rendered, a reply is printed a block at a time, once the
+	// block is complete (a blank line outside a code fence ends it).
+	md      func(string) string
+	mdText  map[int]string // the latest text of each markdown part
+	mdShown map[int]int    // bytes of it rendered and printed
 }
 
 func newTurnView(a *app, scr *screen, id string, own bool) *turnView {
-	return &turnView{a: a, scr: scr, id: id, own: own, text: map[int]int{},
+	v := &turnView{a: a, scr: scr, id: id, own: own, text: map[int]int{},
 		tools: map[string]string{}, asked: map[string]bool{}}
+	if a.stdoutTTY && a.color && !a.g.json {
+		v.md, v.mdText, v.mdShown = a.markdown(), map[int]string{}, map[int]int{}
+	}
+	return v
+}
+
+// blockEnd returns where the last complete markdown block of text ends
+// (after a blank line outside a code fence), at or after from; from when
+// there is none.
+func blockEnd(text string, from int) int {
+	end, fenced, pos := from, false, 0
+	for pos < len(text) {
+		nl := strings.IndexByte(text[pos:], '\n')
+		if nl < 0 {
+			break
+		}
+		line := strings.TrimSpace(text[pos : pos+nl])
+		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
+			fenced = !fenced
+		}
+		pos += nl + 1
+		if !fenced && line == "" && pos > from && pos-1 > 0 {
+			end = pos
+		}
+	}
+	return end
+}
+
+// flushMarkdown prints the rest of each markdown part, rendered: the turn
+// ended.
+func (v *turnView) flushMarkdown() {
+	for i := 0; i <= maxKey(v.mdText); i++ {
+		text, ok := v.mdText[i]
+		if !ok || v.mdShown[i] >= len(text) {
+			continue
+		}
+		if rest := strings.TrimSpace(text[v.mdShown[i]:]); rest != "" {
+			v.scr.write(i, v.md(rest))
+		}
+		v.mdShown[i] = len(text)
+	}
+}
+
+func maxKey(m map[int]string) int {
+	n := -1
+	for k := range m {
+		n = max(n, k)
+	}
+	return n
 }
 
 // question is something the agent waits for the user to answer.
@@ -101,6 +157,16 @@ func (v *turnView) textPart(i int, kind, id, content string, dim bool) {
 	if dim && !v.a.stdoutTTY {
 		return // reasoning stays out of piped output
 	}
+	if kind == "text" && v.md != nil {
+		v.mdText[i] = content
+		if end := blockEnd(content, v.mdShown[i]); end > v.mdShown[i] {
+			if block := strings.TrimSpace(content[v.mdShown[i]:end]); block != "" {
+				v.scr.write(i, v.md(block)+"\n\n")
+			}
+			v.mdShown[i] = end
+		}
+		return
+	}
 	v.write(i, chunk, dim)
 }
 
@@ -162,6 +228,9 @@ func (v *turnView) finish(t *protocol.Turn) error {
 	}
 	v.update(t.ResponseParts, t.Usage)
 	v.finished = true
+	if v.md != nil {
+		v.flushMarkdown()
+	}
 	var err error
 	switch t.State {
 	case protocol.TurnStateError:

@@ -5,7 +5,7 @@
 
 import { Client, ROOT, newID } from './client.js';
 import { Status, isoLater } from './reducers.js';
-import { StreamView, render as renderMarkdown } from './markdown.js';
+import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js';
 import { h, $, diffView } from './dom.js';
 import { TerminalView } from './terminal.js';
 import { ChangesView } from './changes.js';
@@ -23,6 +23,7 @@ function rich(v, cls) {
   if (v != null && typeof v === 'object' && typeof v.markdown === 'string') {
     const el = h('div', { class: `md ${cls || ''}` });
     el.innerHTML = renderMarkdown(v.markdown);
+    enhanceCode(el);
     return el;
   }
   return h('div', { class: cls || '' }, plain(v));
@@ -96,7 +97,12 @@ class App {
     });
     c.addEventListener('rejected', (e) => this.toast(`The host refused ${e.detail.action.type}: ${e.detail.reason}`));
     this.bind();
+    this.initNotify();
     c.start();
+    // The app shell for offline starts and installing to a home screen.
+    if ('serviceWorker' in navigator && window.isSecureContext) {
+      navigator.serviceWorker.register('/sw.js').catch((e) => console.warn('service worker not registered:', e.message));
+    }
     window.addEventListener('hashchange', () => this.route());
     document.addEventListener('visibilitychange', () => this.markRead());
   }
@@ -140,7 +146,13 @@ class App {
       const st = this.chatURI && this.client.state(this.chatURI);
       if (st && st.activeTurn && !$('#session').hidden) { e.preventDefault(); this.cancelTurn(); }
     });
-    $('#prompt').addEventListener('input', () => this.draftChanged());
+    $('#prompt').addEventListener('input', () => { this.draftChanged(); this.renderSlashHelp(false); });
+    $('#help-btn').addEventListener('click', () => this.renderSlashHelp(true));
+    $('#c-browse').addEventListener('click', () => this.browseDirs(toFileURI($('#c-dir').value) || (this.client.initResult && this.client.initResult.defaultDirectory) || 'file:///'));
+    $('#c-up').addEventListener('click', () => {
+      const up = (this.browsing || '').replace(/\/+$/, '').replace(/\/[^/]*$/, '') || 'file:///';
+      this.browseDirs(up.endsWith(':/') || up.endsWith(':') ? 'file:///' : up);
+    });
     $('#steer').addEventListener('click', () => this.send('steering'));
     $('#queue').addEventListener('click', () => this.send('queued'));
     $('#cancel').addEventListener('click', () => this.cancelTurn());
@@ -212,6 +224,123 @@ class App {
     $('#empty-list').hidden = items.length > 0;
     this.markRead();
     this.renderTitle();
+    this.notifyChanges();
+  }
+
+  // ---- the agent's / commands
+
+  // slashCommands lists what the session's agent can be asked with a
+  // leading /: its skills and prompts (name, description).
+  slashCommands() {
+    const st = this.sessionURI && this.client.state(this.sessionURI);
+    const out = [];
+    const visit = (list) => {
+      for (const c of list || []) {
+        if ((c.type === 'skill' || c.type === 'prompt') && c.name && c.userInvocable !== false && !c.disableUserInvocation) {
+          out.push({ name: c.name.replace(/^\//, ''), description: plain(c.description) });
+        }
+        visit(c.children);
+      }
+    };
+    visit(st && st.customizations);
+    return out;
+  }
+
+  // renderSlashHelp shows the agent's commands under the composer while a
+  // command is being typed (or when asked), with the agent's own words.
+  renderSlashHelp(asked) {
+    const box = $('#slash-help');
+    const text = $('#prompt').value;
+    const typing = /^\/\S*$/.test(text);
+    if (!asked && !typing) { box.hidden = true; return; }
+    if (asked && !box.hidden) { box.hidden = true; return; }
+    const prefix = typing ? text.slice(1).toLowerCase() : '';
+    const cmds = this.slashCommands().filter((c) => c.name.toLowerCase().startsWith(prefix));
+    const st = this.sessionURI && this.client.state(this.sessionURI);
+    const agent = this.agents().find((a) => st && a.provider === st.provider);
+    const rows = cmds.map((c) => h('button', { type: 'button', class: 'slash-cmd', role: 'option',
+      onclick: () => { $('#prompt').value = `/${c.name} `; $('#prompt').focus(); box.hidden = true; this.draftChanged(); } },
+    h('code', {}, `/${c.name}`), h('span', { class: 'muted' }, c.description || '')));
+    const about = agent && plain(agent.description);
+    box.replaceChildren(
+      h('div', { class: 'slash-title' }, `${(agent && (agent.displayName || agent.provider)) || 'The agent'}'s commands`),
+      ...rows,
+      !rows.length ? h('div', { class: 'muted' }, cmds.length || !prefix ? 'The agent lists no commands; what it says of itself:' : `No listed command starts with /${prefix}.`) : null,
+      about ? h('div', { class: 'slash-about' }, about) : null);
+    box.hidden = false;
+  }
+
+  // ---- the directory picker of the new-session dialog, browsing the
+  // host's folders with resourceList
+
+  async browseDirs(uri) {
+    let res;
+    try {
+      res = await this.client.request('resourceList', { channel: ROOT, uri });
+    } catch (e) {
+      // Said in the dialog: a toast would sit under it.
+      $('#c-browser').hidden = false;
+      $('#c-path').textContent = e.code === -32601 ? 'This host does not list folders.' : `Cannot list ${decodeURIComponent(uri.replace(/^file:\/\//, ''))}: ${e.message}`;
+      $('#c-dirs').replaceChildren();
+      return;
+    }
+    this.browsing = uri.replace(/\/+$/, '') || 'file://';
+    $('#c-browser').hidden = false;
+    const path = decodeURIComponent(this.browsing.replace(/^file:\/\//, '')) || '/';
+    $('#c-path').textContent = path;
+    $('#c-dir').value = path;
+    const dirs = (res.entries || []).filter((e) => e.type === 'directory' && !e.name.startsWith('.'))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    $('#c-dirs').replaceChildren(...dirs.map((d) => h('li', {}, h('button', { type: 'button', class: 'dir',
+      onclick: () => this.browseDirs(`${this.browsing}/${encodeURIComponent(d.name)}`) }, d.name))));
+    if (!dirs.length) $('#c-dirs').append(h('li', { class: 'muted' }, '(no folders here)'));
+  }
+
+  // ---- notifications (off until the user turns them on; the browser
+  // asks for permission then, once)
+
+  initNotify() {
+    const box = $('#notify');
+    const supported = 'Notification' in window;
+    box.closest('label').hidden = !supported;
+    box.checked = supported && localStorage.getItem('ahpd-notify') === 'on' && Notification.permission === 'granted';
+    box.addEventListener('change', async () => {
+      if (!box.checked) { localStorage.setItem('ahpd-notify', 'off'); return; }
+      let perm = Notification.permission;
+      if (perm === 'default') perm = await Notification.requestPermission();
+      if (perm !== 'granted') {
+        box.checked = false;
+        localStorage.setItem('ahpd-notify', 'off');
+        this.toast('The browser does not allow notifications from this page.');
+        return;
+      }
+      localStorage.setItem('ahpd-notify', 'on');
+    });
+  }
+
+  // notifyChanges compares each session's status with the last seen, and
+  // tells the user, while the page is hidden, of sessions that came to
+  // need them and of turns that ended.
+  notifyChanges() {
+    const prev = this.lastStatus;
+    this.lastStatus = new Map();
+    const needs = (x) => (x & Status.InputNeeded) === Status.InputNeeded;
+    for (const s of this.client.sessions.values()) {
+      this.lastStatus.set(s.resource, s.status);
+      const was = prev && prev.get(s.resource);
+      if (was === undefined || was === null) continue;
+      let what = '';
+      if (needs(s.status) && !needs(was)) what = 'needs you';
+      else if ((was & Status.InProgress) && !(s.status & Status.InProgress)) what = s.status & Status.Error ? 'the turn failed' : 'the turn ended';
+      if (what) this.notify(plainTitle(s.title) || 'New Session', what, s);
+    }
+  }
+
+  notify(title, what, s) {
+    if (document.visibilityState === 'visible' || !$('#notify').checked) return;
+    if (!('Notification' in window) || Notification.permission !== 'granted') return;
+    const n = new Notification(`${title}: ${what}`, { body: s.activity || '', tag: s.resource, icon: '/icon-192.png' });
+    n.onclick = () => { window.focus(); location.hash = sessionHash(s.resource); n.close(); };
   }
 
   // renderTitle names the open session in the page title, and says when it
@@ -280,7 +409,7 @@ class App {
     const rows = [h('div', { class: 'about-desc' }, plain(a.description) || 'No description.')];
     const facts = [h('span', {}, `provider ${a.provider}`)];
     const signIn = (a.protectedResources || []).length;
-    if (signIn) facts.push(h('span', { class: 'tag' }, `needs sign-in (${a.protectedResources.map((r) => r.resourceName || r.resource).join(', ')})`));
+    if (signIn) facts.push(h('span', { class: 'tag' }, `needs sign-in (${a.protectedResources.map((r) => r.resource_name || r.resource).join(', ')})`));
     if ((a.models || []).length) facts.push(h('span', {}, `${a.models.length} model${a.models.length === 1 ? '' : 's'}`));
     rows.push(h('div', { class: 'about-facts muted' }, facts));
     box.replaceChildren(...rows);
@@ -971,6 +1100,7 @@ class App {
       this.client.dispatch(this.chatURI, { type: 'chat/turnStarted', turnId: newID(), startedAt: new Date().toISOString(), message: msg });
     }
     $('#prompt').value = '';
+    $('#slash-help').hidden = true;
     this.seenDraft = '';
     clearTimeout(this.draftTimer);
     this.draftTimer = 0;

@@ -55,7 +55,12 @@ export function diffView(a, b) {
 
 const MARK = { ctx: ' ', add: '+', del: '-' };
 
-/** diffLine renders one line of diffLines. */
+/**
+ * diffLine renders one line of diffLines, with its line numbers on the old
+ * and the new side (shown by the stylesheet, not part of its text).
+ */
 export function diffLine(l) {
-  return h('div', { class: l.kind }, `${MARK[l.kind]} ${l.text}`);
+  const old = l.kind === 'add' || l.a == null ? '' : String(l.a + 1);
+  const neu = l.kind === 'del' || l.b == null ? '' : String(l.b + 1);
+  return h('div', { class: l.kind, 'data-ln': `${old.padStart(4)} ${neu.padStart(4)}` }, `${MARK[l.kind]} ${l.text}`);
 }

@@ -20,6 +20,79 @@ md.renderer.rules.link_open = (tokens, idx, options, env, self) => {
   return defaultLinkOpen(tokens, idx, options, env, self);
 };
 
+// Code blocks get a copy button, and colours from highlight.js, which is
+// loaded the first time a code block shows (130 KB the page does not need
+// before then).
+let hljs = null;
+let loadingHL = null;
+
+function loadHighlighter() {
+  if (!loadingHL) {
+    loadingHL = import('../vendor/highlight.mjs').then((m) => {
+      hljs = m.default;
+      hljs.configure({ ignoreUnescapedHTML: true });
+      for (const code of document.querySelectorAll('.md pre > code:not(.hljs)')) highlight(code);
+    }, (e) => { loadingHL = null; console.warn('highlight.js did not load', e); });
+  }
+}
+
+function highlight(code) {
+  if (!hljs || code.classList.contains('hljs')) return;
+  // A language the fence names, or a guess for code of some length.
+  const named = [...code.classList].some((c) => c.startsWith('language-') && hljs.getLanguage(c.slice(9)));
+  if (!named && code.textContent.length < 40) return;
+  hljs.highlightElement(code);
+}
+
+/**
+ * enhanceCode gives the code blocks in el a copy button and, once
+ * highlight.js is loaded, colours.
+ */
+export function enhanceCode(el) {
+  const blocks = el.querySelectorAll('pre > code');
+  if (!blocks.length) return;
+  for (const code of blocks) {
+    const pre = code.parentElement;
+    if (!pre.querySelector(':scope > button.copy')) {
+      const btn = document.createElement('button');
+      btn.type = 'button';
+      btn.className = 'copy';
+      btn.textContent = 'Copy';
+      btn.title = 'Copy the code';
+      btn.addEventListener('click', () => copyText(code.textContent, btn));
+      pre.append(btn);
+    }
+    highlight(code);
+  }
+  if (!hljs) loadHighlighter();
+}
+
+/** copyText puts text on the clipboard and says so on the button. */
+export async function copyText(text, btn) {
+  let ok = false;
+  try {
+    await navigator.clipboard.writeText(text);
+    ok = true;
+  } catch {
+    // Outside a secure context: the older way, through a selection.
+    const ta = document.createElement('textarea');
+    ta.value = text;
+    ta.setAttribute('readonly', '');
+    ta.style.position = 'fixed';
+    ta.style.opacity = '0';
+    document.body.append(ta);
+    ta.select();
+    try { ok = document.execCommand('copy'); } catch { ok = false; }
+    ta.remove();
+  }
+  if (btn) {
+    btn.textContent = ok ? 'Copied' : 'Copy failed';
+    btn.dataset.copied = ok ? 'yes' : 'no';
+    setTimeout(() => { btn.textContent = 'Copy'; delete btn.dataset.copied; }, 1500);
+  }
+  return ok;
+}
+
 /** render returns the HTML of a markdown text. */
 export function render(text) {
   return md.render(text || '');
@@ -63,6 +136,7 @@ export class StreamView {
       const block = document.createElement('div');
       block.className = 'md-block';
       block.innerHTML = render(text.slice(this.done, cut));
+      enhanceCode(block);
       this.el.insertBefore(block, this.tail);
       this.inFence = this.fenceAfter(text.slice(this.done, cut), this.inFence);
       this.done = cut;
@@ -79,6 +153,7 @@ export class StreamView {
     }
     // An open fence continues into the tail: render it as code.
     this.tail.innerHTML = render(this.inFence ? '```\n' + rest : rest);
+    enhanceCode(this.tail);
   }
 
   reset() {

@@ -90,6 +90,25 @@ export function trimContent(content, limit) {
   return content;
 }
 
+// The page remembers which session each terminal it started belongs to
+// (a terminal claimed by this page carries no session of its own).
+const TERMS_KEY = 'ahpd-terminal-sessions';
+
+function terminalSessions() {
+  try { return JSON.parse(localStorage.getItem(TERMS_KEY) || '{}'); } catch { return {}; }
+}
+
+export function sessionOfTerminal(uri) { return terminalSessions()[uri] || null; }
+
+function rememberTerminal(uri, session) {
+  const all = terminalSessions();
+  all[uri] = session;
+  // Keep the most recent 200.
+  const keys = Object.keys(all);
+  for (const k of keys.slice(0, Math.max(0, keys.length - 200))) delete all[k];
+  try { localStorage.setItem(TERMS_KEY, JSON.stringify(all)); } catch { /* full or off */ }
+}
+
 const exited = (st) => !!st && st.lifecycle && st.lifecycle.status === 'exited';
 
 export class TerminalView {
@@ -157,7 +176,13 @@ export class TerminalView {
         return;
       }
     }
-    $('#term-list').replaceChildren(...list.map((t) => {
+    // Only the open session's terminals: those its agent runs (claimed by
+    // the session) and those started from this page for it.
+    const mine = list.filter((t) => this.ofSession(t));
+    $('#term-empty').textContent = list.length > mine.length
+      ? `No terminal of this session open (${list.length - mine.length} of other sessions). A new one starts in the session's directory.`
+      : 'No terminal open. A new one starts in the session\'s directory.';
+    $('#term-list').replaceChildren(...mine.map((t) => {
       const on = t.resource === this.uri;
       const ended = t.lifecycle && t.lifecycle.status === 'exited';
       return h('button', {
@@ -165,6 +190,15 @@ export class TerminalView {
         'data-uri': t.resource, title: ended ? 'exited' : 'running', onclick: () => this.select(t.resource),
       }, h('span', { class: `dot ${ended ? '' : 'idle'}` }), t.title || 'Terminal');
     }));
+  }
+
+  // ofSession reports whether a terminal belongs to the open session.
+  ofSession(t) {
+    const s = this.app.sessionURI;
+    if (!s) return false;
+    const c = t.claim;
+    if (c && c.kind === 'session') return c.session === s;
+    return sessionOfTerminal(t.resource) === s;
   }
 
   async emulator() {
@@ -321,12 +355,15 @@ export class TerminalView {
     const dir = ss && ss.workingDirectories && ss.workingDirectories[0];
     const uri = `ahp-terminal:/${newID()}`;
     const params = { channel: uri, claim: { kind: 'client', clientId: this.client.clientId } };
+    // Named by what runs in it (the user's shell) and where, until the
+    // shell sets a title of its own.
     const base = dir ? decodeURIComponent(dir.replace(/\/+$/, '').split('/').pop() || '') : '';
-    params.name = base || 'Terminal';
+    params.name = base ? `shell · ${base}` : 'shell';
     if (dir) params.cwd = dir;
     const dims = this.emu && this.uri ? this.emu.fit.proposeDimensions() : null;
     if (dims && dims.cols > 0 && dims.rows > 0) { params.cols = dims.cols; params.rows = dims.rows; }
     try {
+      rememberTerminal(uri, this.app.sessionURI);
       await this.client.request('createTerminal', params);
     } catch (e) {
       this.app.toast(`Could not start a terminal: ${e.message}`);
