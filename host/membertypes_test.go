@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"reflect"
 	"slices"
@@ -159,5 +160,28 @@ func TestWrongMemberTypesRejected(t *testing.T) {
 			}
 			t.Logf("%d actions, 2 wrong values each", tested)
 		})
+	}
+}
+
+// The params of client requests are held to their schema types too: a
+// member of the wrong kind, a null where the type has none or a string
+// outside an enumeration is -32602 naming the member.
+func TestCommandParamTypesChecked(t *testing.T) {
+	th := startHost(t, nil)
+	c := th.dial(t, "c")
+	c.initialize()
+	_, chat := c.newSession("s")
+	for _, tc := range []struct {
+		method, params, want string
+	}{
+		{"listSessions", `{"limit":"ten"}`, "member limit: want a JSON number"},
+		{"fetchTurns", `{"channel":null}`, "member channel is null"},
+		{"completions", `{"channel":"` + chat + `","kind":"shout","text":"","offset":0}`, `member kind is "shout"`},
+	} {
+		err := c.Call(tc.method, jsontext.Value(tc.params), nil)
+		var e *protocol.Error
+		if !errors.As(err, &e) || e.Code != protocol.CodeInvalidParams || !strings.Contains(e.Message, tc.want) {
+			t.Errorf("%s %s: got %v, want -32602 with %q", tc.method, tc.params, err, tc.want)
+		}
 	}
 }

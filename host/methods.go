@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -216,36 +215,19 @@ func decodeParams(method string, params jsontext.Value, p any, optional, strict 
 		}
 		return nil, rpcError(protocol.CodeInvalidParams, "%s: params are required", method)
 	}
-	var missing *protocol.MissingError
-	err := protocol.UnmarshalStrict(params, p)
-	if !errors.As(err, &missing) {
-		if err != nil {
-			return nil, rpcError(protocol.CodeInvalidParams, "%s: %s", method, decodeFailure(err))
+	if !strict {
+		if err := protocol.UnmarshalChecked(params, p); err != nil {
+			return nil, rpcError(protocol.CodeInvalidParams, "%s: %v", method, err)
 		}
 		return nil, nil
 	}
-	if strict {
+	var missing *protocol.MissingError
+	if err := protocol.UnmarshalStrict(params, p); errors.As(err, &missing) {
 		return missing, nil
-	}
-	var bad []string
-	for _, m := range missing.Invalid {
-		if !m.OptionalNull {
-			bad = append(bad, "member "+m.String())
-		}
-	}
-	if len(bad) > 0 {
-		return nil, rpcError(protocol.CodeInvalidParams, "%s: %s", method, strings.Join(bad, "; "))
+	} else if err != nil {
+		return nil, rpcError(protocol.CodeInvalidParams, "%s: %s", method, protocol.DescribeError(err))
 	}
 	return nil, nil
-}
-
-// decodeFailure says why params could not be decoded, naming the member
-// when the error does.
-func decodeFailure(err error) string {
-	if path, cause := protocol.ErrorPath(err); path != "" {
-		return "member " + path + ": " + cause.Error()
-	}
-	return err.Error()
 }
 
 func (c *conn) ping(context.Context, *protocol.PingParams) (*none, error) { return nil, nil }

@@ -78,6 +78,51 @@ func UnmarshalStrict(data []byte, v any) error {
 	return json.Unmarshal(data, v)
 }
 
+// UnmarshalChecked is [Unmarshal] for the params of a client's request:
+// members present with a value their schema type does not allow are
+// refused even where Unmarshal reads past them (null for a required member,
+// a string outside an enumeration), while an absent required member still
+// decodes as its zero value and a null optional one as absent. Every error
+// names the member at fault: "member mode is \"x\", which is not one of
+// ...", "member uri: want a JSON string, got 5".
+func UnmarshalChecked(data []byte, v any) error {
+	err := UnmarshalStrict(data, v)
+	var m *MissingError
+	if !errors.As(err, &m) {
+		if err != nil {
+			return &checkedError{msg: DescribeError(err), err: err}
+		}
+		return nil
+	}
+	var bad []string
+	for _, inv := range m.Invalid {
+		if !inv.OptionalNull {
+			bad = append(bad, "member "+inv.String())
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return &checkedError{msg: strings.Join(bad, "; "), err: m}
+}
+
+// DescribeError says why decoding failed, naming the member when the
+// error does (see ErrorPath).
+func DescribeError(err error) string {
+	if path, cause := ErrorPath(err); path != "" {
+		return "member " + path + ": " + cause.Error()
+	}
+	return err.Error()
+}
+
+type checkedError struct {
+	msg string
+	err error
+}
+
+func (e *checkedError) Error() string { return e.msg }
+func (e *checkedError) Unwrap() error { return e.err }
+
 // MissingError reports required members absent from decoded JSON, and
 // members present with a value their schema type does not allow but which
 // the decoder could still read past: null where the schema has no null (a

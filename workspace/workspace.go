@@ -165,7 +165,7 @@ func serve[P any, R any](f func(ctx context.Context, w *Workspace, c host.Client
 		if len(c.Params) == 0 {
 			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: c.Method + ": params are required"}
 		}
-		if err := protocol.Unmarshal(c.Params, p); err != nil {
+		if err := protocol.UnmarshalChecked(c.Params, p); err != nil {
 			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", c.Method, err)}
 		}
 		return f(ctx, w, c.Client, p)
