@@ -43,6 +43,7 @@ func serveAhpd(t *testing.T, args ...string) string {
 	if !ok {
 		t.Fatalf("first line %q", line)
 	}
+	ws, _, _ = strings.Cut(ws, "?") // the printed URL carries the token
 	return "http" + strings.TrimSuffix(strings.TrimPrefix(ws, "ws"), "/")
 }
 
