@@ -362,7 +362,7 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 		},
 	})
 	if err != nil {
-		return p.explain("initialize", err, 0)
+		return p.explain(ctx, "initialize", err, 0)
 	}
 	if res.ProtocolVersion != acpsdk.ProtocolVersionNumber {
 		return fmt.Errorf("the agent speaks ACP version %d; this host speaks version %d", res.ProtocolVersion, acpsdk.ProtocolVersionNumber)
@@ -373,7 +373,7 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 			return fmt.Errorf("the agent does not offer the authentication method %q set as authMethod; %s", cfg.AuthMethod, offeredAuth(res.AuthMethods))
 		}
 		if _, err := p.conn.Authenticate(ctx, acpsdk.AuthenticateRequest{MethodId: cfg.AuthMethod}); err != nil {
-			return p.explain("authenticate", err, 0)
+			return p.explain(ctx, "authenticate", err, 0)
 		}
 	}
 	return nil
@@ -383,10 +383,14 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 // to the agent when the call failed because it exited.
 // A process still running that failed the request has its stderr lines
 // written since mark (see stderrMark) quoted.
-func (p *process) explain(method string, err error, mark int) error {
+// A call given up by the host (ctx ended) quotes nothing.
+func (p *process) explain(ctx context.Context, method string, err error, mark int) error {
 	select {
 	case <-p.conn.Done():
 	default:
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %s", method, errorText(err))
+		}
 		return fmt.Errorf("%s: %s%s", method, errorText(err), p.stderrSince(mark))
 	}
 	if why := p.brokenReason(); why != "" {
@@ -415,9 +419,12 @@ func (p *process) stderrMark() int {
 //
 // The agent's stderr is read on a goroutine of its own, so lines written
 // just before the failed answer may not be read yet: it waits up to
-// stderrSettle for a first line.
+// stderrSettle for a first line, unless the host is stopping the process
+// (a session disposed while it starts, a probe done): then the failure is
+// the host's doing, nobody reads the explanation, and the wait would only
+// hold up the close.
 func (p *process) stderrSince(mark int) string {
-	for deadline := time.Now().Add(stderrSettle); p.stderrMark() == mark && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(stderrSettle); p.quietSince(mark) && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	p.mu.Lock()
@@ -427,6 +434,14 @@ func (p *process) stderrSince(mark int) string {
 		return ""
 	}
 	return "; its last output on stderr:\n" + strings.Join(p.tail[len(p.tail)-n:], "\n")
+}
+
+// quietSince reports whether the process has written no stderr line since
+// mark while nobody is stopping it.
+func (p *process) quietSince(mark int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lines == mark && p.stopping == ""
 }
 
 // exitText describes how the process ended, quoting its last stderr lines.

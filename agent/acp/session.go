@@ -442,7 +442,7 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 	mark := p.stderrMark()
 	res, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: s.dir, McpServers: []acpsdk.McpServer{}})
 	if err != nil {
-		return "", p.explain("session/new", err, mark)
+		return "", p.explain(ctx, "session/new", err, mark)
 	}
 	s.mu.Lock()
 	s.sessionOpenedLocked(c, p, res.SessionId, res.Models, res.Modes, res.ConfigOptions)

@@ -163,8 +163,13 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 	mark := p.stderrMark()
 	res, err := p.conn.Prompt(s.ctx, acpsdk.PromptRequest{SessionId: id, Prompt: blocks})
 	detail := ""
-	if err != nil {
+	// A prompt failed by the agent is explained with what it wrote on
+	// stderr; one that failed because the session is closing is not
+	// reported to anyone, so its close does not wait for stderr.
+	if err != nil && s.ctx.Err() == nil {
 		detail = p.stderrSince(mark)
+	}
+	if err != nil {
 		select {
 		case <-p.conn.Done():
 			// The agent went away: let the crash handling speak for it.
