@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ahp-go/ahp/internal/fileinfo"
 	"github.com/ahp-go/ahp/store"
 )
 
@@ -62,10 +61,10 @@ type fileWatch struct {
 	// descriptor drops the process's POSIX locks on the file, SQLite's
 	// included.
 	dbFile  *os.File
-	db      fs.FileInfo
+	db      fileID
 	dbSize  int64    // the database's size after the last commit
 	wal     *os.File // our own descriptor on the log, to see its link count
-	walFI   fs.FileInfo
+	walID   fileID
 	walSize int64 // the log's size after the last commit
 	header  [16]byte
 	// repaired is a log lost and repaired after a commit, which the next
@@ -86,15 +85,15 @@ func (s *Store) watchFiles() error {
 		}
 		s.files.dbFile = f
 	}
-	st, err := os.Stat(s.path)
+	st, err := statPath(s.path)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: %w", s.path, err)
 	}
 	if s.files.wal != nil {
 		s.files.wal.Close()
 	}
-	s.files.db, s.files.dbSize = st, st.Size()
-	s.files.wal, s.files.walFI, s.files.walSize = nil, nil, 0
+	s.files.db, s.files.dbSize = st, st.size
+	s.files.wal, s.files.walID, s.files.walSize = nil, fileID{}, 0
 	f, err := os.Open(walPath(s.path))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -102,12 +101,12 @@ func (s *Store) watchFiles() error {
 		}
 		return fmt.Errorf("sqlite store %s: %w", walPath(s.path), err)
 	}
-	fi, err := f.Stat()
+	fi, err := statFile(f)
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("sqlite store %s: %w", walPath(s.path), err)
 	}
-	s.files.wal, s.files.walFI, s.files.walSize = f, fi, fi.Size()
+	s.files.wal, s.files.walID, s.files.walSize = f, fi, fi.size
 	return nil
 }
 
@@ -143,16 +142,16 @@ func (s *Store) verifyFiles(ctx context.Context) (repaired string, err error) {
 	}
 	now, why := changed(s.path, s.files.db, nil)
 	if why == "" {
-		why = s.damaged(s.files.dbFile, now.Size(), s.files.dbSize, dbMagic)
+		why = s.damaged(s.files.dbFile, now.size, s.files.dbSize, dbMagic)
 	}
 	if why != "" {
 		return "", s.fail("the database file was "+why, "what the file held is lost")
 	}
-	s.files.dbSize = now.Size()
+	s.files.dbSize = now.size
 	if s.files.wal == nil {
 		return "", s.watchFiles() // not created yet at open
 	}
-	walNow, why := changed(walPath(s.path), s.files.walFI, s.files.wal)
+	walNow, why := changed(walPath(s.path), s.files.walID, s.files.wal)
 	if why != "" {
 		// SQLite still holds the old log: copy what it has into the
 		// database file, then reopen to get a new log.
@@ -164,10 +163,10 @@ func (s *Store) verifyFiles(ctx context.Context) (repaired string, err error) {
 		}
 		return why, nil
 	}
-	if why := s.damaged(s.files.wal, walNow.Size(), s.files.walSize, walMagic); why != "" {
+	if why := s.damaged(s.files.wal, walNow.size, s.files.walSize, walMagic); why != "" {
 		return "", s.fail("the write-ahead log was "+why, "the changes it held since the last checkpoint are lost")
 	}
-	s.files.walSize = walNow.Size()
+	s.files.walSize = walNow.size
 	return "", nil
 }
 
@@ -204,23 +203,23 @@ func (s *Store) fail(what, lost string) error {
 // changed says how the file at path differs from the one recorded, or "",
 // with what it found there (through open, when given: the file SQLite
 // writes).
-func changed(path string, was fs.FileInfo, open *os.File) (fs.FileInfo, string) {
-	now, err := os.Stat(path)
+func changed(path string, was fileID, open *os.File) (fileID, string) {
+	now, err := statPath(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "deleted"
+		return now, "deleted"
 	case err != nil:
-		return nil, "unreadable (" + err.Error() + ")"
-	case !os.SameFile(was, now):
-		return nil, "replaced"
+		return now, "unreadable (" + err.Error() + ")"
+	case !was.same(now):
+		return now, "replaced"
 	}
 	if open != nil {
-		fi, err := open.Stat()
+		fi, err := statFile(open)
 		if err != nil {
-			return nil, "unreadable (" + err.Error() + ")"
+			return now, "unreadable (" + err.Error() + ")"
 		}
-		if fileinfo.Links(fi) == 0 {
-			return nil, "deleted"
+		if fi.links == 0 {
+			return now, "deleted"
 		}
 		now = fi
 	}
