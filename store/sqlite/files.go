@@ -18,18 +18,21 @@ import (
 // What happens to the store's files behind its back can lose acknowledged
 // changes without a word, so the store watches for it:
 //
-//   - Before every batch, after every commit (before Write returns nil),
-//     and about once a second while the host is idle (Check), it checks
-//     that ahpd.db and its write-ahead log (ahpd.db-wal) are still the
-//     files it opened and wrote: the same file at the path, for the log a
-//     descriptor of ours that still has a link, neither shorter than it
-//     was after the last commit (SQLite never shrinks either: the store
-//     runs no VACUUM and truncates the log only in its own checkpoint),
-//     and each still starting with its header.
+//   - After every commit, before Write returns nil, and about once a
+//     second while the host is idle (Check), it checks that ahpd.db and
+//     its write-ahead log (ahpd.db-wal) are still the files it opened and
+//     wrote: the same file at the path, for the log a descriptor of ours
+//     that still has a link, neither shorter than it was after the last
+//     commit (SQLite never shrinks either: the store runs no VACUUM and
+//     truncates the log only in its own checkpoint), and each still
+//     starting with its header. Before every batch, a quicker look (the
+//     size and link count of both, through our descriptors) keeps a
+//     batch from being written into a shortened or deleted log.
 //   - A log deleted or replaced is repaired: SQLite keeps writing to the
-//     file it holds, so the store checkpoints that file into ahpd.db,
-//     reopens the database (a new log) and fails the one write that found
-//     it with an error saying so; the retry goes to the new log.
+//     file it holds, so the store checkpoints that file into ahpd.db and
+//     reopens the database (a new log). Found by Check, it is reported
+//     by that Check; found after a commit, the batch (saved with the
+//     rest) is acknowledged and the next Check reports the repair.
 //   - A log truncated or overwritten, or a database file deleted,
 //     replaced, truncated or overwritten, cannot be repaired: what the
 //     file held is gone. The store then fails every later write with
@@ -120,8 +123,36 @@ func (s *Store) closeFiles() {
 	s.files.dbFile, s.files.wal = nil, nil
 }
 
-// checkFiles runs before every batch: see the comment at the top. It
-// returns nil when the files are sound.
+// preCheck runs before every batch: two fstat calls on the descriptors
+// we hold, enough to see a file shortened or deleted, so that nothing is
+// written into a damaged log. What it finds, the full check handles: a
+// lost log is repaired (and the batch goes to the new one), lasting
+// damage fails the batch.
+func (s *Store) preCheck(ctx context.Context) error {
+	if s.files.wal == nil || s.files.dbFile == nil {
+		return nil // the check after the commit watches them from then on
+	}
+	db, derr := statFile(s.files.dbFile)
+	wal, werr := statFile(s.files.wal)
+	if derr == nil && werr == nil && db.links > 0 && wal.links > 0 && db.size >= s.files.dbSize && wal.size >= s.files.walSize {
+		return nil
+	}
+	repaired, err := s.verifyFiles(ctx)
+	if repaired != "" {
+		s.noteRepaired(repaired)
+	}
+	return err
+}
+
+// noteRepaired logs a lost log that was repaired, and keeps it for the
+// next Check to report.
+func (s *Store) noteRepaired(how string) {
+	s.files.repaired = fmt.Errorf("sqlite store %s: the write-ahead log was %s while the store was open; what it held is saved in the database and a new log is in use", s.path, how)
+	s.log.Warn("the store's write-ahead log was lost and has been replaced; nothing was lost", "err", s.files.repaired)
+}
+
+// checkFiles is the full check: see the comment at the top. It returns
+// nil when the files are sound.
 func (s *Store) checkFiles(ctx context.Context) error {
 	repaired, err := s.verifyFiles(ctx)
 	if err != nil {
