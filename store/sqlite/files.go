@@ -12,25 +12,27 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ahp-go/ahp/internal/fileinfo"
 	"github.com/ahp-go/ahp/store"
 )
 
 // What happens to the store's files behind its back can lose acknowledged
 // changes without a word, so the store watches for it:
 //
-//   - Before every batch, after every commit (before Write returns nil),
-//     and about once a second while the host is idle (Check), it checks
-//     that ahpd.db and its write-ahead log (ahpd.db-wal) are still the
-//     files it opened and wrote: the same file at the path, for the log a
-//     descriptor of ours that still has a link, neither shorter than it
-//     was after the last commit (SQLite never shrinks either: the store
-//     runs no VACUUM and truncates the log only in its own checkpoint),
-//     and each still starting with its header.
+//   - After every commit, before Write returns nil, and about once a
+//     second while the host is idle (Check), it checks that ahpd.db and
+//     its write-ahead log (ahpd.db-wal) are still the files it opened and
+//     wrote: the same file at the path, for the log a descriptor of ours
+//     that still has a link, neither shorter than it was after the last
+//     commit (SQLite never shrinks either: the store runs no VACUUM and
+//     truncates the log only in its own checkpoint), and each still
+//     starting with its header. Before every batch, a quicker look (the
+//     size and link count of both, through our descriptors) keeps a
+//     batch from being written into a shortened or deleted log.
 //   - A log deleted or replaced is repaired: SQLite keeps writing to the
-//     file it holds, so the store checkpoints that file into ahpd.db,
-//     reopens the database (a new log) and fails the one write that found
-//     it with an error saying so; the retry goes to the new log.
+//     file it holds, so the store checkpoints that file into ahpd.db and
+//     reopens the database (a new log). Found by Check, it is reported
+//     by that Check; found after a commit, the batch (saved with the
+//     rest) is acknowledged and the next Check reports the repair.
 //   - A log truncated or overwritten, or a database file deleted,
 //     replaced, truncated or overwritten, cannot be repaired: what the
 //     file held is gone. The store then fails every later write with
@@ -62,10 +64,10 @@ type fileWatch struct {
 	// descriptor drops the process's POSIX locks on the file, SQLite's
 	// included.
 	dbFile  *os.File
-	db      fs.FileInfo
+	db      fileID
 	dbSize  int64    // the database's size after the last commit
 	wal     *os.File // our own descriptor on the log, to see its link count
-	walFI   fs.FileInfo
+	walID   fileID
 	walSize int64 // the log's size after the last commit
 	header  [16]byte
 	// repaired is a log lost and repaired after a commit, which the next
@@ -86,15 +88,15 @@ func (s *Store) watchFiles() error {
 		}
 		s.files.dbFile = f
 	}
-	st, err := os.Stat(s.path)
+	st, err := statPath(s.path)
 	if err != nil {
 		return fmt.Errorf("sqlite store %s: %w", s.path, err)
 	}
 	if s.files.wal != nil {
 		s.files.wal.Close()
 	}
-	s.files.db, s.files.dbSize = st, st.Size()
-	s.files.wal, s.files.walFI, s.files.walSize = nil, nil, 0
+	s.files.db, s.files.dbSize = st, st.size
+	s.files.wal, s.files.walID, s.files.walSize = nil, fileID{}, 0
 	f, err := os.Open(walPath(s.path))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -102,12 +104,12 @@ func (s *Store) watchFiles() error {
 		}
 		return fmt.Errorf("sqlite store %s: %w", walPath(s.path), err)
 	}
-	fi, err := f.Stat()
+	fi, err := statFile(f)
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("sqlite store %s: %w", walPath(s.path), err)
 	}
-	s.files.wal, s.files.walFI, s.files.walSize = f, fi, fi.Size()
+	s.files.wal, s.files.walID, s.files.walSize = f, fi, fi.size
 	return nil
 }
 
@@ -121,8 +123,36 @@ func (s *Store) closeFiles() {
 	s.files.dbFile, s.files.wal = nil, nil
 }
 
-// checkFiles runs before every batch: see the comment at the top. It
-// returns nil when the files are sound.
+// preCheck runs before every batch: two fstat calls on the descriptors
+// we hold, enough to see a file shortened or deleted, so that nothing is
+// written into a damaged log. What it finds, the full check handles: a
+// lost log is repaired (and the batch goes to the new one), lasting
+// damage fails the batch.
+func (s *Store) preCheck(ctx context.Context) error {
+	if s.files.wal == nil || s.files.dbFile == nil {
+		return nil // the check after the commit watches them from then on
+	}
+	db, derr := statFile(s.files.dbFile)
+	wal, werr := statFile(s.files.wal)
+	if derr == nil && werr == nil && db.links > 0 && wal.links > 0 && db.size >= s.files.dbSize && wal.size >= s.files.walSize {
+		return nil
+	}
+	repaired, err := s.verifyFiles(ctx)
+	if repaired != "" {
+		s.noteRepaired(repaired)
+	}
+	return err
+}
+
+// noteRepaired logs a lost log that was repaired, and keeps it for the
+// next Check to report.
+func (s *Store) noteRepaired(how string) {
+	s.files.repaired = fmt.Errorf("sqlite store %s: the write-ahead log was %s while the store was open; what it held is saved in the database and a new log is in use", s.path, how)
+	s.log.Warn("the store's write-ahead log was lost and has been replaced; nothing was lost", "err", s.files.repaired)
+}
+
+// checkFiles is the full check: see the comment at the top. It returns
+// nil when the files are sound.
 func (s *Store) checkFiles(ctx context.Context) error {
 	repaired, err := s.verifyFiles(ctx)
 	if err != nil {
@@ -143,16 +173,16 @@ func (s *Store) verifyFiles(ctx context.Context) (repaired string, err error) {
 	}
 	now, why := changed(s.path, s.files.db, nil)
 	if why == "" {
-		why = s.damaged(s.files.dbFile, now.Size(), s.files.dbSize, dbMagic)
+		why = s.damaged(s.files.dbFile, now.size, s.files.dbSize, dbMagic)
 	}
 	if why != "" {
 		return "", s.fail("the database file was "+why, "what the file held is lost")
 	}
-	s.files.dbSize = now.Size()
+	s.files.dbSize = now.size
 	if s.files.wal == nil {
 		return "", s.watchFiles() // not created yet at open
 	}
-	walNow, why := changed(walPath(s.path), s.files.walFI, s.files.wal)
+	walNow, why := changed(walPath(s.path), s.files.walID, s.files.wal)
 	if why != "" {
 		// SQLite still holds the old log: copy what it has into the
 		// database file, then reopen to get a new log.
@@ -164,10 +194,10 @@ func (s *Store) verifyFiles(ctx context.Context) (repaired string, err error) {
 		}
 		return why, nil
 	}
-	if why := s.damaged(s.files.wal, walNow.Size(), s.files.walSize, walMagic); why != "" {
+	if why := s.damaged(s.files.wal, walNow.size, s.files.walSize, walMagic); why != "" {
 		return "", s.fail("the write-ahead log was "+why, "the changes it held since the last checkpoint are lost")
 	}
-	s.files.walSize = walNow.Size()
+	s.files.walSize = walNow.size
 	return "", nil
 }
 
@@ -204,23 +234,23 @@ func (s *Store) fail(what, lost string) error {
 // changed says how the file at path differs from the one recorded, or "",
 // with what it found there (through open, when given: the file SQLite
 // writes).
-func changed(path string, was fs.FileInfo, open *os.File) (fs.FileInfo, string) {
-	now, err := os.Stat(path)
+func changed(path string, was fileID, open *os.File) (fileID, string) {
+	now, err := statPath(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, "deleted"
+		return now, "deleted"
 	case err != nil:
-		return nil, "unreadable (" + err.Error() + ")"
-	case !os.SameFile(was, now):
-		return nil, "replaced"
+		return now, "unreadable (" + err.Error() + ")"
+	case !was.same(now):
+		return now, "replaced"
 	}
 	if open != nil {
-		fi, err := open.Stat()
+		fi, err := statFile(open)
 		if err != nil {
-			return nil, "unreadable (" + err.Error() + ")"
+			return now, "unreadable (" + err.Error() + ")"
 		}
-		if fileinfo.Links(fi) == 0 {
-			return nil, "deleted"
+		if fi.links == 0 {
+			return now, "deleted"
 		}
 		now = fi
 	}

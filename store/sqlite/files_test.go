@@ -56,9 +56,11 @@ func sessionURIs(t *testing.T, st *Store) string {
 // TestWALDeletedOrReplaced: when the write-ahead log is deleted or
 // replaced under a running store, SQLite would keep committing to the
 // lost file and a crash would lose every change since the last
-// checkpoint, silently. The next write fails saying so, after saving what
-// the lost log held; the retry and later writes go to a new log, and a
-// crash then loses nothing acknowledged.
+// checkpoint, silently. The store saves what the lost log holds into the
+// database and goes on with a new log: found after a commit, the batch is
+// acknowledged (it is saved) and the next Check reports the repair; found
+// by Check, that Check reports it. A crash then loses nothing
+// acknowledged.
 func TestWALDeletedOrReplaced(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -74,27 +76,37 @@ func TestWALDeletedOrReplaced(t *testing.T) {
 			return os.Rename(other, wal)
 		}, "write-ahead log was replaced"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			st := mustOpen(t, t.TempDir())
-			if err := st.Write(ctx, putSession("ahp-session:/a")); err != nil {
-				t.Fatal(err)
-			}
-			if err := tc.damage(walPath(st.path)); err != nil {
-				t.Fatal(err)
-			}
-			err := st.Write(ctx, putSession("ahp-session:/b"))
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("write after the damage: %v, want %q", err, tc.want)
-			}
-			for _, uri := range []string{"ahp-session:/b", "ahp-session:/c"} {
-				if err := st.Write(ctx, putSession(uri)); err != nil {
-					t.Fatalf("write %s: %v", uri, err)
+		for _, foundBy := range []string{"write", "check"} {
+			t.Run(tc.name+" found by "+foundBy, func(t *testing.T) {
+				st := mustOpen(t, t.TempDir())
+				if err := st.Write(ctx, putSession("ahp-session:/a")); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if got := sessionURIs(t, crashCopy(t, st)); got != "a b c" {
-				t.Fatalf("after a crash: sessions %q, want \"a b c\"", got)
-			}
-		})
+				if err := tc.damage(walPath(st.path)); err != nil {
+					t.Fatal(err)
+				}
+				if foundBy == "write" {
+					if err := st.Write(ctx, putSession("ahp-session:/b")); err != nil {
+						t.Fatalf("write after the damage: %v", err)
+					}
+				}
+				err := st.Check(ctx)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("check after the damage: %v, want %q", err, tc.want)
+				}
+				if err := st.Check(ctx); err != nil {
+					t.Fatalf("second check after the repair: %v", err)
+				}
+				for _, uri := range []string{"ahp-session:/b", "ahp-session:/c"} {
+					if err := st.Write(ctx, putSession(uri)); err != nil {
+						t.Fatalf("write %s: %v", uri, err)
+					}
+				}
+				if got := sessionURIs(t, crashCopy(t, st)); got != "a b c" {
+					t.Fatalf("after a crash: sessions %q, want \"a b c\"", got)
+				}
+			})
+		}
 	}
 }
 

@@ -266,7 +266,9 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if len(b) == 0 {
 		return nil
 	}
-	if err := s.checkFiles(ctx); err != nil {
+	// A quick look before (a shortened or deleted file), the full check
+	// after the commit, before the batch is acknowledged.
+	if err := s.preCheck(ctx); err != nil {
 		return err
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -314,8 +316,7 @@ func (s *Store) Write(ctx context.Context, b store.Batch) error {
 	if repaired != "" {
 		// The batch is saved in the database with the rest of the lost
 		// log: acknowledged, and reported by the next Check.
-		s.files.repaired = fmt.Errorf("sqlite store %s: the write-ahead log was %s while the store was open; what it held is saved in the database and a new log is in use", s.path, repaired)
-		s.log.Warn("the store's write-ahead log was lost and has been replaced; nothing was lost", "err", s.files.repaired)
+		s.noteRepaired(repaired)
 	}
 	s.writes.Add(1)
 	return nil

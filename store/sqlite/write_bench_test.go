@@ -36,3 +36,22 @@ func BenchmarkWrite(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckFiles is the check each batch runs twice (before and
+// after its commit): the cost it adds to a write.
+func BenchmarkCheckFiles(b *testing.B) {
+	st, err := Open(b.TempDir(), &Options{NoSync: true, BackupInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Write(ctx, putSession("ahp-session:/bench")); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.Check(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
