@@ -295,6 +295,10 @@ func (c *chat) cancel(turn string) {
 // states.
 func (c *chat) toolDone(turn string, states ...string) {
 	c.r.t.Helper()
+	if testing.Verbose() {
+		js, _ := json.Marshal(c.turn(turn))
+		c.r.t.Logf("the watcher's turn: %s", js)
+	}
 	tcs := toolCalls(c.turn(turn).ResponseParts)
 	var got []string
 	for _, tc := range tcs {
