@@ -216,6 +216,28 @@ func runScenarios(t *testing.T, ac agentCase) {
 		}
 	})
 
+	t.Run("dispose", func(t *testing.T) {
+		// Disposing a session stops its agent within the kill timeout,
+		// whether or not the agent exits when its stdin closes (Codex
+		// does not).
+		c := r.sub(t).newChat(nil)
+		r.model.Handle("before dispose", modelserver.Scenario{modelserver.Text("Fine.")})
+		if end := c.end(c.send("before dispose")); end.Type() != "chat/turnComplete" {
+			t.Fatalf("turn ended with %+v", end)
+		}
+		pid := r.agentPID(t, c.session)
+		start := time.Now()
+		if err := r.a.DisposeSession(t.Context(), &protocol.DisposeSessionParams{Channel: c.session}); err != nil {
+			t.Fatal(err)
+		}
+		for syscall.Kill(pid, 0) == nil {
+			if time.Since(start) > killTimeout+5*time.Second {
+				t.Fatalf("the agent (pid %d) still runs %v after its session was disposed", pid, time.Since(start))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
 	t.Run("killed", func(t *testing.T) {
 		c := r.sub(t).newChat(nil)
 		r.model.Handle("about to die", modelserver.Scenario{modelserver.Stall()})
