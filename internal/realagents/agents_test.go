@@ -43,7 +43,7 @@ var claude = agentCase{
 	},
 }
 
-func TestClaude(t *testing.T) { runScenarios(t, claude) }
+func TestClaude(t *testing.T) { t.Parallel(); runScenarios(t, claude) }
 
 // runScenarios runs every scenario on one agent, each in a session of
 // its own, asserting what the second (watching) client saw.
@@ -367,7 +367,7 @@ func codexPatch(body string) modelserver.Step {
 	return modelserver.Call("exec_command", map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n" + body + "\n*** End Patch\nEOF\n"})
 }
 
-func TestCodex(t *testing.T) { runScenarios(t, codex) }
+func TestCodex(t *testing.T) { t.Parallel(); runScenarios(t, codex) }
 
 var gemini = agentCase{
 	agent:  realagents.Gemini,
@@ -383,4 +383,4 @@ var gemini = agentCase{
 	},
 }
 
-func TestGemini(t *testing.T) { runScenarios(t, gemini) }
+func TestGemini(t *testing.T) { t.Parallel(); runScenarios(t, gemini) }
