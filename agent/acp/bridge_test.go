@@ -203,6 +203,10 @@ func TestToolPermission(t *testing.T) {
 	if !done.Success || done.ToolName != "edit" || done.SelectedOption == nil || done.SelectedOption.ID != "always" {
 		t.Errorf("tool call %+v", done)
 	}
+	// The kind names the tool; the title is what it does.
+	if done.DisplayName != "Edit" || done.InvocationMessage.Text != "Edit the file" || done.PastTenseMessage.Text != "Edit the file" {
+		t.Errorf("display name %q, invocation %q, past tense %q", done.DisplayName, done.InvocationMessage.Text, done.PastTenseMessage.Text)
+	}
 	if len(done.Content) != 1 || done.Content[0].(*protocol.ToolResultTextContent).Text != "done: Edit the file" {
 		t.Errorf("content %+v", done.Content)
 	}

@@ -26,9 +26,14 @@ import (
 //
 // The first of tool_call, tool_call_update or a permission request to name
 // a tool call id creates the AHP tool call: they can come in any order.
-// The kind becomes the tool name, the title the display name and
-// invocation message, rawInput the tool input, rawOutput (an object) the
-// structured result, and the locations go in _meta.
+// The kind becomes the tool name and, when it is one of ACP's own kinds
+// other than "other", the display name ("Edit", "Run"...); the title
+// becomes the invocation and past-tense messages, which follow the title
+// as tool_call_update changes it (AHP cannot rename a started tool call,
+// and agents often start one with a placeholder title such as "Preparing
+// file…"). A tool call of kind "other" is displayed by its first title.
+// rawInput becomes the tool input, rawOutput (an object) the structured
+// result, and the locations go in _meta.
 
 type toolStatus int
 
@@ -122,6 +127,28 @@ func (s *session) merge(tc *tool, f toolFields) (titleChanged, contentChanged bo
 	return titleChanged, contentChanged
 }
 
+// kindNames are the display names of ACP's tool kinds.
+var kindNames = map[acpsdk.ToolKind]string{
+	acpsdk.ToolKindRead:       "Read",
+	acpsdk.ToolKindEdit:       "Edit",
+	acpsdk.ToolKindDelete:     "Delete",
+	acpsdk.ToolKindMove:       "Move",
+	acpsdk.ToolKindSearch:     "Search",
+	acpsdk.ToolKindExecute:    "Run",
+	acpsdk.ToolKindThink:      "Think",
+	acpsdk.ToolKindFetch:      "Fetch",
+	acpsdk.ToolKindSwitchMode: "Switch mode",
+}
+
+// displayName is the tool call's name as AHP shows it, fixed when it
+// starts: its kind's name, else its title.
+func (tc *tool) displayName() string {
+	if n, ok := kindNames[acpsdk.ToolKind(tc.kind)]; ok {
+		return n
+	}
+	return tc.displayTitle()
+}
+
 func (tc *tool) displayTitle() string {
 	if tc.title != "" {
 		return tc.title
@@ -162,7 +189,7 @@ func (s *session) toolCall(t *turn, id string, f toolFields, permission bool) *t
 		tc = &tool{id: id, kind: string(acpsdk.ToolKindOther)}
 		titleChanged, contentChanged = s.merge(tc, f)
 		if !s.emit(t, &protocol.ChatToolCallStartAction{TurnID: t.id, ToolCallID: id,
-			ToolName: tc.kind, DisplayName: tc.displayTitle(), Meta: tc.meta()}) {
+			ToolName: tc.kind, DisplayName: tc.displayName(), Meta: tc.meta()}) {
 			return nil
 		}
 		t.tools[id] = tc

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/agent/acp/acptest"
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/tsagent"
@@ -328,5 +330,48 @@ func TestListensBeforeProbes(t *testing.T) {
 	agents = probedAgents(t, a, agents, "ACP test agent")
 	if len(agents) != 3 || agents[0].Provider != "hung" || agents[1].Models == nil || len(agents[1].Models) != 2 {
 		t.Errorf("agents after the test agent's probe: %+v", agents)
+	}
+}
+
+// TestProbeLogs: the probe says an agent is ready only when it could open
+// a session; one that cannot gets a warning in its own words, and no
+// probe blames the agent for the connection the probe closes.
+func TestProbeLogs(t *testing.T) {
+	for _, tc := range []struct {
+		name, fail string
+		want       []string
+		not        []string
+	}{
+		{name: "ready", want: []string{`level=INFO msg="ACP agent ready" agent=test`}, not: []string{"level=WARN"}},
+		{name: "no session", fail: "Invalid API key · Please run /login",
+			want: []string{`level=WARN msg="ACP agent started but cannot open a session`, "Invalid API key · Please run /login"},
+			not:  []string{"ACP agent ready", "broke its ACP connection"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{acptest.AgentEnv: "1"}
+			if tc.fail != "" {
+				env[acptest.FailSessionEnv] = tc.fail
+			}
+			b, err := acp.New(acp.Config{Name: "test", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: env}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf strings.Builder
+			log := slog.New(slog.NewTextHandler(&buf, nil))
+			// The probe returns once its process has exited.
+			probeAgents(t.Context(), []*acp.Backend{b}, log, func() {})
+			b.Close()
+			got := buf.String()
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("log lacks %q:\n%s", w, got)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(got, n) {
+					t.Errorf("log has %q:\n%s", n, got)
+				}
+			}
+		})
 	}
 }

@@ -109,7 +109,7 @@ func (anthropicAPI) reply(w http.ResponseWriter, c *conversation, step Step, don
 	if !c.stream {
 		if step.Kind == KindStall {
 			<-done
-			return
+			disconnect()
 		}
 		if step.Kind == KindDisconnect {
 			disconnect()
@@ -123,7 +123,7 @@ func (anthropicAPI) reply(w http.ResponseWriter, c *conversation, step Step, don
 	s := startSSE(w)
 	if step.Kind == KindStall {
 		<-done
-		return
+		disconnect()
 	}
 	s.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},

@@ -103,7 +103,7 @@ func (g geminiAPI) reply(w http.ResponseWriter, c *conversation, step Step, done
 	if !g.stream {
 		if step.Kind == KindStall {
 			<-done
-			return
+			disconnect()
 		}
 		if step.Kind == KindDisconnect {
 			disconnect()
@@ -114,7 +114,7 @@ func (g geminiAPI) reply(w http.ResponseWriter, c *conversation, step Step, done
 	s := startSSE(w)
 	if step.Kind == KindStall {
 		<-done
-		return
+		disconnect()
 	}
 	if step.Kind == KindCall {
 		s.event("", chunk(whole, true))

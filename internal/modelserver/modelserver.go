@@ -16,7 +16,8 @@
 //
 // A scenario is a list of steps. The server picks the scenario from the
 // conversation it is sent: the latest user message holding a registered
-// trigger (a substring) chooses it, and the number of tool results that
+// trigger (a substring; the one found last in it, then the longest)
+// chooses it, and the number of tool results that
 // follow that message chooses the step. A request is thus answered from
 // what it carries, not from the order requests arrive in, so retries and
 // requests the agent makes on the side do not shift the script. A
@@ -30,7 +31,7 @@
 // Steps: Text streams text in small deltas; Call asks for a tool call;
 // Fail answers an HTTP error in the API's own error shape; Stall starts
 // the response and then sends nothing until the client gives up or the
-// server closes; Disconnect sends part of a text and then drops the
+// server closes, and drops the connection then; Disconnect sends part of a text and then drops the
 // connection.
 //
 // Every request is recorded (Requests); keys are not.
@@ -239,12 +240,17 @@ func (s *Server) choose(c *conversation) (string, Step, int) {
 	s.mu.Unlock()
 	for i := len(c.users) - 1; i >= 0; i-- {
 		u := c.users[i]
-		// The longest trigger found wins, so that "write" and "write twice"
-		// can both be registered.
-		best := -1
+		// The trigger found last in the message wins (agents merge user
+		// messages the model never answered into one), then the longest,
+		// so that "write" and "write twice" can both be registered.
+		best, bestAt := -1, -1
 		for j, tr := range scs {
-			if strings.Contains(u.text, tr.text) && (best < 0 || len(tr.text) > len(scs[best].text)) {
-				best = j
+			at := strings.LastIndex(u.text, tr.text)
+			if at < 0 {
+				continue
+			}
+			if best < 0 || at > bestAt || at == bestAt && len(tr.text) > len(scs[best].text) {
+				best, bestAt = j, at
 			}
 		}
 		if best < 0 {

@@ -375,7 +375,7 @@ func TestStallEndsOnClose(t *testing.T) {
 }
 
 // TestChoice: the latest user message naming a trigger chooses the
-// scenario; the longest trigger wins; tool results after later messages
+// scenario; within it the trigger found last, then the longest, wins; tool results after later messages
 // count; no trigger means the default.
 func TestChoice(t *testing.T) {
 	s := New()
@@ -392,6 +392,7 @@ func TestChoice(t *testing.T) {
 		{[]userTurn{{text: "write twice"}, {text: "write", results: 1}}, "write", "w1"},
 		{[]userTurn{{text: "write", results: 1}, {text: "<reminder>", results: 1}}, "write", "w1"},
 		{[]userTurn{{text: "write twice", results: 5}}, "write twice", "t2"},
+		{[]userTurn{{text: "write twice\nthen write"}}, "write", "w0"},
 		{[]userTurn{{text: "hello"}}, "", "OK."},
 		{nil, "", "OK."},
 	} {

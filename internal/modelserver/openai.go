@@ -110,7 +110,7 @@ func (openAIAPI) reply(w http.ResponseWriter, c *conversation, step Step, done <
 	if !c.stream {
 		if step.Kind == KindStall {
 			<-done
-			return
+			disconnect()
 		}
 		if step.Kind == KindDisconnect {
 			disconnect()
@@ -121,7 +121,7 @@ func (openAIAPI) reply(w http.ResponseWriter, c *conversation, step Step, done <
 	s := startSSE(w)
 	if step.Kind == KindStall {
 		<-done
-		return
+		disconnect()
 	}
 	seq := 0
 	ev := func(typ string, fields map[string]any) {

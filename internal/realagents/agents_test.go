@@ -43,7 +43,7 @@ var claude = agentCase{
 	},
 }
 
-func TestClaude(t *testing.T) { runScenarios(t, claude) }
+func TestClaude(t *testing.T) { t.Parallel(); runScenarios(t, claude) }
 
 // runScenarios runs every scenario on one agent, each in a session of
 // its own, asserting what the second (watching) client saw.
@@ -216,6 +216,28 @@ func runScenarios(t *testing.T, ac agentCase) {
 		}
 	})
 
+	t.Run("dispose", func(t *testing.T) {
+		// Disposing a session stops its agent within the kill timeout,
+		// whether or not the agent exits when its stdin closes (Codex
+		// does not).
+		c := r.sub(t).newChat(nil)
+		r.model.Handle("before dispose", modelserver.Scenario{modelserver.Text("Fine.")})
+		if end := c.end(c.send("before dispose")); end.Type() != "chat/turnComplete" {
+			t.Fatalf("turn ended with %+v", end)
+		}
+		pid := r.agentPID(t, c.session)
+		start := time.Now()
+		if err := r.a.DisposeSession(t.Context(), &protocol.DisposeSessionParams{Channel: c.session}); err != nil {
+			t.Fatal(err)
+		}
+		for syscall.Kill(pid, 0) == nil {
+			if time.Since(start) > killTimeout+5*time.Second {
+				t.Fatalf("the agent (pid %d) still runs %v after its session was disposed", pid, time.Since(start))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+
 	t.Run("killed", func(t *testing.T) {
 		c := r.sub(t).newChat(nil)
 		r.model.Handle("about to die", modelserver.Scenario{modelserver.Stall()})
@@ -295,6 +317,10 @@ func (c *chat) cancel(turn string) {
 // states.
 func (c *chat) toolDone(turn string, states ...string) {
 	c.r.t.Helper()
+	if testing.Verbose() {
+		js, _ := json.Marshal(c.turn(turn))
+		c.r.t.Logf("the watcher's turn: %s", js)
+	}
 	tcs := toolCalls(c.turn(turn).ResponseParts)
 	var got []string
 	for _, tc := range tcs {
@@ -341,7 +367,7 @@ func codexPatch(body string) modelserver.Step {
 	return modelserver.Call("exec_command", map[string]any{"cmd": "apply_patch <<'EOF'\n*** Begin Patch\n" + body + "\n*** End Patch\nEOF\n"})
 }
 
-func TestCodex(t *testing.T) { runScenarios(t, codex) }
+func TestCodex(t *testing.T) { t.Parallel(); runScenarios(t, codex) }
 
 var gemini = agentCase{
 	agent:  realagents.Gemini,
@@ -357,4 +383,4 @@ var gemini = agentCase{
 	},
 }
 
-func TestGemini(t *testing.T) { runScenarios(t, gemini) }
+func TestGemini(t *testing.T) { t.Parallel(); runScenarios(t, gemini) }

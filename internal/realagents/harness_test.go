@@ -30,6 +30,9 @@ import (
 // megabytes of JavaScript, on shared CI machines.
 const wait = 60 * time.Second
 
+// killTimeout is how long an agent may take to exit after SIGTERM.
+const killTimeout = 3 * time.Second
+
 // rig is one agent behind a host, a scripted model server, and two
 // clients: a drives, b only watches (and answers permissions when told).
 type rig struct {
@@ -88,7 +91,7 @@ func newRig(t *testing.T, a realagents.Agent, edit func(*acp.Config)) *rig {
 			}
 		}
 	})
-	r.b, err = acp.New(cfg, &acp.Options{Logger: log, KillTimeout: 3 * time.Second, QuietAfter: 3 * time.Second})
+	r.b, err = acp.New(cfg, &acp.Options{Logger: log, KillTimeout: killTimeout, QuietAfter: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
