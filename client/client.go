@@ -433,7 +433,11 @@ func (c *Client) Subscribe(ctx context.Context, p *protocol.SubscribeParams) (*S
 		return nil, errors.New("ahp: subscribe: a channel is required")
 	}
 	if _, err := protocol.ParseChannel(p.Channel); err != nil {
-		return nil, fmt.Errorf("ahp: subscribe: %w", err)
+		// Clients name sessions with schemes of their own; any absolute
+		// URI may be one.
+		if !errors.Is(err, protocol.ErrUnknownChannelScheme) || protocol.CheckURI(p.Channel) != nil {
+			return nil, fmt.Errorf("ahp: subscribe: %w", err)
+		}
 	}
 	l, err := c.current(ctx, true)
 	if err != nil {

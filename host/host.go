@@ -295,6 +295,9 @@ func New(opts *Options) (*Host, error) {
 	root := &protocol.RootState{Agents: []protocol.AgentInfo{}, ActiveSessions: protocol.Ptr[int64](0)}
 	for _, b := range o.Agents {
 		info := b.Info()
+		if err := CheckProvider(info.Provider); err != nil {
+			return nil, fmt.Errorf("host: %w", err)
+		}
 		if _, dup := h.agents[info.Provider]; dup {
 			return nil, errors.New("host: two agents with provider " + info.Provider)
 		}

@@ -327,7 +327,7 @@ func (c *conn) addSubLocked(ps pendingSub) {
 }
 
 func (c *conn) subscribeLocked(ctx context.Context, p *protocol.SubscribeParams) (*protocol.SubscribeResult, error) {
-	if _, err := protocol.ParseChannel(p.Channel); err != nil {
+	if err := checkChannelURI(p.Channel); err != nil {
 		return nil, rpcError(protocol.CodeInvalidParams, "subscribe: %v", err)
 	}
 	ps, ok, err := c.h.prepareSubLocked(p.Channel, p.View)

@@ -267,9 +267,9 @@ func (h *Host) movedSnapshotLocked(ch *channel) {
 // its working directories; the chat becomes its default chat and stops
 // being movable (ChatState.movable: the default chat never is).
 func (h *Host) newSessionForChatLocked(src *session, ch *channel, memo map[string]string) *session {
-	uri := protocol.SessionURI(h.opts.NewID())
+	uri := sessionURIFor(src.provider, h.opts.NewID())
 	for h.takenLocked(uri) {
-		uri = protocol.SessionURI(h.opts.NewID())
+		uri = sessionURIFor(src.provider, h.opts.NewID())
 	}
 	srcState := h.channels[src.uri].state.(*protocol.SessionState)
 	now := h.now()

@@ -124,16 +124,22 @@ func (h *Host) restoreRunning() error {
 
 // rebuildChannel decodes a stored channel and replays its logged actions.
 func rebuildChannel(s *session, c store.Channel) (*channel, error) {
-	parsed, err := protocol.ParseChannel(c.Channel)
-	if err != nil {
-		return nil, err
+	// A session's own channel is its URI, whatever the scheme; the others
+	// are its chats.
+	kind := protocol.ChannelSession
+	if c.Channel != s.uri {
+		parsed, err := protocol.ParseChannel(c.Channel)
+		if err != nil {
+			return nil, err
+		}
+		kind = parsed.Kind
 	}
-	ch := &channel{uri: c.Channel, kind: parsed.Kind, subs: map[*conn]*subscription{}, session: s, logged: len(c.Actions)}
+	ch := &channel{uri: c.Channel, kind: kind, subs: map[*conn]*subscription{}, session: s, logged: len(c.Actions)}
 	ch.snapBytes.Store(int64(len(c.State)))
 	for _, a := range c.Actions {
 		ch.loggedBytes += len(a.Envelope)
 	}
-	switch parsed.Kind {
+	switch kind {
 	case protocol.ChannelSession:
 		var st protocol.SessionState
 		if err := protocol.Unmarshal(c.State, &st); err != nil {
@@ -159,7 +165,7 @@ func rebuildChannel(s *session, c store.Channel) (*channel, error) {
 		ch.turnSeqs = make([]int64, len(c.Turns))
 		ch.state = &cs
 	default:
-		return nil, fmt.Errorf("a %s channel cannot be stored", parsed.Kind)
+		return nil, fmt.Errorf("a %s channel cannot be stored", kind)
 	}
 	// A store written before 1.x holds the older shapes; they come up to
 	// 1.x here (the conversion leaves 1.x shapes alone).

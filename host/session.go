@@ -229,11 +229,20 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParams) (*none, error) {
 	h := c.h
 	p = c.viewLocked().UpCreateSession(p)
-	parsed, err := protocol.ParseChannel(p.Channel)
-	if err != nil || parsed.Kind != protocol.ChannelSession {
-		return nil, rpcError(protocol.CodeInvalidParams, "createSession: channel must be a session URI (ahp-session:/<id>), got %q", p.Channel)
+	if err := protocol.CheckSessionURI(p.Channel); err != nil {
+		// Clients name their sessions (VS Code: <provider>:/<uuid>);
+		// the host's own channel schemes are not theirs to use.
+		return nil, rpcError(protocol.CodeInvalidParams, "createSession: channel must be an absolute URI that is not one of the host's channel schemes, such as <provider>:/<id> or ahp-session:/<id>: %v", err)
 	}
-	backend, err := h.backendFor("createSession", p.Provider)
+	named := p.Provider
+	if named == nil || *named == "" {
+		// A session named <provider>:/<id> without a provider is on
+		// that provider when the host has it.
+		if scheme, _, _ := protocol.SplitScheme(p.Channel); h.agents[scheme] != nil {
+			named = &scheme
+		}
+	}
+	backend, err := h.backendFor("createSession", named)
 	if err != nil {
 		return nil, err
 	}

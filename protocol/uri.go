@@ -91,6 +91,26 @@ type Channel struct {
 	// session URI (annotations and session changesets), and empty for
 	// every other channel, including ahp-changeset: ones.
 	Session string
+
+	// Scheme is the scheme (without the colon) of a session URI that its
+	// client named with a scheme of its own, such as "echo" for
+	// echo:/<id>, for the session and the channels below it. It is empty
+	// for ahp-session: URIs and every other channel.
+	Scheme string
+}
+
+// SessionURI returns the URI of the session a session channel is, or that
+// a channel below a session belongs to, and "" for any other channel.
+func (c Channel) SessionURI() string {
+	switch {
+	case c.Kind == ChannelSession:
+		return c.String()
+	case c.Session == "":
+		return ""
+	case c.Scheme != "":
+		return c.Scheme + ":/" + c.Session
+	}
+	return SessionURI(c.Session)
 }
 
 // String returns the channel's URI. For any Channel returned by
@@ -100,6 +120,9 @@ func (c Channel) String() string {
 	case ChannelRoot:
 		return RootURI
 	case ChannelSession:
+		if c.Scheme != "" {
+			return c.Scheme + ":/" + c.ID
+		}
 		return SessionURI(c.ID)
 	case ChannelChat:
 		return ChatURI(c.ID)
@@ -111,7 +134,7 @@ func (c Channel) String() string {
 		}
 		return ChangesetURI(c.ID)
 	case ChannelAnnotations:
-		return AnnotationsURI(c.ID)
+		return c.SessionURI() + "/" + annotationsSuffix
 	case ChannelResourceWatch:
 		return ResourceWatchURI(c.ID)
 	case ChannelTelemetry:
@@ -144,7 +167,9 @@ func TerminalURI(id string) string { return terminalScheme + "/" + id }
 func ChangesetURI(id string) string { return changesetScheme + "/" + id }
 
 // SessionChangesetURI returns the URI of a changeset addressed below its
-// session's URI, such as ahp-session:/<id>/changeset/session.
+// session's URI, such as ahp-session:/<id>/changeset/session: the form
+// hosts used before they named changesets ahp-changeset:/<id>, as the
+// spec's URI table gives. ParseChannel still reads it.
 func SessionChangesetURI(sessionID, name string) string {
 	return SessionURI(sessionID) + "/" + changesetPrefix + name
 }
@@ -167,8 +192,16 @@ func ResourceWatchURI(id string) string { return resourceWatchScheme + "/" + id 
 // only "/annotations" and "/changeset/<name>" are recognised, so a session id
 // never contains "/". URIs longer than 4096 bytes are refused.
 //
+// Clients name sessions as they like (VS Code names them
+// <provider>:/<uuid>), so a URI of the form scheme:/<id> or
+// scheme:/<id>/annotations whose scheme is a valid one that is not
+// reserved (see ReservedScheme) parses as a session or its annotations,
+// with Channel.Scheme set. That is a reading of the URI's shape: only the
+// host that holds the channel knows what it is.
+//
 // The error wraps ErrUnknownChannelScheme when the URI does not use an AHP
-// channel scheme, and ErrMalformedChannel otherwise.
+// channel scheme and is not of the session shape above, and
+// ErrMalformedChannel otherwise.
 func ParseChannel(uri string) (Channel, error) {
 	if len(uri) > maxChannelLen {
 		return Channel{}, channelError(ErrMalformedChannel, uri, "too long")
@@ -195,7 +228,7 @@ func ParseChannel(uri string) (Channel, error) {
 	}
 	kind, ok := idSchemes[scheme]
 	if !ok {
-		return Channel{}, channelError(ErrUnknownChannelScheme, uri, "")
+		return parseNamedSession(uri, scheme[:i], rest)
 	}
 	id, err := pathID(rest)
 	if err != nil {
@@ -250,6 +283,106 @@ func parseSessionPath(uri, path string) (Channel, error) {
 		return Channel{Kind: ChannelChangeset, ID: name, Session: session}, nil
 	}
 	return Channel{}, channelError(ErrMalformedChannel, uri, "unknown channel below a session")
+}
+
+// parseNamedSession parses a session URI with a scheme of its client's
+// choosing, or the annotations channel below one.
+func parseNamedSession(uri, scheme, rest string) (Channel, error) {
+	if !ValidScheme(scheme) || ReservedScheme(scheme) {
+		return Channel{}, channelError(ErrUnknownChannelScheme, uri, "")
+	}
+	path, err := pathID(rest)
+	if err != nil {
+		return Channel{}, channelError(ErrUnknownChannelScheme, uri, "")
+	}
+	session, sub, nested := strings.Cut(path, "/")
+	switch {
+	case !nested:
+		return Channel{Kind: ChannelSession, ID: session, Scheme: scheme}, nil
+	case sub == annotationsSuffix:
+		return Channel{Kind: ChannelAnnotations, ID: session, Session: session, Scheme: scheme}, nil
+	}
+	return Channel{}, channelError(ErrUnknownChannelScheme, uri, "")
+}
+
+// ValidScheme reports whether s (without the colon) is a URI scheme as
+// RFC 3986 defines it: a letter followed by letters, digits, "+", "-" or
+// ".".
+func ValidScheme(s string) bool {
+	if s == "" || !isAlpha(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !isAlpha(c) && !('0' <= c && c <= '9') && c != '+' && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlpha(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// ReservedScheme reports whether a scheme (without the colon) is one that
+// AHP or the host route themselves, and so can name neither a session nor
+// an agent provider: every ahp-* scheme (the channels, ahp-session
+// included, and the host's own such as ahp-changeset-content) and file,
+// the scheme of working directories and resources. Schemes compare
+// without regard to case, as RFC 3986 says.
+func ReservedScheme(scheme string) bool {
+	s := strings.ToLower(scheme)
+	return strings.HasPrefix(s, "ahp-") || s == "file"
+}
+
+// SplitScheme returns the scheme of an absolute URI (without the colon)
+// and the rest after the colon; ok is false when uri does not start with
+// a valid scheme and a colon.
+func SplitScheme(uri string) (scheme, rest string, ok bool) {
+	i := strings.IndexByte(uri, ':')
+	if i < 0 || !ValidScheme(uri[:i]) {
+		return "", "", false
+	}
+	return uri[:i], uri[i+1:], true
+}
+
+// CheckURI checks that uri is an absolute URI: a valid scheme, a colon and
+// a non-empty rest made only of characters RFC 3986 allows, at most 4096
+// bytes in all.
+func CheckURI(uri string) error {
+	if len(uri) > maxChannelLen {
+		return fmt.Errorf("protocol: URI %q is too long", clip(uri))
+	}
+	_, rest, ok := SplitScheme(uri)
+	switch {
+	case !ok:
+		return fmt.Errorf("protocol: %q is not an absolute URI (it needs a scheme)", clip(uri))
+	case rest == "" || !uriChars(rest, true):
+		return fmt.Errorf("protocol: %q is not a valid URI", clip(uri))
+	}
+	return nil
+}
+
+// CheckSessionURI checks that uri can name a new session: an absolute URI
+// that is either an ahp-session:/<id> URI or has a scheme that is not
+// reserved (a client's own, such as <provider>:/<id>), and is not the URI
+// of a channel below a session.
+func CheckSessionURI(uri string) error {
+	if err := CheckURI(uri); err != nil {
+		return err
+	}
+	c, err := ParseChannel(uri)
+	switch {
+	case err == nil && c.Kind == ChannelSession:
+		return nil
+	case err == nil:
+		return fmt.Errorf("protocol: %q is the URI of a %s channel", clip(uri), c.Kind)
+	case errors.Is(err, ErrMalformedChannel):
+		return err
+	}
+	if scheme, _, _ := SplitScheme(uri); ReservedScheme(scheme) {
+		return fmt.Errorf("protocol: %q uses %s, a scheme the host reserves", clip(uri), scheme)
+	}
+	return nil
 }
 
 // uriChars reports whether s holds only characters allowed in a URI by

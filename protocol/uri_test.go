@@ -30,6 +30,9 @@ func TestParseChannel(t *testing.T) {
 		{"ahp-otlp://logs?level=info", Channel{Kind: ChannelTelemetry, ID: "//logs?level=info"}},
 		{"ahp-otlp:traces", Channel{Kind: ChannelTelemetry, ID: "traces"}},
 		{"ahp-chat:/a%20b", Channel{Kind: ChannelChat, ID: "a%20b"}},
+		// Sessions named by their clients (VS Code: <provider>:/<uuid>).
+		{"echo:/cf73", Channel{Kind: ChannelSession, ID: "cf73", Scheme: "echo"}},
+		{"claude-code:/s1/annotations", Channel{Kind: ChannelAnnotations, ID: "s1", Session: "s1", Scheme: "claude-code"}},
 	}
 	for _, tt := range tests {
 		got, err := ParseChannel(tt.uri)
@@ -60,6 +63,10 @@ func TestParseChannelRejects(t *testing.T) {
 		{"ahp-sessions:/s1", ErrUnknownChannelScheme},
 		{"AHP-SESSION:/s1", ErrUnknownChannelScheme},
 		{" ahp-root://", ErrUnknownChannelScheme},
+		{"echo:/s1/other", ErrUnknownChannelScheme},
+		{"echo:s1", ErrUnknownChannelScheme},
+		{"1echo:/s1", ErrUnknownChannelScheme},
+		{"ahp-future:/s1", ErrUnknownChannelScheme},
 		{"ahp-root://x", ErrMalformedChannel},
 		{"ahp-root:/", ErrMalformedChannel},
 		{"ahp-root:", ErrMalformedChannel},
@@ -128,6 +135,66 @@ func TestChannelBuilders(t *testing.T) {
 	}
 }
 
+func TestCheckSessionURI(t *testing.T) {
+	tests := []struct {
+		uri string
+		ok  bool
+	}{
+		{"ahp-session:/s1", true},
+		{"echo:/cf73d5a0-8f7e-4b9e-9a56-2f8d1c3e4b5a", true},
+		{"Echo+x.y-z:/s1", true},
+		{"vscode-agent://host/path?q=1", true},
+		{"echo:/s1/more", true},
+		{"echo:/s1/annotations", false},
+		{"ahp-session:/s1/annotations", false},
+		{"ahp-session:/s1/changeset/x", false},
+		{"ahp-session:s1", false},
+		{"ahp-root://", false},
+		{"ahp-chat:/c1", false},
+		{"ahp-terminal:/t1", false},
+		{"ahp-changeset:/c1", false},
+		{"ahp-resource-watch:/w1", false},
+		{"ahp-automations://", false},
+		{"ahp-otlp://logs", false},
+		{"ahp-changeset-content:/a/b", false},
+		{"AHP-SESSION:/s1", false},
+		{"file:///tmp", false},
+		{"FILE:///tmp", false},
+		{"", false},
+		{"s1", false},
+		{"echo:", false},
+		{"echo:/a b", false},
+		{"-x:/s1", false},
+		{"echo:/" + strings.Repeat("a", maxChannelLen), false},
+	}
+	for _, tt := range tests {
+		if err := CheckSessionURI(tt.uri); (err == nil) != tt.ok {
+			t.Errorf("CheckSessionURI(%q) = %v, want ok=%v", clip(tt.uri), err, tt.ok)
+		}
+	}
+}
+
+func TestNewSnapshotStateOfNamedSessions(t *testing.T) {
+	tests := []struct {
+		uri  string
+		want string
+	}{
+		{"ahp-session:/s1", "*protocol.SessionState"},
+		{"echo:/s1", "*protocol.SessionState"},
+		{"vscode-agent://host/p", "*protocol.SessionState"},
+		{"echo:/s1/annotations", "*protocol.AnnotationsState"},
+		{"ahp-chat:/c1", "*protocol.ChatState"},
+		{"ahp-future:/x", "<nil>"},
+		{"file:///x", "<nil>"},
+		{"no scheme", "<nil>"},
+	}
+	for _, tt := range tests {
+		if got := fmt.Sprintf("%T", NewSnapshotState(tt.uri)); got != tt.want {
+			t.Errorf("NewSnapshotState(%q) is %s, want %s", tt.uri, got, tt.want)
+		}
+	}
+}
+
 func TestChannelStringZero(t *testing.T) {
 	if s := (Channel{}).String(); s != "" {
 		t.Errorf("Channel{}.String() = %q, want empty", s)
@@ -138,6 +205,7 @@ func FuzzParseChannel(f *testing.F) {
 	for _, s := range []string{
 		"ahp-root://", "ahp-session:/s1", "ahp-session:/s1/annotations",
 		"ahp-session:/s1/changeset/turn/t1", "ahp-chat:/s1/c1", "ahp-otlp://logs?level=info", "",
+		"echo:/s1", "echo:/s1/annotations",
 	} {
 		f.Add(s)
 	}

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -208,9 +209,16 @@ func (x *Snapshot) decodeJSON(dec *jsontext.Decoder) error {
 
 // NewSnapshotState returns an empty state value of the Go type that holds
 // the state of the channel at uri, or nil when the channel kind is unknown.
+//
+// Every AHP channel but a session has a scheme of AHP's (ahp-*), and
+// clients name sessions as they like, so any other absolute URI holds a
+// session.
 func NewSnapshotState(uri string) SnapshotState {
 	ch, err := ParseChannel(uri)
 	if err != nil {
+		if scheme, _, ok := SplitScheme(uri); ok && errors.Is(err, ErrUnknownChannelScheme) && !ReservedScheme(scheme) && CheckURI(uri) == nil {
+			return new(SessionState)
+		}
 		return nil
 	}
 	switch ch.Kind {

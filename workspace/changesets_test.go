@@ -135,8 +135,9 @@ func TestChangesetAfterAgentTurn(t *testing.T) {
 	chat := *st.DefaultChat
 	c.Subscribe(chat)
 	csURI := changesetOf(t, h, sess, "uncommitted")
-	if !strings.HasPrefix(csURI, sess+"/changeset/") {
-		t.Fatalf("changeset URI %s is not below its session", csURI)
+	// The spec's URI table: changesets are ahp-changeset: channels.
+	if pc, err := protocol.ParseChannel(csURI); err != nil || pc.Kind != protocol.ChannelChangeset || !strings.HasPrefix(csURI, "ahp-changeset:/") {
+		t.Fatalf("changeset URI %s is not an ahp-changeset: channel (%+v, %v)", csURI, pc, err)
 	}
 	// The chat's catalogue offers it too (it works in the session's
 	// directory).

@@ -94,7 +94,7 @@ func TestChatDraft(t *testing.T) {
 	id := strings.TrimSpace(h.cmd("", "new").run(t).stdout)
 	other := hosttest.Dial(t, h.url, "other")
 	other.Must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "other"}, nil)
-	sess := other.Subscribe(protocol.SessionURI(id)).State.(*protocol.SessionState)
+	sess := other.Subscribe("echo:/" + id).State.(*protocol.SessionState)
 	chat := *sess.DefaultChat
 	other.Subscribe(chat)
 	other.Dispatch(chat, &protocol.ChatDraftChangedAction{Draft: &protocol.Message{Text: "started elsewhere", Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}})

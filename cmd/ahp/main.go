@@ -11,7 +11,7 @@
 //	ahp watch URI                     print what arrives on a channel
 //	ahp rm SESSION                    remove a session
 //
-// SESSION is a session URI (ahp-session:/<id>), its ID, or a prefix of the
+// SESSION is a session URI (<provider>:/<id> or ahp-session:/<id>), its ID, or a prefix of the
 // ID that only one session has. The host is at --url (default $AHP_URL,
 // then ws://127.0.0.1:7247/); --token (default $AHP_TOKEN) is sent as a
 // bearer token. With --json every command prints one JSON object per line.
@@ -426,12 +426,9 @@ func (a *app) connectionEvent(ev client.ConnectionEvent) {
 // A URI and an ID are looked up alike, so that a session that does not
 // exist fails the same way whichever is given.
 func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
-	exact := strings.HasPrefix(arg, "ahp-session:") // a URI is never a prefix
-	if exact {
-		arg = sessionID(arg)
-		if arg == "" {
-			return "", usagef("%q names no session", "ahp-session:")
-		}
+	_, _, exact := protocol.SplitScheme(arg) // a URI is never a prefix
+	if exact && sessionID(arg) == "" {
+		return "", usagef("%q names no session", arg)
 	}
 	list, err := a.c.Sessions(ctx)
 	if err != nil {
@@ -440,7 +437,7 @@ func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
 	var matches []string
 	for _, s := range list {
 		id := sessionID(s.Resource)
-		if id == arg {
+		if s.Resource == arg || !exact && id == arg {
 			return s.Resource, nil
 		}
 		if !exact && strings.HasPrefix(id, arg) {
@@ -449,6 +446,9 @@ func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
 	}
 	switch len(matches) {
 	case 0:
+		if exact {
+			arg = sessionID(arg)
+		}
 		return "", fmt.Errorf("%w: %s", errNoSession, arg)
 	case 1:
 		return matches[0], nil
@@ -456,9 +456,24 @@ func (a *app) resolveSession(ctx context.Context, arg string) (string, error) {
 	return "", usagef("%q matches %d sessions; give more of the ID", arg, len(matches))
 }
 
-// sessionID returns the ID part of a session URI.
+// sessionID returns the ID part of a session URI: what follows its scheme
+// (ahp-session:/<id>, or <provider>:/<id> as VS Code and ahp name them).
 func sessionID(uri string) string {
-	return strings.TrimPrefix(strings.TrimPrefix(uri, "ahp-session:"), "/")
+	_, rest, ok := protocol.SplitScheme(uri)
+	if !ok {
+		return uri
+	}
+	return strings.TrimLeft(rest, "/")
+}
+
+// newSessionURI names a new session on provider <provider>:/<id>, as VS
+// Code does, so every client sees its provider; ahp-session:/<id> when
+// the provider is not known or cannot be a URI scheme.
+func newSessionURI(provider, id string) string {
+	if !protocol.ValidScheme(provider) || protocol.ReservedScheme(provider) {
+		return protocol.SessionURI(id)
+	}
+	return provider + ":/" + id
 }
 
 // printJSON writes v as one line of JSON, object members sorted.

@@ -111,10 +111,17 @@ func runNew(ctx context.Context, a *app, _ []string, flags any) error {
 	if err != nil {
 		return err
 	}
-	uri := protocol.SessionURI(a.newID())
+	provider := o.provider
+	if provider == "" {
+		// The host's default agent is the first it lists.
+		if root, err := a.rootState(ctx); err == nil && len(root.Agents) > 0 {
+			provider = root.Agents[0].Provider
+		}
+	}
+	uri := newSessionURI(provider, a.newID())
 	p := &protocol.CreateSessionParams{Channel: uri}
-	if o.provider != "" {
-		p.Provider = &o.provider
+	if provider != "" {
+		p.Provider = &provider
 	}
 	if dirURI != "" {
 		p.WorkingDirectories = []string{dirURI}

@@ -13,6 +13,7 @@ import (
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/agent/echo"
+	"github.com/ahp-go/ahp/host"
 )
 
 // probeTimeout bounds how long ahpd waits at start for an ACP agent to
@@ -64,6 +65,10 @@ func (c *agentConfig) validate() error {
 		a := &c.Agents[i]
 		if err := a.Validate(); err != nil {
 			return err
+		}
+		// The provider names its sessions' URIs (<provider>:/<id>).
+		if err := host.CheckProvider(a.Name); err != nil {
+			return fmt.Errorf("agent %s: %w", a.Name, err)
 		}
 		if seen[a.Name] {
 			return fmt.Errorf("two agents are named %q", a.Name)

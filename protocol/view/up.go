@@ -217,15 +217,10 @@ func upAnnotation(channel string, a protocol.Annotation) protocol.Annotation {
 // its annotations), or "" when it is not one.
 func sessionOf(channel string) string {
 	c, err := protocol.ParseChannel(channel)
-	switch {
-	case err != nil:
+	if err != nil {
 		return ""
-	case c.Kind == protocol.ChannelSession:
-		return channel
-	case c.Session != "":
-		return protocol.SessionURI(c.Session)
 	}
-	return ""
+	return c.SessionURI()
 }
 
 func upTerminals(list []protocol.TerminalInfo) []protocol.TerminalInfo {

@@ -2,8 +2,9 @@
 // directory inside a git repository, the uncommitted changes against HEAD
 // and, on a branch with a base, the branch's changes against its fork
 // point. The session's and each chat's changesets catalogues advertise
-// them, each is a changeset channel below its session's URI
-// (ahp-session:/<id>/changeset/<kind>/<key>), and the chats' changes
+// them, each is a changeset channel (ahp-changeset:/<session
+// key>/<kind>/<key>, the session key a digest of the session's URI, so
+// the same after a restart), and the chats' changes
 // summaries roll up from them.
 //
 // Files carry before and after content references that resourceRead
@@ -89,7 +90,8 @@ type Manager struct {
 
 	mu       sync.Mutex
 	closed   bool
-	sessions map[string]*tracker
+	sessions map[string]*tracker // by session URI
+	byID     map[string]*tracker // by tracker.id
 	stop     chan struct{}
 	ctx      context.Context // ends with Close, and with it any git command
 	cancel   context.CancelFunc
@@ -124,7 +126,7 @@ func New(h *host.Host, opts *Options) *Manager {
 		path = ""
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Manager{h: h, opts: o, log: o.Logger, git: path, sessions: map[string]*tracker{}, stop: make(chan struct{}), ctx: ctx, cancel: cancel}
+	return &Manager{h: h, opts: o, log: o.Logger, git: path, sessions: map[string]*tracker{}, byID: map[string]*tracker{}, stop: make(chan struct{}), ctx: ctx, cancel: cancel}
 }
 
 // SessionOpened implements host.SessionObserver.
@@ -139,6 +141,7 @@ func (m *Manager) SessionOpened(session string) {
 	}
 	t := newTracker(m, session)
 	m.sessions[session] = t
+	m.byID[t.id] = t
 	m.wg.Go(t.run)
 	t.poke(false)
 }
@@ -148,6 +151,9 @@ func (m *Manager) SessionClosed(session string) {
 	m.mu.Lock()
 	t := m.sessions[session]
 	delete(m.sessions, session)
+	if t != nil {
+		delete(m.byID, t.id)
+	}
 	m.mu.Unlock()
 	if t != nil {
 		t.goneOnce.Do(func() { close(t.gone) })
@@ -202,8 +208,8 @@ func (m *Manager) Close() {
 // tracker keeps one session's changesets.
 type tracker struct {
 	m       *Manager
-	session string // ahp-session:/<id>
-	id      string
+	session string // the session's URI
+	id      string // sessionKey(session), in the URIs of its changesets
 
 	kick     chan struct{} // recompute now
 	fsKick   chan struct{} // files changed: recompute after the debounce
@@ -220,7 +226,7 @@ type tracker struct {
 
 func newTracker(m *Manager, session string) *tracker {
 	return &tracker{
-		m: m, session: session, id: strings.TrimPrefix(session, "ahp-session:/"),
+		m: m, session: session, id: sessionKey(session),
 		kick: make(chan struct{}, 1), fsKick: make(chan struct{}, 1), gone: make(chan struct{}),
 		sets: map[string]*set{}, watches: map[string]*watch.Watch{},
 	}
@@ -317,8 +323,18 @@ func dirKey(dirURI string) string {
 	return hex.EncodeToString(sum[:6])
 }
 
+// sessionKey names a session inside its changesets' URIs: clients name
+// sessions with URIs of any shape, so the key is a digest of the URI,
+// the same for the same session after a restart.
+func sessionKey(session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return hex.EncodeToString(sum[:12])
+}
+
+// channelURI is the URI of a changeset channel of the session, as the
+// spec's URI table gives them: ahp-changeset:/<session key>/<kind>/<key>.
 func (t *tracker) channelURI(kind, key string) string {
-	return t.session + "/changeset/" + kind + "/" + key
+	return protocol.ChangesetURI(t.id + "/" + kind + "/" + key)
 }
 
 // refresh replans the session's changesets from its working directories,
@@ -798,8 +814,9 @@ func (m *Manager) lookup(uri string) (*tracker, *set, error) {
 	if err != nil || ch.Kind != protocol.ChannelChangeset {
 		return nil, nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%q is not a changeset channel", clip(uri))}
 	}
+	id, _, _ := strings.Cut(ch.ID, "/")
 	m.mu.Lock()
-	t := m.sessions[protocol.SessionURI(ch.Session)]
+	t := m.byID[id]
 	m.mu.Unlock()
 	if t != nil {
 		t.mu.Lock()

@@ -18,7 +18,7 @@ import (
 // ContentScheme is the scheme of the content references of files as git
 // holds them (a side of a file at a commit):
 //
-//	ahp-changeset-content:/<session id>/<directory key>/<commit>/<path>
+//	ahp-changeset-content:/<session key>/<directory key>/<commit>/<path>
 //
 // where the path is relative to the changeset's working directory, each
 // segment percent-encoded. resourceRead serves them through Manager.Read,
@@ -63,7 +63,7 @@ func (m *Manager) Read(ctx context.Context, uri string) ([]byte, error) {
 		return nil, &ReadError{protocol.CodeInvalidParams, fmt.Sprintf("changeset content URI %q: %v", clip(uri), err)}
 	}
 	m.mu.Lock()
-	t := m.sessions[protocol.SessionURI(parts[0])]
+	t := m.byID[parts[0]]
 	m.mu.Unlock()
 	var g *git
 	if t != nil {

@@ -45,7 +45,10 @@ function ago(iso) {
   return new Date(t).toLocaleDateString();
 }
 
-const sessionID = (uri) => uri.replace(/^ahp-session:\/*/, '');
+// sessionID is what the page's address holds for a session: the id of an
+// ahp-session: URI, the whole URI of any other (<provider>:/<id>).
+const sessionID = (uri) => (uri.startsWith('ahp-session:') ? uri.replace(/^ahp-session:\/*/, '') : uri);
+const sessionOfID = (id) => (id.includes(':') ? id : `ahp-session:/${id}`);
 const chatURIOf = (id) => `ahp-chat:/${id}`;
 
 function toFileURI(dir) {
@@ -243,10 +246,12 @@ class App {
   }
 
   async createSession() {
-    const id = newID();
-    const uri = `ahp-session:/${id}`;
+    // A new session is named <provider>:/<id>, as VS Code names them.
+    const agents = this.agents();
+    const provider = $('#c-provider').value || (agents[0] && agents[0].provider) || '';
+    const uri = /^[a-z][a-z0-9+.-]*$/.test(provider) ? `${provider}:/${newID()}` : `ahp-session:/${newID()}`;
+    const id = sessionID(uri);
     const params = { channel: uri };
-    const provider = $('#c-provider').value;
     if (provider) params.provider = provider;
     const dir = toFileURI($('#c-dir').value);
     if (dir) params.workingDirectories = [dir];
@@ -267,7 +272,7 @@ class App {
   route() {
     if (!this.client.ready) return;
     const m = location.hash.match(/^#\/s\/([^/]+)(?:\/c\/([^/]+))?/);
-    const uri = m ? `ahp-session:/${decodeURIComponent(m[1])}` : null;
+    const uri = m ? sessionOfID(decodeURIComponent(m[1])) : null;
     const chat = m && m[2] ? chatURIOf(decodeURIComponent(m[2])) : null;
     document.body.classList.toggle('in-session', !!uri);
     this.openSession(uri, chat);

@@ -32,7 +32,11 @@ export function kindOf(uri) {
     case 'ahp-terminal': return 'terminal';
     case 'ahp-changeset': return 'changeset';
     case 'ahp-annotations': return 'annotations';
-    default: return 'unknown';
+    default:
+      // Every other channel has an ahp-* scheme; clients name sessions as
+      // they like (VS Code and ahpd: <provider>:/<id>).
+      if (!/^[a-z][a-z0-9+.-]*$/i.test(scheme) || /^(ahp-|file$)/i.test(scheme)) return 'unknown';
+      return /^[^/]+:\/+[^/]+\/annotations$/.test(uri) ? 'annotations' : 'session';
   }
 }
 

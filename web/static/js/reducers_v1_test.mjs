@@ -43,6 +43,10 @@ check('chat/changesetsChanged without a list clears it', 'changesets' in reduce(
 check('a changeset below a session is a changeset channel', kindOf('ahp-session:/s1/changeset/uncommitted/abc'), 'changeset');
 check('annotations below a session are an annotations channel', kindOf('ahp-session:/s1/annotations'), 'annotations');
 check('a session is a session channel', kindOf('ahp-session:/s1'), 'session');
+check('a session a client named is a session channel', kindOf('echo:/s1'), 'session');
+check('annotations below a named session are an annotations channel', kindOf('echo:/s1/annotations'), 'annotations');
+check('a changeset channel', kindOf('ahp-changeset:/s1/uncommitted/abc'), 'changeset');
+check('an unknown ahp scheme is unknown', kindOf('ahp-future:/x'), 'unknown');
 
 const sess = { provider: 'echo', title: 'S', status: 1, lifecycle: 'creating', activeClients: [], workingDirectories: ['file:///a', 'file:///b'],
   chats: [{ resource: 'ahp-chat:/1' }, { resource: 'ahp-chat:/2' }] };
