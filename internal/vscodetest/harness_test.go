@@ -1,6 +1,7 @@
 package vscodetest
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,10 +79,11 @@ func newToken(t *testing.T) string {
 // endpoint with a token on a loopback port chosen by the system. Its logs
 // (debug level) go to ahpd.log among the test's artifacts.
 type ahpd struct {
-	h     *host.Host
-	addr  string // host:port
-	token string
-	home  string // HOME of the ahp command lines the test runs
+	h       *host.Host
+	addr    string // host:port
+	token   string
+	home    string       // HOME of the ahp command lines the test runs
+	refused atomic.Int64 // requests refused with 401 or 403
 }
 
 func startHost(t *testing.T, token string) *ahpd {
@@ -101,7 +104,11 @@ func startHost(t *testing.T, token string) *ahpd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: h.WebSocketHandler(&host.WebSocketOptions{Token: token})}
+	a := &ahpd{h: h, addr: ln.Addr().String(), token: token, home: t.TempDir()}
+	ws := h.WebSocketHandler(&host.WebSocketOptions{Token: token})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws.ServeHTTP(&refusals{ResponseWriter: w, a: a}, r)
+	})}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -113,8 +120,28 @@ func startHost(t *testing.T, token string) *ahpd {
 		h.Close()
 		logf.Close()
 	})
-	return &ahpd{h: h, addr: ln.Addr().String(), token: token, home: t.TempDir()}
+	return a
 }
+
+// refusals counts the host's 401 and 403 answers; it passes the
+// connection on for WebSocket upgrades.
+type refusals struct {
+	http.ResponseWriter
+	a *ahpd
+}
+
+func (r *refusals) WriteHeader(code int) {
+	if code == http.StatusUnauthorized || code == http.StatusForbidden {
+		r.a.refused.Add(1)
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *refusals) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(r.ResponseWriter).Hijack()
+}
+
+func (r *refusals) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // url is the host's WebSocket URL.
 func (a *ahpd) url() string { return "ws://" + a.addr }

@@ -18,6 +18,8 @@ const (
 	// selTargetEcho is ahpd's echo agent among the targets the picker
 	// lists; its label is the agent's display name and description.
 	selTargetEcho = `.context-view .monaco-list-row[aria-label^="Echo,"]`
+	// selTargetLocal is the picker's "Local" target, always listed.
+	selTargetLocal = `.context-view .monaco-list-row[aria-label^="Local,"]`
 	// selSendEnabled is the chat input's send button, once it can send.
 	selSendEnabled = `.interactive-session .interactive-input-part a.action-label.codicon-arrow-up-compact:not(.disabled)`
 	// selConfirmAllow is the button that allows a tool call waiting for

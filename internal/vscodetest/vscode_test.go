@@ -97,6 +97,32 @@ func TestVSCode(t *testing.T) {
 	b.shot("ahp session opened")
 }
 
+// TestVSCodeWrongToken gives VS Code a token other than the host's: ahpd
+// refuses its bridge, and VS Code offers none of the host's agents.
+func TestVSCodeWrongToken(t *testing.T) {
+	node, entry := install(t)
+	a := startHost(t, newToken(t))
+	cs := startCodeServer(t, node, entry, a.addr, newToken(t))
+	b := newBrowser(t)
+	b.run("opening VS Code", chromedp.Navigate(cs.workbenchURL()))
+	b.wait("the workbench", jsExists(selWorkbench))
+	b.wait("the session target picker", jsExists(selTargetPicker))
+	deadline := time.Now().Add(90 * time.Second)
+	for a.refused.Load() == 0 {
+		if time.Now().After(deadline) {
+			b.failed("ahpd refusing VS Code")
+			t.Fatalf("VS Code's bridge never reached ahpd with the wrong token; code-server said:\n%s", cs.log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.run("opening the session target picker", chromedp.Click(chromedp.CSS(selTargetPicker)))
+	b.wait("the targets", jsExists(selTargetLocal))
+	b.shot("targets without the host")
+	if b.poll(jsExists(selTargetEcho), 2*time.Second) {
+		t.Fatal("VS Code offers the echo agent although ahpd refused its token")
+	}
+}
+
 // sessionTitled returns the one session of ahp sessions with the title,
 // failing the test when there is not exactly one.
 func sessionTitled(t *testing.T, list []map[string]any, title string) map[string]any {
