@@ -168,6 +168,10 @@ func (c *Client) backoff(attempt int) time.Duration {
 	return rand.N(bound + 1)
 }
 
+// reconnectVersionsMeta is host.ReconnectVersionsMeta (this package does
+// not import the host's).
+const reconnectVersionsMeta = "ahp-go/protocolVersions"
+
 // attempt dials and resumes once.
 func (c *Client) attempt() (*link, *Resume, error) {
 	ctx, cancel := context.WithTimeout(c.ctx, attemptTimeout)
@@ -183,10 +187,17 @@ func (c *Client) attempt() (*link, *Resume, error) {
 		uris = append(uris, uri)
 	}
 	last := c.lastSeq
+	offered := []string{c.version}
 	c.mu.Unlock()
 	slices.Sort(uris)
 	r := &Resume{}
 	p := &protocol.ReconnectParams{ClientID: c.id, LastSeenServerSeq: last, Subscriptions: uris}
+	if v, err := protocol.Marshal(offered); err == nil && offered[0] != "" {
+		// A host that restarted no longer knows the version this client
+		// negotiated; ahpd speaks it again if it can
+		// (host.ReconnectVersionsMeta), other hosts ignore this.
+		p.Meta = map[string]jsontext.Value{reconnectVersionsMeta: v}
+	}
 	err = l.orderedCall(ctx, "reconnect", p, func(raw jsontext.Value) error {
 		return c.resume(l, uris, raw, r)
 	})

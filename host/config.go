@@ -72,7 +72,7 @@ func (c *conn) resolveSessionConfig(ctx context.Context, p *protocol.ResolveSess
 	if err != nil {
 		return nil, err
 	}
-	return &protocol.ResolveSessionConfigResult{Schema: c.viewLocked().SessionConfigSchema(*schema), Values: sessionconfig.Resolve(schema, p.Config)}, nil
+	return &protocol.ResolveSessionConfigResult{Schema: c.viewLocked().SessionConfigSchema(*schema), Values: sessionconfig.Resolve(schema, vscodeConfig(schema, p.Config))}, nil
 }
 
 func (c *conn) sessionConfigCompletions(ctx context.Context, p *protocol.SessionConfigCompletionsParams) (*protocol.SessionConfigCompletionsResult, error) {
@@ -121,6 +121,7 @@ func (h *Host) newSessionConfig(ctx context.Context, b agent.Backend, dirs []str
 		h.log.Warn("creating a session without its configuration schema", "provider", b.Info().Provider, "err", err)
 		schema = &protocol.SessionConfigSchema{Properties: map[string]protocol.SessionConfigPropertySchema{}}
 	}
+	given = vscodeConfig(schema, given)
 	if err := sessionconfig.Check(schema, given); err != nil {
 		return nil, rpcError(protocol.CodeInvalidParams, "createSession: %v", err)
 	}

@@ -129,6 +129,13 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	}()
 	r, ok := routes[req.Method]
 	switch {
+	case !ok && req.IsNotification():
+		// No answer is possible; VS Code's own notifications outside
+		// the spec are expected and not worth a line.
+		if !quietNotifications[req.Method] {
+			c.h.log.Debug("notification for an unknown method ignored", "client", clip(c.id(), maxLoggedValue), "method", clip(req.Method, maxLoggedValue))
+		}
+		return nil, nil
 	case !ok:
 		return nil, rpcError(protocol.CodeMethodNotFound, "unknown method %q", req.Method)
 	case req.IsNotification() && !r.m.Notification:
@@ -380,16 +387,21 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 	}
 	h := c.h
 	version := c.version
+	unknown := false
 	if !c.initialized {
 		// A reconnect opens the new connection with the version the client
-		// negotiated before; a client the host does not remember gets the
-		// newest version.
+		// negotiated before. A client the host does not remember (it
+		// restarted, or forgot the client) gets fresh snapshots, as
+		// lifecycle.md has a restarted server do, in the newest version
+		// the host speaks: reconnect carries no versions to choose from
+		// (docs/protocol.md, "Reconnecting").
 		version = h.versions.get(p.ClientID)
 		if version == "" {
-			// Which version the client spoke is not known (the host
-			// restarted, or never saw it): assuming one could send it
-			// shapes it does not read. It initializes again instead.
-			return nil, rpcError(protocol.CodeInvalidRequest, "reconnect: this host does not know client %q (it may have restarted); send initialize", clip(p.ClientID, maxLoggedValue))
+			var ok bool
+			if version, ok = reconnectVersion(p.Meta); !ok {
+				return nil, rpcError(protocol.CodeInvalidRequest, "reconnect: this host does not know client %q and speaks none of the versions it lists; send initialize", clip(p.ClientID, maxLoggedValue))
+			}
+			unknown = true
 		}
 	}
 	wanted := map[string]bool{}
@@ -408,7 +420,9 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 		found = append(found, ch)
 	}
 	var reply reconnectReply
-	if p.LastSeenServerSeq <= h.seq {
+	// The serverSeq an unknown client saw may be another run's: only
+	// snapshots are safe.
+	if p.LastSeenServerSeq <= h.seq && !unknown {
 		if entries, ok := h.replay.since(p.LastSeenServerSeq, wanted); ok {
 			reply.replay = &replayResult{Actions: make([]rawEnvelope, 0, len(entries)), Missing: missing}
 			c.version = version // knowsLocked answers for the new version
@@ -440,6 +454,32 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 		c.addSubLocked(pendingSub{ch: ch, turnsFrom: from})
 	}
 	return &reply, nil
+}
+
+// ReconnectVersionsMeta is the reconnect params' _meta key under which a
+// client may name the version it negotiated (a list, newest first, like
+// initialize's protocolVersions). A host that does not know the client
+// (it restarted) then speaks the newest of them it shares, and refuses the
+// reconnect with -32600 when it shares none, so the client initializes
+// again; other hosts ignore the key, as _meta keys they do not understand
+// are.
+const ReconnectVersionsMeta = "ahp-go/protocolVersions"
+
+// reconnectVersion is the version of a reconnect from a client the host
+// does not remember: the newest shared with the versions the client lists
+// in _meta, else, when it lists none, the host's newest. ok is false when
+// it lists versions and the host speaks none of them.
+func reconnectVersion(meta map[string]jsontext.Value) (version string, ok bool) {
+	raw, listed := meta[ReconnectVersionsMeta]
+	if !listed {
+		return protocol.ProtocolVersion, true
+	}
+	var offered []string
+	if err := protocol.Unmarshal(raw, &offered); err != nil || len(offered) == 0 {
+		return protocol.ProtocolVersion, true
+	}
+	v, err := protocol.Negotiate(offered)
+	return v, err == nil
 }
 
 // dispatchAction validates and applies a client action. Accepted actions

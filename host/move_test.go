@@ -166,6 +166,10 @@ func TestMoveChatToNewSession(t *testing.T) {
 	if res.Session == src || res.Session == "" {
 		t.Fatalf("moveChat answered %+v", res)
 	}
+	// The host names the session <provider>:/<uuid>, as VS Code does.
+	if !strings.HasPrefix(res.Session, echo.Provider+":/") {
+		t.Errorf("new session %s is not named after its provider", res.Session)
+	}
 	var added protocol.SessionAddedParams
 	if err := protocol.Unmarshal(root.WaitNotification("root/sessionAdded").Params, &added); err != nil || added.Summary.Resource != res.Session || added.Summary.Provider != echo.Provider {
 		t.Errorf("root/sessionAdded %+v (%v)", added, err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ahp-go/ahp/agent"
@@ -287,18 +288,21 @@ func TestReconnectAcrossRestart(t *testing.T) {
 		th2 := startHost(t, &host.Options{Store: st})
 		a2 := th2.dial(t, "rc")
 		var raw jsonValue
-		// The restarted host does not know which version the client spoke,
-		// so it refuses the reconnect and the client initializes again
-		// (issue 10 item 6): with snapshots, never a replay.
-		err := a2.Call("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat}}, &raw)
-		if rpcCode(err) != protocol.CodeInvalidRequest {
-			t.Fatalf("reconnect of a client the host does not know: %v, want -32600", err)
+		// The restarted host does not know the client: it answers with
+		// snapshots (lifecycle.md), never a replay, in the version the
+		// client names.
+		a2.Must("reconnect", &protocol.ReconnectParams{ClientID: "rc", LastSeenServerSeq: last, Subscriptions: []string{uri, chat},
+			Meta: map[string]jsontext.Value{host.ReconnectVersionsMeta: jsontext.Value(`["0.8.0"]`)}}, &raw)
+		res0, err := protocol.UnmarshalReconnectResult(jsontext.Value(raw))
+		if err != nil {
+			t.Fatal(err)
 		}
-		var init protocol.InitializeResult
-		a2.Must("initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: "rc", InitialSubscriptions: []string{uri, chat}}, &init)
-		snaps := &protocol.ReconnectSnapshotResult{Snapshots: init.Snapshots}
+		snaps, ok := res0.(*protocol.ReconnectSnapshotResult)
+		if !ok {
+			t.Fatalf("reconnect after a restart answered %T, want snapshots", res0)
+		}
 		if len(snaps.Snapshots) != 2 {
-			t.Fatalf("want two snapshots after a restart, got %+v", init)
+			t.Fatalf("want two snapshots after a restart, got %+v", snaps)
 		}
 		for _, s := range snaps.Snapshots {
 			if s.FromSeq <= last {

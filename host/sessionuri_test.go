@@ -241,38 +241,39 @@ func (namedBackend) Open(context.Context, agent.OpenRequest, agent.Host) (agent.
 // TestSessionURIsAcrossRestart: sessions stored under ahp-session: URIs
 // and under client-named ones load and run after a restart.
 func TestSessionURIsAcrossRestart(t *testing.T) {
-	st := store.NewMemory()
-	uris := []string{"ahp-session:/old", "echo:/new", "vscode-x://h/p"}
-	h := pipeHost(t, &host.Options{Store: st})
-	c := pipeDial(t, h)
-	c.initialize("a")
-	for _, u := range uris {
-		c.must("createSession", &protocol.CreateSessionParams{Channel: u, Provider: protocol.Ptr("echo")}, nil)
-		c.notify("dispatchAction", &protocol.DispatchActionParams{Channel: u, ClientSeq: 1, Action: &protocol.SessionTitleChangedAction{Title: "title of " + u}})
-	}
-	// Requests are handled in order: once this is answered, so are the
-	// notifications before it.
-	c.must("listSessions", &protocol.ListSessionsParams{}, nil)
-	c.conn.Close()
-	if err := h.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	h2 := pipeHost(t, &host.Options{Store: st})
-	c2 := pipeDial(t, h2)
-	c2.initialize("b")
-	for _, u := range uris {
-		ss, ok := c2.subscribe(u).State.(*protocol.SessionState)
-		if !ok || ss.Title != "title of "+u || ss.DefaultChat == nil {
-			t.Fatalf("%s after restart: %+v", u, ss)
+	eachStore(t, func(t *testing.T, st store.Store) {
+		uris := []string{"ahp-session:/old", "echo:/new", "vscode-x://h/p"}
+		h := pipeHost(t, &host.Options{Store: st})
+		c := pipeDial(t, h)
+		c.initialize("a")
+		for _, u := range uris {
+			c.must("createSession", &protocol.CreateSessionParams{Channel: u, Provider: protocol.Ptr("echo")}, nil)
+			c.notify("dispatchAction", &protocol.DispatchActionParams{Channel: u, ClientSeq: 1, Action: &protocol.SessionTitleChangedAction{Title: "title of " + u}})
 		}
-		chat := *ss.DefaultChat
-		c2.subscribe(chat)
-		c2.notify("dispatchAction", &protocol.DispatchActionParams{Channel: chat, ClientSeq: 2, Action: &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("hi")}})
-		waitFor(t, c2, func(n *jsonrpc.Request) bool {
-			return n.Method == "action" && strings.Contains(string(n.Params), `"chat/turnComplete"`) && strings.Contains(string(n.Params), chat)
-		})
-	}
+		// Requests are handled in order: once this is answered, so are the
+		// notifications before it.
+		c.must("listSessions", &protocol.ListSessionsParams{}, nil)
+		c.conn.Close()
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		h2 := pipeHost(t, &host.Options{Store: st})
+		c2 := pipeDial(t, h2)
+		c2.initialize("b")
+		for _, u := range uris {
+			ss, ok := c2.subscribe(u).State.(*protocol.SessionState)
+			if !ok || ss.Title != "title of "+u || ss.DefaultChat == nil {
+				t.Fatalf("%s after restart: %+v", u, ss)
+			}
+			chat := *ss.DefaultChat
+			c2.subscribe(chat)
+			c2.notify("dispatchAction", &protocol.DispatchActionParams{Channel: chat, ClientSeq: 2, Action: &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: protocol.FormatTime(time.Now()), Message: userMessage("hi")}})
+			waitFor(t, c2, func(n *jsonrpc.Request) bool {
+				return n.Method == "action" && strings.Contains(string(n.Params), `"chat/turnComplete"`) && strings.Contains(string(n.Params), chat)
+			})
+		}
+	})
 }
 
 // waitFor reads c's notifications until one satisfies cond.
