@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -232,7 +233,10 @@ func startCodeServer(t *testing.T, node, entry, bridgeAddr, bridgeToken string) 
 		"XDG_DATA_HOME="+filepath.Join(base, "home", ".local", "share"),
 		"PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"),
 	)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	// code-server forks VS Code's server and extension hosts, which
+	// outlive it unless the whole process group is stopped.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	log := &lockedBuffer{}
 	logf, err := os.Create(filepath.Join(t.ArtifactDir(), "code-server.log"))
@@ -253,6 +257,7 @@ func startCodeServer(t *testing.T, node, entry, bridgeAddr, bridgeToken string) 
 	t.Cleanup(func() {
 		cancel()
 		<-exited
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what is left of the group
 		logf.Close()
 	})
 	cs := &codeServer{url: fmt.Sprintf("http://127.0.0.1:%d", port), folder: folder, log: log}

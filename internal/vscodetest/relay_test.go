@@ -93,10 +93,15 @@ func startRelay(t *testing.T, target string) *relay {
 		down.CloseNow()
 		<-back
 	})}
-	go srv.Serve(ln)
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		srv.Serve(ln)
+	}()
 	t.Cleanup(func() {
 		cancel()
 		srv.Close()
+		<-served
 		wg.Wait()
 		logf.Close()
 	})
