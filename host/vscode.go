@@ -66,13 +66,30 @@ func vscodeIntent(given map[string]jsontext.Value) string {
 	return ""
 }
 
-// vscodeConfig returns given with a "mode" that the agent's schema does
-// not allow replaced by the agent's mode for what VS Code asks for, or
+// vscodeModeWords are the values VS Code gives "mode".
+var vscodeModeWords = []string{"interactive", "plan", "autopilot", "autonomous"}
+
+// fromVSCode reports whether a config is VS Code's: it has VS Code's keys
+// besides "mode", or its mode is one of VS Code's words. Another client's
+// mode that is not one of the agent's is refused as before.
+func fromVSCode(given map[string]jsontext.Value) bool {
+	if _, ok := given["autoApprove"]; ok {
+		return true
+	}
+	if _, ok := given["isolation"]; ok {
+		return true
+	}
+	var mode string
+	return protocol.Unmarshal(given["mode"], &mode) == nil && slices.Contains(vscodeModeWords, mode)
+}
+
+// vscodeConfig returns given, when it is VS Code's, with a "mode" that
+// the agent's schema does not allow replaced by the agent's mode for what VS Code asks for, or
 // removed when the agent has none (its default then applies). Any other
 // config is returned as it is.
 func vscodeConfig(schema *protocol.SessionConfigSchema, given map[string]jsontext.Value) map[string]jsontext.Value {
 	v, ok := given["mode"]
-	if !ok {
+	if !ok || !fromVSCode(given) {
 		return given
 	}
 	prop, declared := schema.Properties["mode"]

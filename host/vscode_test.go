@@ -49,7 +49,7 @@ func TestVSCodeSessionConfig(t *testing.T) {
 	tests := []struct {
 		name, provider string
 		config         map[string]jsontext.Value
-		wantMode       string // "" when the agent has no mode
+		wantMode       string // "" when the agent has no mode, "refused"
 	}{
 		{"echo takes no config", "echo", vscode("default", "interactive"), ""},
 		{"interactive is the agent's default", "claude", vscode("default", "interactive"), `"default"`},
@@ -60,12 +60,24 @@ func TestVSCodeSessionConfig(t *testing.T) {
 		{"no plan mode", "gemini", vscode("default", "plan"), `"default"`},
 		{"no fitting mode", "other", vscode("autoApprove", "interactive"), `"ask"`},
 		{"the agent's own mode", "claude", vscode("default", "acceptEdits"), `"acceptEdits"`},
-		{"a mode that is not a string", "claude", map[string]jsontext.Value{"mode": jsontext.Value(`7`)}, `"default"`},
+		{"a mode that is not a string", "claude", map[string]jsontext.Value{"mode": jsontext.Value(`7`), "autoApprove": sessionconfig.Value("default")}, `"default"`},
+		{"VS Code's word alone", "claude", map[string]jsontext.Value{"mode": sessionconfig.Value("interactive")}, `"default"`},
+		// Another client's mode that the agent does not have is refused.
+		{"not VS Code's", "claude", map[string]jsontext.Value{"mode": sessionconfig.Value("fly")}, "refused"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			uri := tt.provider + ":/" + string(rune('a'+i))
-			c.must("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: &tt.provider, Config: tt.config, ProgressToken: protocol.Ptr("tok")}, nil)
+			err := c.call("createSession", &protocol.CreateSessionParams{Channel: uri, Provider: &tt.provider, Config: tt.config, ProgressToken: protocol.Ptr("tok")}, nil)
+			if tt.wantMode == "refused" {
+				if rpcCode(err) != protocol.CodeInvalidParams {
+					t.Fatalf("createSession: %v, want -32602", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 			st := c.subscribe(uri).State.(*protocol.SessionState)
 			if tt.wantMode == "" {
 				return
