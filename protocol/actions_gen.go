@@ -65,11 +65,8 @@ func (x *ActionEnvelope) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ActionEnvelope) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "action":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "action")
@@ -77,23 +74,14 @@ func (x *ActionEnvelope) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 		x.Action, err = decodeStateAction(dec)
 		return 1 << 1, under("action", err)
 	case "serverSeq":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "serverSeq")
-		}
 		x.ServerSeq, err = readInt(dec)
-		return 1 << 2, err
+		return 1 << 2, under("serverSeq", err)
 	case "origin":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "origin")
-		}
 		x.Origin, err = readPtr(dec, readStruct[ActionOrigin])
 		return 0, under("origin", err)
 	case "rejectionReason":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "rejectionReason")
-		}
-		x.RejectionReason, err = readPtr(dec, readString)
-		return 0, err
+		x.RejectionReason, err = readPtr(dec, readStr)
+		return 0, under("rejectionReason", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -133,17 +121,11 @@ func (x *ActionOrigin) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ActionOrigin) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 0, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 0, under("clientId", err)
 	case "clientSeq":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "clientSeq")
-		}
 		x.ClientSeq, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("clientSeq", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -194,17 +176,11 @@ func (x *AnnotationsEntryRemovedAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "AnnotationsEntryRemovedAction", "type", "annotations/entryRemoved")
 	case "annotationId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "annotationId")
-		}
-		x.AnnotationID, err = readString(dec)
-		return 1 << 0, err
+		x.AnnotationID, err = readStr(dec)
+		return 1 << 0, under("annotationId", err)
 	case "entryId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "entryId")
-		}
-		x.EntryID, err = readString(dec)
-		return 1 << 1, err
+		x.EntryID, err = readStr(dec)
+		return 1 << 1, under("entryId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -255,11 +231,8 @@ func (x *AnnotationsEntrySetAction) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "AnnotationsEntrySetAction", "type", "annotations/entrySet")
 	case "annotationId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "annotationId")
-		}
-		x.AnnotationID, err = readString(dec)
-		return 1 << 0, err
+		x.AnnotationID, err = readStr(dec)
+		return 1 << 0, under("annotationId", err)
 	case "entry":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "entry")
@@ -314,11 +287,8 @@ func (x *AnnotationsRemovedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "AnnotationsRemovedAction", "type", "annotations/removed")
 	case "annotationId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "annotationId")
-		}
-		x.AnnotationID, err = readString(dec)
-		return 1 << 0, err
+		x.AnnotationID, err = readStr(dec)
+		return 1 << 0, under("annotationId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -438,41 +408,23 @@ func (x *AnnotationsUpdatedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "AnnotationsUpdatedAction", "type", "annotations/updated")
 	case "annotationId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "annotationId")
-		}
-		x.AnnotationID, err = readString(dec)
-		return 1 << 0, err
+		x.AnnotationID, err = readStr(dec)
+		return 1 << 0, under("annotationId", err)
 	case "origin":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "origin")
-		}
 		x.Origin, err = readPtr(dec, readStruct[AnnotationOrigin])
 		return 0, under("origin", err)
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "resource")
-		}
-		x.Resource, err = readPtr(dec, readString)
-		return 0, err
+		x.Resource, err = readPtr(dec, readStr)
+		return 0, under("resource", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "resolved":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "resolved")
-		}
 		x.Resolved, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("resolved", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turnId")
-		}
-		x.TurnID, err = readPtr(dec, readString)
-		return 0, err
+		x.TurnID, err = readPtr(dec, readStr)
+		return 0, under("turnId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -523,11 +475,8 @@ func (x *AutomationCreateRequestedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "AutomationCreateRequestedAction", "type", "automation/createRequested")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "definition":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "definition")
@@ -599,29 +548,17 @@ func (x *AutomationDefinitionPatch) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationDefinitionPatch) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "message")
-		}
 		x.Message, err = readPtr(dec, readStruct[Message])
 		return 0, under("message", err)
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "session")
-		}
 		x.Session, err = readPtr(dec, readStruct[AutomationSessionTemplate])
 		return 0, under("session", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	case "triggers":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "triggers")
@@ -643,7 +580,7 @@ func (x *AutomationDefinitionPatch) decodeMember(dec *jsontext.Decoder, name []b
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -690,11 +627,8 @@ func (x *AutomationRemovedAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "AutomationRemovedAction", "type", "automation/removed")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -837,11 +771,8 @@ func (x *AutomationRunPrimarySessionChangedAction) decodeMember(dec *jsontext.De
 	case "type":
 		return 0, readConst(dec, "AutomationRunPrimarySessionChangedAction", "type", "automationRun/primarySessionChanged")
 	case "primarySession":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "primarySession")
-		}
-		x.PrimarySession, err = readPtr(dec, readString)
-		return 0, err
+		x.PrimarySession, err = readPtr(dec, readStr)
+		return 0, under("primarySession", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -890,11 +821,8 @@ func (x *AutomationRunSessionRemovedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "AutomationRunSessionRemovedAction", "type", "automationRun/sessionRemoved")
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 0, err
+		x.Session, err = readStr(dec)
+		return 1 << 0, under("session", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -943,11 +871,8 @@ func (x *AutomationRunSessionSetAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "AutomationRunSessionSetAction", "type", "automationRun/sessionSet")
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 0, err
+		x.Session, err = readStr(dec)
+		return 1 << 0, under("session", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1049,11 +974,8 @@ func (x *AutomationUpdateRequestedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "AutomationUpdateRequestedAction", "type", "automation/updateRequested")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "changes":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "changes")
@@ -1230,9 +1152,6 @@ func (x *ChangesetContentChangedAction) decodeMember(dec *jsontext.Decoder, name
 		}(dec)
 		return 0, under("operations", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -1283,11 +1202,8 @@ func (x *ChangesetFileRemovedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "ChangesetFileRemovedAction", "type", "changeset/fileRemoved")
 	case "fileId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "fileId")
-		}
-		x.FileID, err = readString(dec)
-		return 1 << 0, err
+		x.FileID, err = readStr(dec)
+		return 1 << 0, under("fileId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1392,14 +1308,11 @@ func (x *ChangesetFilesReviewChangedAction) decodeMember(dec *jsontext.Decoder, 
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "files")
 		}
-		x.Files, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Files, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("files", err)
 	case "reviewed":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "reviewed")
-		}
 		x.Reviewed, err = readBool(dec)
-		return 1 << 1, err
+		return 1 << 1, under("reviewed", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1456,21 +1369,12 @@ func (x *ChangesetOperationStatusChangedAction) decodeMember(dec *jsontext.Decod
 	case "type":
 		return 0, readConst(dec, "ChangesetOperationStatusChangedAction", "type", "changeset/operationStatusChanged")
 	case "operationId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "operationId")
-		}
-		x.OperationID, err = readString(dec)
-		return 1 << 0, err
+		x.OperationID, err = readStr(dec)
+		return 1 << 0, under("operationId", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "status")
-		}
 		x.Status, err = readEnum[ChangesetOperationStatus](dec)
 		return 1 << 1, under("status", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -1580,15 +1484,9 @@ func (x *ChangesetStatusChangedAction) decodeMember(dec *jsontext.Decoder, name 
 	case "type":
 		return 0, readConst(dec, "ChangesetStatusChangedAction", "type", "changeset/statusChanged")
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "status")
-		}
 		x.Status, err = readEnum[ChangesetStatus](dec)
 		return 1 << 0, under("status", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -1784,11 +1682,8 @@ func (x *ChatActivityChangedAction) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ChatActivityChangedAction", "type", "chat/activityChanged")
 	case "activity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activity")
-		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1837,11 +1732,8 @@ func (x *ChatBackgroundWorkRemovedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "ChatBackgroundWorkRemovedAction", "type", "chat/backgroundWorkRemoved")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2055,29 +1947,20 @@ func (x *ChatDeltaAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 	case "type":
 		return 0, readConst(dec, "ChatDeltaAction", "type", "chat/delta")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "partId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "partId")
-		}
-		x.PartID, err = readString(dec)
-		return 1 << 1, err
+		x.PartID, err = readStr(dec)
+		return 1 << 1, under("partId", err)
 	case "content":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "content")
-		}
-		x.Content, err = readString(dec)
-		return 1 << 2, err
+		x.Content, err = readStr(dec)
+		return 1 << 2, under("content", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2124,9 +2007,6 @@ func (x *ChatDraftChangedAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "ChatDraftChangedAction", "type", "chat/draftChanged")
 	case "draft":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "draft")
-		}
 		x.Draft, err = readPtr(dec, readStruct[Message])
 		return 0, under("draft", err)
 	}
@@ -2189,21 +2069,12 @@ func (x *ChatErrorAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 	case "type":
 		return 0, readConst(dec, "ChatErrorAction", "type", "chat/error")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "duration":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "duration")
-		}
 		x.Duration, err = readFloat(dec)
-		return 1 << 1, err
+		return 1 << 1, under("duration", err)
 	case "part":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullOptional(dec, "part")
-		}
 		x.Part, err = readPtr(dec, readStruct[ErrorResponsePart])
 		return 1 << 2, under("part", err)
 	case "_meta":
@@ -2211,11 +2082,8 @@ func (x *ChatErrorAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -2272,17 +2140,11 @@ func (x *ChatInputAnswerChangedAction) decodeMember(dec *jsontext.Decoder, name 
 	case "type":
 		return 0, readConst(dec, "ChatInputAnswerChangedAction", "type", "chat/inputAnswerChanged")
 	case "requestId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "requestId")
-		}
-		x.RequestID, err = readString(dec)
-		return 1 << 0, err
+		x.RequestID, err = readStr(dec)
+		return 1 << 0, under("requestId", err)
 	case "questionId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "questionId")
-		}
-		x.QuestionID, err = readString(dec)
-		return 1 << 1, err
+		x.QuestionID, err = readStr(dec)
+		return 1 << 1, under("questionId", err)
 	case "answer":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "answer")
@@ -2345,15 +2207,9 @@ func (x *ChatInputCompletedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "ChatInputCompletedAction", "type", "chat/inputCompleted")
 	case "requestId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "requestId")
-		}
-		x.RequestID, err = readString(dec)
-		return 1 << 0, err
+		x.RequestID, err = readStr(dec)
+		return 1 << 0, under("requestId", err)
 	case "response":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "response")
-		}
 		x.Response, err = readEnum[ChatInputResponseKind](dec)
 		return 1 << 1, under("response", err)
 	case "answers":
@@ -2465,11 +2321,8 @@ func (x *ChatIsArchivedChangedAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "ChatIsArchivedChangedAction", "type", "chat/isArchivedChanged")
 	case "isArchived":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "isArchived")
-		}
 		x.IsArchived, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("isArchived", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2516,11 +2369,8 @@ func (x *ChatIsReadChangedAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "ChatIsReadChangedAction", "type", "chat/isReadChanged")
 	case "isRead":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "isRead")
-		}
 		x.IsRead, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("isRead", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2569,11 +2419,8 @@ func (x *ChatMovableChangedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "ChatMovableChangedAction", "type", "chat/movableChanged")
 	case "movable":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "movable")
-		}
 		x.Movable, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("movable", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2624,17 +2471,11 @@ func (x *ChatPendingMessageRemovedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "ChatPendingMessageRemovedAction", "type", "chat/pendingMessageRemoved")
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[PendingMessageKind](dec)
 		return 1 << 0, under("kind", err)
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 1, err
+		x.ID, err = readStr(dec)
+		return 1 << 1, under("id", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2687,17 +2528,11 @@ func (x *ChatPendingMessageSetAction) decodeMember(dec *jsontext.Decoder, name [
 	case "type":
 		return 0, readConst(dec, "ChatPendingMessageSetAction", "type", "chat/pendingMessageSet")
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[PendingMessageKind](dec)
 		return 1 << 0, under("kind", err)
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 1, err
+		x.ID, err = readStr(dec)
+		return 1 << 1, under("id", err)
 	case "message":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "message")
@@ -2755,7 +2590,7 @@ func (x *ChatQueuedMessagesReorderedAction) decodeMember(dec *jsontext.Decoder, 
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "order")
 		}
-		x.Order, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Order, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("order", err)
 	}
 	return 0, dec.SkipValue()
@@ -2811,29 +2646,20 @@ func (x *ChatReasoningAction) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "ChatReasoningAction", "type", "chat/reasoning")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "partId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "partId")
-		}
-		x.PartID, err = readString(dec)
-		return 1 << 1, err
+		x.PartID, err = readStr(dec)
+		return 1 << 1, under("partId", err)
 	case "content":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "content")
-		}
-		x.Content, err = readString(dec)
-		return 1 << 2, err
+		x.Content, err = readStr(dec)
+		return 1 << 2, under("content", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2886,11 +2712,8 @@ func (x *ChatResponsePartAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "ChatResponsePartAction", "type", "chat/responsePart")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "part":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "part")
@@ -2902,7 +2725,7 @@ func (x *ChatResponsePartAction) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2961,49 +2784,31 @@ func (x *ChatToolCallApprovedAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallApprovedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallApprovedAction", "type", "chat/toolCallConfirmed")
 	case "approved":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "approved")
-		}
 		x.Approved, err = readBool(dec)
-		return 1 << 2, err
+		return 1 << 2, under("approved", err)
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "confirmed")
-		}
 		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
 		return 1 << 3, under("confirmed", err)
 	case "editedToolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "editedToolInput")
-		}
-		x.EditedToolInput, err = readPtr(dec, readString)
-		return 0, err
+		x.EditedToolInput, err = readPtr(dec, readStr)
+		return 0, under("editedToolInput", err)
 	case "selectedOptionId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOptionId")
-		}
-		x.SelectedOptionID, err = readPtr(dec, readString)
-		return 0, err
+		x.SelectedOptionID, err = readPtr(dec, readStr)
+		return 0, under("selectedOptionId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3058,23 +2863,17 @@ func (x *ChatToolCallAuthRequiredAction) decodeJSON(dec *jsontext.Decoder) error
 func (x *ChatToolCallAuthRequiredAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallAuthRequiredAction", "type", "chat/toolCallAuthRequired")
 	case "auth":
@@ -3135,23 +2934,17 @@ func (x *ChatToolCallAuthResolvedAction) decodeJSON(dec *jsontext.Decoder) error
 func (x *ChatToolCallAuthResolvedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallAuthResolvedAction", "type", "chat/toolCallAuthResolved")
 	}
@@ -3212,23 +3005,17 @@ func (x *ChatToolCallCompleteAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallCompleteAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallCompleteAction", "type", "chat/toolCallComplete")
 	case "result":
@@ -3238,11 +3025,8 @@ func (x *ChatToolCallCompleteAction) decodeMember(dec *jsontext.Decoder, name []
 		x.Result, err = readStruct[ToolCallResult](dec)
 		return 1 << 2, under("result", err)
 	case "requiresResultConfirmation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "requiresResultConfirmation")
-		}
 		x.RequiresResultConfirmation, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("requiresResultConfirmation", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3321,65 +3105,38 @@ func (x *ChatToolCallConfirmedAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallConfirmedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallConfirmedAction", "type", "chat/toolCallConfirmed")
 	case "approved":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "approved")
-		}
 		x.Approved, err = readBool(dec)
-		return 1 << 2, err
+		return 1 << 2, under("approved", err)
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "confirmed")
-		}
 		x.Confirmed, err = readPtr(dec, readEnum[ToolCallConfirmationReason])
 		return 0, under("confirmed", err)
 	case "editedToolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "editedToolInput")
-		}
-		x.EditedToolInput, err = readPtr(dec, readString)
-		return 0, err
+		x.EditedToolInput, err = readPtr(dec, readStr)
+		return 0, under("editedToolInput", err)
 	case "selectedOptionId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOptionId")
-		}
-		x.SelectedOptionID, err = readPtr(dec, readString)
-		return 0, err
+		x.SelectedOptionID, err = readPtr(dec, readStr)
+		return 0, under("selectedOptionId", err)
 	case "reason":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "reason")
-		}
 		x.Reason, err = readPtr(dec, readEnum[ChatToolCallConfirmedActionReason])
 		return 0, under("reason", err)
 	case "userSuggestion":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "userSuggestion")
-		}
 		x.UserSuggestion, err = readPtr(dec, readStruct[Message])
 		return 0, under("userSuggestion", err)
 	case "reasonMessage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "reasonMessage")
-		}
 		x.ReasonMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("reasonMessage", err)
 	}
@@ -3461,23 +3218,17 @@ func (x *ChatToolCallContentChangedAction) decodeJSON(dec *jsontext.Decoder) err
 func (x *ChatToolCallContentChangedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallContentChangedAction", "type", "chat/toolCallContentChanged")
 	case "content":
@@ -3546,35 +3297,23 @@ func (x *ChatToolCallDeltaAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallDeltaAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallDeltaAction", "type", "chat/toolCallDelta")
 	case "content":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "content")
-		}
-		x.Content, err = readPtr(dec, readString)
-		return 0, err
+		x.Content, err = readPtr(dec, readStr)
+		return 0, under("content", err)
 	case "invocationMessage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "invocationMessage")
-		}
 		x.InvocationMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("invocationMessage", err)
 	}
@@ -3639,55 +3378,34 @@ func (x *ChatToolCallDeniedAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallDeniedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallDeniedAction", "type", "chat/toolCallConfirmed")
 	case "approved":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "approved")
-		}
 		x.Approved, err = readBool(dec)
-		return 1 << 2, err
+		return 1 << 2, under("approved", err)
 	case "reason":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "reason")
-		}
 		x.Reason, err = readEnum[ChatToolCallDeniedActionReason](dec)
 		return 1 << 3, under("reason", err)
 	case "userSuggestion":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "userSuggestion")
-		}
 		x.UserSuggestion, err = readPtr(dec, readStruct[Message])
 		return 0, under("userSuggestion", err)
 	case "reasonMessage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "reasonMessage")
-		}
 		x.ReasonMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("reasonMessage", err)
 	case "selectedOptionId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOptionId")
-		}
-		x.SelectedOptionID, err = readPtr(dec, readString)
-		return 0, err
+		x.SelectedOptionID, err = readPtr(dec, readStr)
+		return 0, under("selectedOptionId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3799,23 +3517,17 @@ func (x *ChatToolCallReadyAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallReadyAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallReadyAction", "type", "chat/toolCallReady")
 	case "contributor":
@@ -3825,11 +3537,8 @@ func (x *ChatToolCallReadyAction) decodeMember(dec *jsontext.Decoder, name []byt
 		x.Contributor, err = decodeToolCallContributor(dec)
 		return 0, under("contributor", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "invocationMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "invocationMessage")
@@ -3837,15 +3546,9 @@ func (x *ChatToolCallReadyAction) decodeMember(dec *jsontext.Decoder, name []byt
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 2, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "confirmationTitle":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "confirmationTitle")
-		}
 		x.ConfirmationTitle, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("confirmationTitle", err)
 	case "riskAssessment":
@@ -3855,21 +3558,12 @@ func (x *ChatToolCallReadyAction) decodeMember(dec *jsontext.Decoder, name []byt
 		x.RiskAssessment, err = decodeToolCallRiskAssessment(dec)
 		return 0, under("riskAssessment", err)
 	case "edits":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "edits")
-		}
 		x.Edits, err = readPtr(dec, readStruct[FileEditCollection])
 		return 0, under("edits", err)
 	case "editable":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "editable")
-		}
 		x.Editable, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("editable", err)
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "confirmed")
-		}
 		x.Confirmed, err = readPtr(dec, readEnum[ToolCallConfirmationReason])
 		return 0, under("confirmed", err)
 	case "options":
@@ -3934,31 +3628,22 @@ func (x *ChatToolCallResultConfirmedAction) decodeJSON(dec *jsontext.Decoder) er
 func (x *ChatToolCallResultConfirmedAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallResultConfirmedAction", "type", "chat/toolCallResultConfirmed")
 	case "approved":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "approved")
-		}
 		x.Approved, err = readBool(dec)
-		return 1 << 2, err
+		return 1 << 2, under("approved", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4021,43 +3706,28 @@ func (x *ChatToolCallStartAction) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatToolCallStartAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "ChatToolCallStartAction", "type", "chat/toolCallStart")
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 2, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 2, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 3, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 3, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -4110,11 +3780,8 @@ func (x *ChatTruncatedAction) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "ChatTruncatedAction", "type", "chat/truncated")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turnId")
-		}
-		x.TurnID, err = readPtr(dec, readString)
-		return 0, err
+		x.TurnID, err = readPtr(dec, readStr)
+		return 0, under("turnId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4167,23 +3834,17 @@ func (x *ChatTurnCancelledAction) decodeMember(dec *jsontext.Decoder, name []byt
 	case "type":
 		return 0, readConst(dec, "ChatTurnCancelledAction", "type", "chat/turnCancelled")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "duration":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "duration")
-		}
 		x.Duration, err = readFloat(dec)
-		return 1 << 1, err
+		return 1 << 1, under("duration", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4236,23 +3897,17 @@ func (x *ChatTurnCompleteAction) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "ChatTurnCompleteAction", "type", "chat/turnComplete")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "duration":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "duration")
-		}
 		x.Duration, err = readFloat(dec)
-		return 1 << 1, err
+		return 1 << 1, under("duration", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4299,11 +3954,8 @@ func (x *ChatTurnResumeAction) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "type":
 		return 0, readConst(dec, "ChatTurnResumeAction", "type", "chat/turnResume")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4362,17 +4014,11 @@ func (x *ChatTurnStartedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "ChatTurnStartedAction", "type", "chat/turnStarted")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "startedAt")
-		}
-		x.StartedAt, err = readString(dec)
-		return 1 << 1, err
+		x.StartedAt, err = readStr(dec)
+		return 1 << 1, under("startedAt", err)
 	case "message":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "message")
@@ -4380,17 +4026,14 @@ func (x *ChatTurnStartedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 		x.Message, err = readStruct[Message](dec)
 		return 1 << 2, under("message", err)
 	case "queuedMessageId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "queuedMessageId")
-		}
-		x.QueuedMessageID, err = readPtr(dec, readString)
-		return 0, err
+		x.QueuedMessageID, err = readPtr(dec, readStr)
+		return 0, under("queuedMessageId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4447,11 +4090,8 @@ func (x *ChatTurnsLoadedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 		x.Turns, err = func(dec *jsontext.Decoder) ([]Turn, error) { return readSliceOf(dec, readStruct[Turn]) }(dec)
 		return 1 << 0, under("turns", err)
 	case "turnsNextCursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turnsNextCursor")
-		}
-		x.TurnsNextCursor, err = readPtr(dec, readString)
-		return 0, err
+		x.TurnsNextCursor, err = readPtr(dec, readStr)
+		return 0, under("turnsNextCursor", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4504,11 +4144,8 @@ func (x *ChatUsageAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 	case "type":
 		return 0, readConst(dec, "ChatUsageAction", "type", "chat/usage")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "usage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "usage")
@@ -4520,7 +4157,7 @@ func (x *ChatUsageAction) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4569,11 +4206,8 @@ func (x *ChatWorkingDirectoryRemovedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "ChatWorkingDirectoryRemovedAction", "type", "chat/workingDirectoryRemoved")
 	case "directory":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "directory")
-		}
-		x.Directory, err = readString(dec)
-		return 1 << 0, err
+		x.Directory, err = readStr(dec)
+		return 1 << 0, under("directory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4622,11 +4256,8 @@ func (x *ChatWorkingDirectorySetAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "ChatWorkingDirectorySetAction", "type", "chat/workingDirectorySet")
 	case "directory":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "directory")
-		}
-		x.Directory, err = readString(dec)
-		return 1 << 0, err
+		x.Directory, err = readStr(dec)
+		return 1 << 0, under("directory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4797,11 +4428,8 @@ func (x *RootActiveSessionsChangedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "RootActiveSessionsChangedAction", "type", "root/activeSessionsChanged")
 	case "activeSessions":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "activeSessions")
-		}
 		x.ActiveSessions, err = readInt(dec)
-		return 1 << 0, err
+		return 1 << 0, under("activeSessions", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4907,13 +4535,10 @@ func (x *RootConfigChangedAction) decodeMember(dec *jsontext.Decoder, name []byt
 			return 1 << 0, nullMember(dec, "config")
 		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 0, err
+		return 1 << 0, under("config", err)
 	case "replace":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "replace")
-		}
 		x.Replace, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("replace", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5017,11 +4642,8 @@ func (x *SessionActiveClientRemovedAction) decodeMember(dec *jsontext.Decoder, n
 	case "type":
 		return 0, readConst(dec, "SessionActiveClientRemovedAction", "type", "session/activeClientRemoved")
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 0, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 0, under("clientId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5121,11 +4743,8 @@ func (x *SessionActivityChangedAction) decodeMember(dec *jsontext.Decoder, name 
 	case "type":
 		return 0, readConst(dec, "SessionActivityChangedAction", "type", "session/activityChanged")
 	case "activity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activity")
-		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5276,11 +4895,8 @@ func (x *SessionChatRemovedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "SessionChatRemovedAction", "type", "session/chatRemoved")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 0, err
+		x.Chat, err = readStr(dec)
+		return 1 << 0, under("chat", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5331,11 +4947,8 @@ func (x *SessionChatUpdatedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "SessionChatUpdatedAction", "type", "session/chatUpdated")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 0, err
+		x.Chat, err = readStr(dec)
+		return 1 << 0, under("chat", err)
 	case "changes":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "changes")
@@ -5449,16 +5062,16 @@ func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, na
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Resource, err = readPtr(dec, readString)
-		return 0, err
+		x.Resource, err = readPtr(dec, readStr)
+		return 0, under("resource", err)
 	case "title":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "title")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "status":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "status")
@@ -5466,23 +5079,23 @@ func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, na
 			return 0, err
 		}
 		x.Status, err = readPtr(dec, readUintAs[SessionStatus])
-		return 0, err
+		return 0, under("status", err)
 	case "activity":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "activity")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	case "modifiedAt":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "modifiedAt")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.ModifiedAt, err = readPtr(dec, readString)
-		return 0, err
+		x.ModifiedAt, err = readPtr(dec, readStr)
+		return 0, under("modifiedAt", err)
 	case "changes":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "changes")
@@ -5506,7 +5119,7 @@ func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, na
 			return 0, err
 		}
 		x.Movable, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("movable", err)
 	case "interactivity":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "interactivity")
@@ -5521,7 +5134,7 @@ func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, na
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "workingDirectory":
 		if dec.PeekKind() == 'n' {
@@ -5529,8 +5142,8 @@ func (x *SessionChatUpdatedActionChanges) decodeMember(dec *jsontext.Decoder, na
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5582,7 +5195,7 @@ func (x *SessionChatsReorderedAction) decodeMember(dec *jsontext.Decoder, name [
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "chats")
 		}
-		x.Chats, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.Chats, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("chats", err)
 	}
 	return 0, dec.SkipValue()
@@ -5640,13 +5253,10 @@ func (x *SessionConfigChangedAction) decodeMember(dec *jsontext.Decoder, name []
 			return 1 << 0, nullMember(dec, "config")
 		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 0, err
+		return 1 << 0, under("config", err)
 	case "replace":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "replace")
-		}
 		x.Replace, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("replace", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5748,11 +5358,8 @@ func (x *SessionCustomizationRemovedAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "SessionCustomizationRemovedAction", "type", "session/customizationRemoved")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5811,11 +5418,8 @@ func (x *SessionCustomizationToggledAction) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "SessionCustomizationToggledAction", "type", "session/customizationToggled")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "enablement":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullOptional(dec, "enablement")
@@ -5825,11 +5429,8 @@ func (x *SessionCustomizationToggledAction) decodeMember(dec *jsontext.Decoder, 
 		}(dec)
 		return 1 << 1, under("enablement", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5984,11 +5585,8 @@ func (x *SessionDefaultChatChangedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "SessionDefaultChatChangedAction", "type", "session/defaultChatChanged")
 	case "defaultChat":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "defaultChat")
-		}
-		x.DefaultChat, err = readPtr(dec, readString)
-		return 0, err
+		x.DefaultChat, err = readPtr(dec, readStr)
+		return 0, under("defaultChat", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6037,11 +5635,8 @@ func (x *SessionInputNeededRemovedAction) decodeMember(dec *jsontext.Decoder, na
 	case "type":
 		return 0, readConst(dec, "SessionInputNeededRemovedAction", "type", "session/inputNeededRemoved")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6143,11 +5738,8 @@ func (x *SessionIsArchivedChangedAction) decodeMember(dec *jsontext.Decoder, nam
 	case "type":
 		return 0, readConst(dec, "SessionIsArchivedChangedAction", "type", "session/isArchivedChanged")
 	case "isArchived":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "isArchived")
-		}
 		x.IsArchived, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("isArchived", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6196,11 +5788,8 @@ func (x *SessionIsReadChangedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "SessionIsReadChangedAction", "type", "session/isReadChanged")
 	case "isRead":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "isRead")
-		}
 		x.IsRead, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("isRead", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6251,11 +5840,8 @@ func (x *SessionMCPServerBackgroundRequestedAction) decodeMember(dec *jsontext.D
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerBackgroundRequestedAction", "type", "session/mcpServerBackgroundRequested")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6304,11 +5890,8 @@ func (x *SessionMCPServerStartRequestedAction) decodeMember(dec *jsontext.Decode
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerStartRequestedAction", "type", "session/mcpServerStartRequested")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6363,11 +5946,8 @@ func (x *SessionMCPServerStateChangedAction) decodeMember(dec *jsontext.Decoder,
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerStateChangedAction", "type", "session/mcpServerStateChanged")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "state":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "state")
@@ -6375,11 +5955,8 @@ func (x *SessionMCPServerStateChangedAction) decodeMember(dec *jsontext.Decoder,
 		x.State, err = decodeMCPServerState(dec)
 		return 1 << 1, under("state", err)
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "channel")
-		}
-		x.Channel, err = readPtr(dec, readString)
-		return 0, err
+		x.Channel, err = readPtr(dec, readStr)
+		return 0, under("channel", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6428,11 +6005,8 @@ func (x *SessionMCPServerStopRequestedAction) decodeMember(dec *jsontext.Decoder
 	case "type":
 		return 0, readConst(dec, "SessionMCPServerStopRequestedAction", "type", "session/mcpServerStopRequested")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6483,7 +6057,7 @@ func (x *SessionMetaChangedAction) decodeMember(dec *jsontext.Decoder, name []by
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6630,11 +6204,8 @@ func (x *SessionTitleChangedAction) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "SessionTitleChangedAction", "type", "session/titleChanged")
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 0, err
+		x.Title, err = readStr(dec)
+		return 1 << 0, under("title", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6683,11 +6254,8 @@ func (x *SessionWorkingDirectoryRemovedAction) decodeMember(dec *jsontext.Decode
 	case "type":
 		return 0, readConst(dec, "SessionWorkingDirectoryRemovedAction", "type", "session/workingDirectoryRemoved")
 	case "directory":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "directory")
-		}
-		x.Directory, err = readString(dec)
-		return 1 << 0, err
+		x.Directory, err = readStr(dec)
+		return 1 << 0, under("directory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6740,17 +6308,11 @@ func (x *SessionWorkingDirectoryReplacedAction) decodeMember(dec *jsontext.Decod
 	case "type":
 		return 0, readConst(dec, "SessionWorkingDirectoryReplacedAction", "type", "session/workingDirectoryReplaced")
 	case "directory":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "directory")
-		}
-		x.Directory, err = readString(dec)
-		return 1 << 0, err
+		x.Directory, err = readStr(dec)
+		return 1 << 0, under("directory", err)
 	case "replacement":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "replacement")
-		}
-		x.Replacement, err = readString(dec)
-		return 1 << 1, err
+		x.Replacement, err = readStr(dec)
+		return 1 << 1, under("replacement", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6799,11 +6361,8 @@ func (x *SessionWorkingDirectorySetAction) decodeMember(dec *jsontext.Decoder, n
 	case "type":
 		return 0, readConst(dec, "SessionWorkingDirectorySetAction", "type", "session/workingDirectorySet")
 	case "directory":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "directory")
-		}
-		x.Directory, err = readString(dec)
-		return 1 << 0, err
+		x.Directory, err = readStr(dec)
+		return 1 << 0, under("directory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7345,23 +6904,14 @@ func (x *TerminalCommandExecutedAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "TerminalCommandExecutedAction", "type", "terminal/commandExecuted")
 	case "commandId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "commandId")
-		}
-		x.CommandID, err = readString(dec)
-		return 1 << 0, err
+		x.CommandID, err = readStr(dec)
+		return 1 << 0, under("commandId", err)
 	case "commandLine":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "commandLine")
-		}
-		x.CommandLine, err = readString(dec)
-		return 1 << 1, err
+		x.CommandLine, err = readStr(dec)
+		return 1 << 1, under("commandLine", err)
 	case "timestamp":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "timestamp")
-		}
 		x.Timestamp, err = readInt(dec)
-		return 1 << 2, err
+		return 1 << 2, under("timestamp", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7418,23 +6968,14 @@ func (x *TerminalCommandFinishedAction) decodeMember(dec *jsontext.Decoder, name
 	case "type":
 		return 0, readConst(dec, "TerminalCommandFinishedAction", "type", "terminal/commandFinished")
 	case "commandId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "commandId")
-		}
-		x.CommandID, err = readString(dec)
-		return 1 << 0, err
+		x.CommandID, err = readStr(dec)
+		return 1 << 0, under("commandId", err)
 	case "exitCode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "exitCode")
-		}
 		x.ExitCode, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("exitCode", err)
 	case "durationMs":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "durationMs")
-		}
 		x.DurationMs, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("durationMs", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7483,11 +7024,8 @@ func (x *TerminalCwdChangedAction) decodeMember(dec *jsontext.Decoder, name []by
 	case "type":
 		return 0, readConst(dec, "TerminalCwdChangedAction", "type", "terminal/cwdChanged")
 	case "cwd":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "cwd")
-		}
-		x.Cwd, err = readString(dec)
-		return 1 << 0, err
+		x.Cwd, err = readStr(dec)
+		return 1 << 0, under("cwd", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7534,11 +7072,8 @@ func (x *TerminalDataAction) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "type":
 		return 0, readConst(dec, "TerminalDataAction", "type", "terminal/data")
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 0, err
+		x.Data, err = readStr(dec)
+		return 1 << 0, under("data", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7585,11 +7120,8 @@ func (x *TerminalExitedAction) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "type":
 		return 0, readConst(dec, "TerminalExitedAction", "type", "terminal/exited")
 	case "exitCode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "exitCode")
-		}
 		x.ExitCode, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("exitCode", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7636,11 +7168,8 @@ func (x *TerminalInputAction) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "TerminalInputAction", "type", "terminal/input")
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 0, err
+		x.Data, err = readStr(dec)
+		return 1 << 0, under("data", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7689,17 +7218,11 @@ func (x *TerminalResizedAction) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "TerminalResizedAction", "type", "terminal/resized")
 	case "cols":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "cols")
-		}
 		x.Cols, err = readInt(dec)
-		return 1 << 0, err
+		return 1 << 0, under("cols", err)
 	case "rows":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "rows")
-		}
 		x.Rows, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("rows", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7748,11 +7271,8 @@ func (x *TerminalTitleChangedAction) decodeMember(dec *jsontext.Decoder, name []
 	case "type":
 		return 0, readConst(dec, "TerminalTitleChangedAction", "type", "terminal/titleChanged")
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 0, err
+		x.Title, err = readStr(dec)
+		return 1 << 0, under("title", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7796,23 +7316,17 @@ func (x *ToolCallActionBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallActionBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 0, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }

@@ -308,6 +308,13 @@ func nullMember(dec *jsontext.Decoder, name string) error {
 	return &MissingError{Invalid: []InvalidMember{{Path: name, Problem: "is null, which its type does not allow"}}}
 }
 
+// nullSoft reports the null a scalar reader has just read, for a member
+// (or element) whose type does not allow it; the caller places it under
+// the member's name.
+func nullSoft() error {
+	return &MissingError{Invalid: []InvalidMember{{Problem: "is null, which its type does not allow"}}}
+}
+
 // nullOptional is nullMember for an optional member, which decodes as
 // absent.
 func nullOptional(dec *jsontext.Decoder, name string) error {
@@ -327,7 +334,7 @@ type enumeration interface {
 // readEnum reads a string enumeration. A value outside the listed ones is
 // kept, and reported as invalid for the strict decoder.
 func readEnum[T enumeration](dec *jsontext.Decoder) (T, error) {
-	s, err := readString(dec)
+	s, err := readStr(dec)
 	v := T(s)
 	if err != nil || v.known() {
 		return v, err
@@ -500,6 +507,27 @@ func readString(dec *jsontext.Decoder) (string, error) {
 	return "", fmt.Errorf("want a JSON string, got %s", truncate(raw))
 }
 
+// readStr is readString for a member of type string: null is read past
+// and reported as invalid (see MissingError), where readString reads it
+// as "".
+func readStr(dec *jsontext.Decoder) (string, error) {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(raw) > 0 && raw[0] == '"':
+		if bytes.IndexByte(raw, '\\') < 0 {
+			return string(raw[1 : len(raw)-1]), nil
+		}
+		b, err := jsontext.AppendUnquote(nil, raw)
+		return string(b), err
+	case string(raw) == "null":
+		return "", nullSoft()
+	}
+	return "", fmt.Errorf("want a JSON string, got %s", truncate(raw))
+}
+
 func readStringAs[T ~string](dec *jsontext.Decoder) (T, error) {
 	s, err := readString(dec)
 	return T(s), err
@@ -518,7 +546,7 @@ func readInt(dec *jsontext.Decoder) (int64, error) {
 		}
 		return n, nil
 	case 'n':
-		return 0, nil
+		return 0, nullSoft()
 	}
 	return 0, fmt.Errorf("want a JSON number, got %v", tok.Kind())
 }
@@ -531,7 +559,7 @@ func readIntAs[T ~int64](dec *jsontext.Decoder) (T, error) {
 func readUintAs[T ~uint32](dec *jsontext.Decoder) (T, error) {
 	n, err := readInt(dec)
 	if err != nil {
-		return 0, err
+		return T(n), err
 	}
 	if n < 0 || n > 1<<32-1 {
 		return 0, fmt.Errorf("flags %d out of the 32-bit range", n)
@@ -548,7 +576,7 @@ func readFloat(dec *jsontext.Decoder) (float64, error) {
 	case '0':
 		return tok.Float()
 	case 'n':
-		return 0, nil
+		return 0, nullSoft()
 	}
 	return 0, fmt.Errorf("want a JSON number, got %v", tok.Kind())
 }
@@ -561,8 +589,10 @@ func readBool(dec *jsontext.Decoder) (bool, error) {
 	switch tok.Kind() {
 	case 't':
 		return true, nil
-	case 'f', 'n':
+	case 'f':
 		return false, nil
+	case 'n':
+		return false, nullSoft()
 	}
 	return false, fmt.Errorf("want a JSON boolean, got %v", tok.Kind())
 }
@@ -603,8 +633,7 @@ func readNew[T any, P interface {
 	jsonDecoder
 }](dec *jsontext.Decoder) (*T, error) {
 	if dec.PeekKind() == 'n' {
-		_, err := dec.ReadToken()
-		return nil, err
+		return nil, nullOptional(dec, "")
 	}
 	v := new(T)
 	if err := P(v).decodeJSON(dec); err != nil {
@@ -616,11 +645,11 @@ func readNew[T any, P interface {
 	return v, nil
 }
 
-// readPtr decodes an optional value: null gives nil.
+// readPtr decodes an optional value: null gives nil, and is reported as
+// invalid for the strict decoder (nullOptional).
 func readPtr[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (*T, error) {
 	if dec.PeekKind() == 'n' {
-		_, err := dec.ReadToken()
-		return nil, err
+		return nil, nullOptional(dec, "")
 	}
 	v, err := fn(dec)
 	if err != nil {
@@ -635,13 +664,29 @@ func readPtr[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)
 // readSlice decodes an array. null gives nil and [] gives an empty,
 // non-nil slice so that the two stay apart when encoded again.
 func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) ([]T, error) {
+	return readArray(dec, fn, true)
+}
+
+// readSliceOf is readSlice for elements of a type without null: a null
+// element is reported as invalid (and kept as the zero value).
+func readSliceOf[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) ([]T, error) {
+	return readArray(dec, fn, false)
+}
+
+func readArray[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error), nullOK bool) ([]T, error) {
 	if null, err := open(dec, '['); null || err != nil {
 		return nil, err
 	}
 	out := []T{}
 	var missing *MissingError
 	for dec.PeekKind() != ']' {
-		v, err := fn(dec)
+		var v T
+		var err error
+		if !nullOK && dec.PeekKind() == 'n' {
+			err = nullMember(dec, "")
+		} else {
+			v, err = fn(dec)
+		}
 		if err != nil {
 			m, ok := err.(*MissingError)
 			if !ok {
@@ -660,31 +705,17 @@ func readSlice[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, erro
 	return out, nil
 }
 
-// readSliceOf is readSlice for elements of a type without null: a null
-// element is reported as invalid (and kept as the zero value).
-func readSliceOf[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) ([]T, error) {
-	return readSlice(dec, func(dec *jsontext.Decoder) (T, error) {
-		if dec.PeekKind() == 'n' {
-			var zero T
-			return zero, nullMember(dec, "")
-		}
-		return fn(dec)
-	})
+// readMap decodes an object of values of one type.
+func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (map[string]T, error) {
+	return readObjectOf(dec, fn, true)
 }
 
 // readMapOf is readMap for values of a type without null.
 func readMapOf[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (map[string]T, error) {
-	return readMap(dec, func(dec *jsontext.Decoder) (T, error) {
-		if dec.PeekKind() == 'n' {
-			var zero T
-			return zero, nullMember(dec, "")
-		}
-		return fn(dec)
-	})
+	return readObjectOf(dec, fn, false)
 }
 
-// readMap decodes an object of values of one type.
-func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)) (map[string]T, error) {
+func readObjectOf[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error), nullOK bool) (map[string]T, error) {
 	if null, err := open(dec, '{'); null || err != nil {
 		return nil, err
 	}
@@ -696,7 +727,12 @@ func readMap[T any](dec *jsontext.Decoder, fn func(*jsontext.Decoder) (T, error)
 			return nil, err
 		}
 		key := string(name)
-		v, err := fn(dec)
+		var v T
+		if !nullOK && dec.PeekKind() == 'n' {
+			err = nullMember(dec, "")
+		} else {
+			v, err = fn(dec)
+		}
 		if err != nil {
 			m, ok := err.(*MissingError)
 			if !ok {

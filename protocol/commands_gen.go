@@ -74,30 +74,21 @@ func (x *AuthenticateParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "token":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "token")
-		}
-		x.Token, err = readString(dec)
-		return 1 << 1, err
+		x.Token, err = readStr(dec)
+		return 1 << 1, under("token", err)
 	case "expiresIn":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "expiresIn")
-		}
 		x.ExpiresIn, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("expiresIn", err)
 	case "scopes":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "scopes")
 		}
-		x.Scopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Scopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("scopes", err)
 	}
 	return 0, dec.SkipValue()
@@ -184,33 +175,18 @@ func (x *AutomationCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "create":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "create")
-		}
 		x.Create, err = readPtr(dec, readStruct[AutomationCreateCapability])
 		return 0, under("create", err)
 	case "schedules":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "schedules")
-		}
 		x.Schedules, err = readPtr(dec, readStruct[AutomationScheduleCapabilities])
 		return 0, under("schedules", err)
 	case "runCancellation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "runCancellation")
-		}
 		x.RunCancellation, err = readPtr(dec, readStruct[AutomationRunCancellationCapability])
 		return 0, under("runCancellation", err)
 	case "runHistoryLimit":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "runHistoryLimit")
-		}
 		x.RunHistoryLimit, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("runHistoryLimit", err)
 	case "customizations":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "customizations")
-		}
 		x.Customizations, err = readPtr(dec, readStruct[AutomationCustomizationsCapability])
 		return 0, under("customizations", err)
 	}
@@ -346,11 +322,8 @@ func (x *AutomationScheduleCapabilities) decodeJSON(dec *jsontext.Decoder) error
 func (x *AutomationScheduleCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "minIntervalMinutes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "minIntervalMinutes")
-		}
 		x.MinIntervalMinutes, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("minIntervalMinutes", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -392,17 +365,14 @@ func (x *BaseParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BaseParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -452,11 +422,8 @@ func (x *ChangesetOperationFollowUp) decodeMember(dec *jsontext.Decoder, name []
 		x.Content, err = readStruct[ContentRef](dec)
 		return 1 << 0, under("content", err)
 	case "external":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "external")
-		}
 		x.External, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("external", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -553,15 +520,9 @@ func (x *ChangesetOperationTargetRange) decodeMember(dec *jsontext.Decoder, name
 	case "kind":
 		return 0, readConst(dec, "ChangesetOperationTargetRange", "kind", "range")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "side":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "side")
-		}
 		x.Side, err = readPtr(dec, readEnum[ChangesetOperationTargetRangeSide])
 		return 0, under("side", err)
 	case "range":
@@ -645,15 +606,9 @@ func (x *ChangesetOperationTargetResource) decodeMember(dec *jsontext.Decoder, n
 	case "kind":
 		return 0, readConst(dec, "ChangesetOperationTargetResource", "kind", "resource")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "side":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "side")
-		}
 		x.Side, err = readPtr(dec, readEnum[ChangesetOperationTargetResourceSide])
 		return 0, under("side", err)
 	}
@@ -770,17 +725,11 @@ func (x *ChannelDeliveryResumeParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelDeliveryResumeParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "lastAppliedServerSeq":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "lastAppliedServerSeq")
-		}
 		x.LastAppliedServerSeq, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("lastAppliedServerSeq", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -964,17 +913,11 @@ func (x *ChatMoveToSessionDestination) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "ChatMoveToSessionDestination", "kind", "session")
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 0, err
+		x.Session, err = readStr(dec)
+		return 1 << 0, under("session", err)
 	case "after":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "after")
-		}
-		x.After, err = readPtr(dec, readString)
-		return 0, err
+		x.After, err = readPtr(dec, readStr)
+		return 0, under("after", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1058,7 +1001,7 @@ func (x *ClientCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "mcpApps")
 		}
 		x.MCPApps, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("mcpApps", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1106,23 +1049,14 @@ func (x *CompletionItem) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CompletionItem) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "insertText":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "insertText")
-		}
-		x.InsertText, err = readString(dec)
-		return 1 << 0, err
+		x.InsertText, err = readStr(dec)
+		return 1 << 0, under("insertText", err)
 	case "rangeStart":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "rangeStart")
-		}
 		x.RangeStart, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("rangeStart", err)
 	case "rangeEnd":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "rangeEnd")
-		}
 		x.RangeEnd, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("rangeEnd", err)
 	case "attachment":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "attachment")
@@ -1196,35 +1130,23 @@ func (x *CompletionsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CompletionsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[CompletionItemKind](dec)
 		return 1 << 1, under("kind", err)
 	case "text":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "text")
-		}
-		x.Text, err = readString(dec)
-		return 1 << 2, err
+		x.Text, err = readStr(dec)
+		return 1 << 2, under("text", err)
 	case "offset":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "offset")
-		}
 		x.Offset, err = readInt(dec)
-		return 1 << 3, err
+		return 1 << 3, under("offset", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1351,27 +1273,18 @@ func (x *CreateChatParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 1, err
+		x.Chat, err = readStr(dec)
+		return 1 << 1, under("chat", err)
 	case "initialMessage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "initialMessage")
-		}
 		x.InitialMessage, err = readPtr(dec, readStruct[Message])
 		return 0, under("initialMessage", err)
 	case "source":
@@ -1384,14 +1297,11 @@ func (x *CreateChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (see
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1454,29 +1364,17 @@ func (x *CreateResourceWatchParams) decodeMember(dec *jsontext.Decoder, name []b
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "recursive":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "recursive")
-		}
 		x.Recursive, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("recursive", err)
 	case "excludes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "excludes")
-		}
 		x.Excludes, err = readPtr(dec, readStruct[CreateResourceWatchParamsExcludes])
 		return 0, under("excludes", err)
 	case "includes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "includes")
-		}
 		x.Includes, err = readPtr(dec, readStruct[CreateResourceWatchParamsIncludes])
 		return 0, under("includes", err)
 	}
@@ -1521,7 +1419,7 @@ func (x *CreateResourceWatchParamsExcludes) decodeMember(dec *jsontext.Decoder, 
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "items")
 		}
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
@@ -1565,7 +1463,7 @@ func (x *CreateResourceWatchParamsIncludes) decodeMember(dec *jsontext.Decoder, 
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "items")
 		}
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
@@ -1606,11 +1504,8 @@ func (x *CreateResourceWatchResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateResourceWatchResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1680,56 +1575,41 @@ func (x *CreateSessionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateSessionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "provider")
-		}
-		x.Provider, err = readPtr(dec, readString)
-		return 0, err
+		x.Provider, err = readPtr(dec, readStr)
+		return 0, under("provider", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "config":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "config")
 		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("config", err)
 	case "activeClient":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activeClient")
-		}
 		x.ActiveClient, err = readPtr(dec, readStruct[SessionActiveClient])
 		return 0, under("activeClient", err)
 	case "progressToken":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "progressToken")
-		}
-		x.ProgressToken, err = readPtr(dec, readString)
-		return 0, err
+		x.ProgressToken, err = readPtr(dec, readStr)
+		return 0, under("progressToken", err)
 	case "fork":
 		x.Fork, err = readRaw(dec)
 		return 0, err
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1777,29 +1657,20 @@ func (x *CreateTCPConnectionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateTCPConnectionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "host":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "host")
-		}
-		x.Host, err = readString(dec)
-		return 1 << 1, err
+		x.Host, err = readStr(dec)
+		return 1 << 1, under("host", err)
 	case "port":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "port")
-		}
 		x.Port, err = readInt(dec)
-		return 1 << 2, err
+		return 1 << 2, under("port", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1859,17 +1730,14 @@ func (x *CreateTerminalParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CreateTerminalParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "claim":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "claim")
@@ -1877,29 +1745,17 @@ func (x *CreateTerminalParams) decodeMember(dec *jsontext.Decoder, name []byte) 
 		x.Claim, err = decodeTerminalClaim(dec)
 		return 1 << 1, under("claim", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "name")
-		}
-		x.Name, err = readPtr(dec, readString)
-		return 0, err
+		x.Name, err = readPtr(dec, readStr)
+		return 0, under("name", err)
 	case "cwd":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cwd")
-		}
-		x.Cwd, err = readPtr(dec, readString)
-		return 0, err
+		x.Cwd, err = readPtr(dec, readStr)
+		return 0, under("cwd", err)
 	case "cols":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cols")
-		}
 		x.Cols, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("cols", err)
 	case "rows":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "rows")
-		}
 		x.Rows, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("rows", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1939,15 +1795,9 @@ func (x *DirectoryEntry) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DirectoryEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 0, err
+		x.Name, err = readStr(dec)
+		return 1 << 0, under("name", err)
 	case "type":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "type")
-		}
 		x.Type, err = readEnum[DirectoryEntryType](dec)
 		return 1 << 1, under("type", err)
 	}
@@ -2012,17 +1862,11 @@ func (x *DispatchActionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DispatchActionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "clientSeq":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "clientSeq")
-		}
 		x.ClientSeq, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("clientSeq", err)
 	case "action":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "action")
@@ -2070,17 +1914,14 @@ func (x *DisposeChatParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DisposeChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2122,17 +1963,14 @@ func (x *DisposeSessionParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DisposeSessionParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2174,17 +2012,14 @@ func (x *DisposeTerminalParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DisposeTerminalParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2239,19 +2074,13 @@ func (x *FetchAutomationRunsParams) decodeMember(dec *jsontext.Decoder, name []b
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "automation":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "automation")
-		}
-		x.Automation, err = readString(dec)
-		return 1 << 0, err
+		x.Automation, err = readStr(dec)
+		return 1 << 0, under("automation", err)
 	case "cursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cursor")
-		}
-		x.Cursor, err = readPtr(dec, readString)
-		return 0, err
+		x.Cursor, err = readPtr(dec, readStr)
+		return 0, under("cursor", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2329,23 +2158,17 @@ func (x *FetchTurnsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FetchTurnsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "cursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cursor")
-		}
-		x.Cursor, err = readPtr(dec, readString)
-		return 0, err
+		x.Cursor, err = readPtr(dec, readStr)
+		return 0, under("cursor", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2426,17 +2249,11 @@ func (x *ForkChatSource) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "ForkChatSource", "kind", "fork")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 0, err
+		x.Chat, err = readStr(dec)
+		return 1 << 0, under("chat", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 1, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 1, under("turnId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2482,23 +2299,14 @@ func (x *Implementation) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Implementation) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 0, err
+		x.Name, err = readStr(dec)
+		return 1 << 0, under("name", err)
 	case "version":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "version")
-		}
-		x.Version, err = readPtr(dec, readString)
-		return 0, err
+		x.Version, err = readPtr(dec, readStr)
+		return 0, under("version", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2565,41 +2373,29 @@ func (x *InitializeParams) decodeMember(dec *jsontext.Decoder, name []byte) (see
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "protocolVersions":
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "protocolVersions")
 		}
-		x.ProtocolVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.ProtocolVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("protocolVersions", err)
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 1, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 1, under("clientId", err)
 	case "clientInfo":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "clientInfo")
-		}
 		x.ClientInfo, err = readPtr(dec, readStruct[Implementation])
 		return 0, under("clientInfo", err)
 	case "initialSubscriptions":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "initialSubscriptions")
 		}
-		x.InitialSubscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.InitialSubscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("initialSubscriptions", err)
 	case "locale":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "locale")
-		}
-		x.Locale, err = readPtr(dec, readString)
-		return 0, err
+		x.Locale, err = readPtr(dec, readStr)
+		return 0, under("locale", err)
 	case "capabilities":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "capabilities")
-		}
 		x.Capabilities, err = readPtr(dec, readStruct[ClientCapabilities])
 		return 0, under("capabilities", err)
 	}
@@ -2675,21 +2471,12 @@ func (x *InitializeResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *InitializeResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "protocolVersion":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "protocolVersion")
-		}
-		x.ProtocolVersion, err = readString(dec)
-		return 1 << 0, err
+		x.ProtocolVersion, err = readStr(dec)
+		return 1 << 0, under("protocolVersion", err)
 	case "serverSeq":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "serverSeq")
-		}
 		x.ServerSeq, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("serverSeq", err)
 	case "serverInfo":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "serverInfo")
-		}
 		x.ServerInfo, err = readPtr(dec, readStruct[Implementation])
 		return 0, under("serverInfo", err)
 	case "_meta":
@@ -2697,7 +2484,7 @@ func (x *InitializeResult) decodeMember(dec *jsontext.Decoder, name []byte) (see
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "snapshots":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "snapshots")
@@ -2705,39 +2492,24 @@ func (x *InitializeResult) decodeMember(dec *jsontext.Decoder, name []byte) (see
 		x.Snapshots, err = func(dec *jsontext.Decoder) ([]Snapshot, error) { return readSliceOf(dec, readStruct[Snapshot]) }(dec)
 		return 1 << 2, under("snapshots", err)
 	case "defaultDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "defaultDirectory")
-		}
-		x.DefaultDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.DefaultDirectory, err = readPtr(dec, readStr)
+		return 0, under("defaultDirectory", err)
 	case "completionTriggerCharacters":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "completionTriggerCharacters")
 		}
-		x.CompletionTriggerCharacters, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.CompletionTriggerCharacters, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("completionTriggerCharacters", err)
 	case "terminalCommandPrefix":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "terminalCommandPrefix")
-		}
-		x.TerminalCommandPrefix, err = readPtr(dec, readString)
-		return 0, err
+		x.TerminalCommandPrefix, err = readPtr(dec, readStr)
+		return 0, under("terminalCommandPrefix", err)
 	case "telemetry":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "telemetry")
-		}
 		x.Telemetry, err = readPtr(dec, readStruct[TelemetryCapabilities])
 		return 0, under("telemetry", err)
 	case "automations":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "automations")
-		}
 		x.Automations, err = readPtr(dec, readStruct[AutomationCapabilities])
 		return 0, under("automations", err)
 	case "tcpConnections":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "tcpConnections")
-		}
 		x.TCPConnections, err = readPtr(dec, readStruct[TCPConnectionsCapability])
 		return 0, under("tcpConnections", err)
 	}
@@ -2789,23 +2561,17 @@ func (x *InvokeChangesetOperationParams) decodeJSON(dec *jsontext.Decoder) error
 func (x *InvokeChangesetOperationParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "operationId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "operationId")
-		}
-		x.OperationID, err = readString(dec)
-		return 1 << 1, err
+		x.OperationID, err = readStr(dec)
+		return 1 << 1, under("operationId", err)
 	case "target":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "target")
@@ -2853,15 +2619,9 @@ func (x *InvokeChangesetOperationResult) decodeJSON(dec *jsontext.Decoder) error
 func (x *InvokeChangesetOperationResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "message")
-		}
 		x.Message, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("message", err)
 	case "followUp":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "followUp")
-		}
 		x.FollowUp, err = readPtr(dec, readStruct[ChangesetOperationFollowUp])
 		return 0, under("followUp", err)
 	}
@@ -2920,25 +2680,22 @@ func (x *ListAutomationTriggerDefinitionsParams) decodeMember(dec *jsontext.Deco
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "provider")
-		}
-		x.Provider, err = readPtr(dec, readString)
-		return 0, err
+		x.Provider, err = readPtr(dec, readStr)
+		return 0, under("provider", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "sessionConfig":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "sessionConfig")
 		}
 		x.SessionConfig, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("sessionConfig", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3039,19 +2796,13 @@ func (x *ListSessionsParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "limit":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "limit")
-		}
 		x.Limit, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("limit", err)
 	case "cursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cursor")
-		}
-		x.Cursor, err = readPtr(dec, readString)
-		return 0, err
+		x.Cursor, err = readPtr(dec, readStr)
+		return 0, under("cursor", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3095,11 +2846,8 @@ func (x *ListSessionsResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ListSessionsResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "nextCursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nextCursor")
-		}
-		x.NextCursor, err = readPtr(dec, readString)
-		return 0, err
+		x.NextCursor, err = readPtr(dec, readStr)
+		return 0, under("nextCursor", err)
 	case "items":
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "items")
@@ -3151,17 +2899,14 @@ func (x *MoveChatParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MoveChatParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "destination":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "destination")
@@ -3205,11 +2950,8 @@ func (x *MoveChatResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MoveChatResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 0, err
+		x.Session, err = readStr(dec)
+		return 1 << 0, under("session", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3251,17 +2993,11 @@ func (x *PaginatedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PaginatedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "limit":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "limit")
-		}
 		x.Limit, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("limit", err)
 	case "cursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cursor")
-		}
-		x.Cursor, err = readPtr(dec, readString)
-		return 0, err
+		x.Cursor, err = readPtr(dec, readStr)
+		return 0, under("cursor", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3299,11 +3035,8 @@ func (x *PaginatedResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PaginatedResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "nextCursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nextCursor")
-		}
-		x.NextCursor, err = readPtr(dec, readString)
-		return 0, err
+		x.NextCursor, err = readPtr(dec, readStr)
+		return 0, under("nextCursor", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3348,7 +3081,7 @@ func (x *PingParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3405,29 +3138,20 @@ func (x *ReconnectParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 0, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 0, under("clientId", err)
 	case "lastSeenServerSeq":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "lastSeenServerSeq")
-		}
 		x.LastSeenServerSeq, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("lastSeenServerSeq", err)
 	case "subscriptions":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "subscriptions")
 		}
-		x.Subscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.Subscriptions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 2, under("subscriptions", err)
 	case "windows":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "windows")
-		}
 		x.Windows, err = readPtr(dec, readStruct[ChannelDeliveryResumeOptions])
 		return 0, under("windows", err)
 	}
@@ -3495,12 +3219,9 @@ func (x *ReconnectReplayResult) decodeMember(dec *jsontext.Decoder, name []byte)
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "missing")
 		}
-		x.Missing, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.Missing, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 1, under("missing", err)
 	case "windows":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "windows")
-		}
 		x.Windows, err = readPtr(dec, readStruct[ChannelDeliveryResumeResult])
 		return 0, under("windows", err)
 	}
@@ -3601,9 +3322,6 @@ func (x *ReconnectSnapshotResult) decodeMember(dec *jsontext.Decoder, name []byt
 		x.Snapshots, err = func(dec *jsontext.Decoder) ([]Snapshot, error) { return readSliceOf(dec, readStruct[Snapshot]) }(dec)
 		return 1 << 0, under("snapshots", err)
 	case "windows":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "windows")
-		}
 		x.Windows, err = readPtr(dec, readStruct[ChannelDeliveryResumeResult])
 		return 0, under("windows", err)
 	}
@@ -3662,25 +3380,19 @@ func (x *ResolveSessionConfigParams) decodeMember(dec *jsontext.Decoder, name []
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "provider")
-		}
-		x.Provider, err = readPtr(dec, readString)
-		return 0, err
+		x.Provider, err = readPtr(dec, readStr)
+		return 0, under("provider", err)
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	case "config":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "config")
 		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("config", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3732,7 +3444,7 @@ func (x *ResolveSessionConfigResult) decodeMember(dec *jsontext.Decoder, name []
 			return 1 << 1, nullMember(dec, "values")
 		}
 		x.Values, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 1, err
+		return 1 << 1, under("values", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3787,25 +3499,16 @@ func (x *ResourceCopyParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "source":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "source")
-		}
-		x.Source, err = readString(dec)
-		return 1 << 0, err
+		x.Source, err = readStr(dec)
+		return 1 << 0, under("source", err)
 	case "destination":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "destination")
-		}
-		x.Destination, err = readString(dec)
-		return 1 << 1, err
+		x.Destination, err = readStr(dec)
+		return 1 << 1, under("destination", err)
 	case "failIfExists":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "failIfExists")
-		}
 		x.FailIfExists, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("failIfExists", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3890,19 +3593,13 @@ func (x *ResourceDeleteParams) decodeMember(dec *jsontext.Decoder, name []byte) 
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "recursive":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "recursive")
-		}
 		x.Recursive, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("recursive", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3983,13 +3680,10 @@ func (x *ResourceListParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4084,13 +3778,10 @@ func (x *ResourceMkdirParams) decodeMember(dec *jsontext.Decoder, name []byte) (
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4177,25 +3868,16 @@ func (x *ResourceMoveParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "source":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "source")
-		}
-		x.Source, err = readString(dec)
-		return 1 << 0, err
+		x.Source, err = readStr(dec)
+		return 1 << 0, under("source", err)
 	case "destination":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "destination")
-		}
-		x.Destination, err = readString(dec)
-		return 1 << 1, err
+		x.Destination, err = readStr(dec)
+		return 1 << 1, under("destination", err)
 	case "failIfExists":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "failIfExists")
-		}
 		x.FailIfExists, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("failIfExists", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4280,17 +3962,11 @@ func (x *ResourceReadParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "encoding":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "encoding")
-		}
 		x.Encoding, err = readPtr(dec, readEnum[ContentEncoding])
 		return 0, under("encoding", err)
 	}
@@ -4336,23 +4012,14 @@ func (x *ResourceReadResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceReadResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 0, err
+		x.Data, err = readStr(dec)
+		return 1 << 0, under("data", err)
 	case "encoding":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "encoding")
-		}
 		x.Encoding, err = readEnum[ContentEncoding](dec)
 		return 1 << 1, under("encoding", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4409,25 +4076,16 @@ func (x *ResourceRequestParams) decodeMember(dec *jsontext.Decoder, name []byte)
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "read":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "read")
-		}
 		x.Read, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("read", err)
 	case "write":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "write")
-		}
 		x.Write, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("write", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4512,19 +4170,13 @@ func (x *ResourceResolveParams) decodeMember(dec *jsontext.Decoder, name []byte)
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "followSymlinks":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "followSymlinks")
-		}
 		x.FollowSymlinks, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("followSymlinks", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4584,47 +4236,26 @@ func (x *ResourceResolveResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceResolveResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "type":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "type")
-		}
 		x.Type, err = readEnum[ResourceType](dec)
 		return 1 << 1, under("type", err)
 	case "size":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "size")
-		}
 		x.Size, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("size", err)
 	case "mtime":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "mtime")
-		}
-		x.Mtime, err = readPtr(dec, readString)
-		return 0, err
+		x.Mtime, err = readPtr(dec, readStr)
+		return 0, under("mtime", err)
 	case "ctime":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "ctime")
-		}
-		x.Ctime, err = readPtr(dec, readString)
-		return 0, err
+		x.Ctime, err = readPtr(dec, readStr)
+		return 0, under("ctime", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	case "etag":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "etag")
-		}
-		x.Etag, err = readPtr(dec, readString)
-		return 0, err
+		x.Etag, err = readPtr(dec, readStr)
+		return 0, under("etag", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4741,55 +4372,31 @@ func (x *ResourceWriteParams) decodeMember(dec *jsontext.Decoder, name []byte) (
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 1, err
+		x.Data, err = readStr(dec)
+		return 1 << 1, under("data", err)
 	case "encoding":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "encoding")
-		}
 		x.Encoding, err = readEnum[ContentEncoding](dec)
 		return 1 << 2, under("encoding", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	case "createOnly":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "createOnly")
-		}
 		x.CreateOnly, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("createOnly", err)
 	case "mode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "mode")
-		}
 		x.Mode, err = readPtr(dec, readEnum[ResourceWriteMode])
 		return 0, under("mode", err)
 	case "position":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "position")
-		}
 		x.Position, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("position", err)
 	case "ifMatch":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "ifMatch")
-		}
-		x.IfMatch, err = readPtr(dec, readString)
-		return 0, err
+		x.IfMatch, err = readPtr(dec, readStr)
+		return 0, under("ifMatch", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4872,19 +4479,13 @@ func (x *RunAutomationParams) decodeMember(dec *jsontext.Decoder, name []byte) (
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "automation":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "automation")
-		}
-		x.Automation, err = readString(dec)
-		return 1 << 0, err
+		x.Automation, err = readStr(dec)
+		return 1 << 0, under("automation", err)
 	case "requestId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "requestId")
-		}
-		x.RequestID, err = readString(dec)
-		return 1 << 1, err
+		x.RequestID, err = readStr(dec)
+		return 1 << 1, under("requestId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4922,11 +4523,8 @@ func (x *RunAutomationResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *RunAutomationResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4993,37 +4591,25 @@ func (x *SessionConfigCompletionsParams) decodeMember(dec *jsontext.Decoder, nam
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "provider")
-		}
-		x.Provider, err = readPtr(dec, readString)
-		return 0, err
+		x.Provider, err = readPtr(dec, readStr)
+		return 0, under("provider", err)
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	case "config":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "config")
 		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("config", err)
 	case "property":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "property")
-		}
-		x.Property, err = readString(dec)
-		return 1 << 0, err
+		x.Property, err = readStr(dec)
+		return 1 << 0, under("property", err)
 	case "query":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "query")
-		}
-		x.Query, err = readPtr(dec, readString)
-		return 0, err
+		x.Query, err = readPtr(dec, readStr)
+		return 0, under("query", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5115,23 +4701,14 @@ func (x *SessionConfigValueItem) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionConfigValueItem) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "value":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "value")
-		}
-		x.Value, err = readString(dec)
-		return 1 << 0, err
+		x.Value, err = readStr(dec)
+		return 1 << 0, under("value", err)
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 1, err
+		x.Label, err = readStr(dec)
+		return 1 << 1, under("label", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5184,21 +4761,12 @@ func (x *SideChatSource) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "SideChatSource", "kind", "sideChat")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 0, err
+		x.Chat, err = readStr(dec)
+		return 1 << 0, under("chat", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 1, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 1, under("turnId", err)
 	case "selection":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selection")
-		}
 		x.Selection, err = readPtr(dec, readStruct[SideChatSelection])
 		return 0, under("selection", err)
 	}
@@ -5254,33 +4822,21 @@ func (x *SubscribeParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscribeParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "delivery":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "delivery")
-		}
 		x.Delivery, err = readPtr(dec, readStruct[SubscriptionDeliveryOptions])
 		return 0, under("delivery", err)
 	case "view":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "view")
-		}
 		x.View, err = readPtr(dec, readStruct[SubscribeView])
 		return 0, under("view", err)
 	case "flowControl":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "flowControl")
-		}
 		x.FlowControl, err = readPtr(dec, readStruct[SubscriptionFlowControlOptions])
 		return 0, under("flowControl", err)
 	}
@@ -5324,15 +4880,9 @@ func (x *SubscribeResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscribeResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "snapshot":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "snapshot")
-		}
 		x.Snapshot, err = readPtr(dec, readStruct[Snapshot])
 		return 0, under("snapshot", err)
 	case "flowControl":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "flowControl")
-		}
 		x.FlowControl, err = readPtr(dec, readStruct[ChannelFlowControl])
 		return 0, under("flowControl", err)
 	}
@@ -5372,11 +4922,8 @@ func (x *SubscribeView) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscribeView) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "turns":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turns")
-		}
 		x.Turns, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("turns", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5414,11 +4961,8 @@ func (x *SubscriptionDeliveryOptions) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SubscriptionDeliveryOptions) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "maxLatencyMs":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "maxLatencyMs")
-		}
 		x.MaxLatencyMs, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("maxLatencyMs", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5500,11 +5044,8 @@ func (x *UnsubscribeParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *UnsubscribeParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	}
 	return 0, dec.SkipValue()
 }

@@ -184,9 +184,6 @@ func (x *PermissionDeniedErrorData) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PermissionDeniedErrorData) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "request":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "request")
-		}
 		x.Request, err = readPtr(dec, readStruct[ResourceRequestParams])
 		return 0, under("request", err)
 	}
@@ -231,7 +228,7 @@ func (x *UnsupportedProtocolVersionErrorData) decodeMember(dec *jsontext.Decoder
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "supportedVersions")
 		}
-		x.SupportedVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.SupportedVersions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("supportedVersions", err)
 	}
 	return 0, dec.SkipValue()

@@ -60,11 +60,8 @@ func (x *AuthRequiredParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AuthRequiredParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "resource":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "resource")
@@ -72,9 +69,6 @@ func (x *AuthRequiredParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 		x.Resource, err = readStruct[ProtectedResourceMetadata](dec)
 		return 1 << 1, under("resource", err)
 	case "reason":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "reason")
-		}
 		x.Reason, err = readPtr(dec, readEnum[AuthRequiredReason])
 		return 0, under("reason", err)
 	}
@@ -138,17 +132,11 @@ func (x *ChannelCreditParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelCreditParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "consumedBytes":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "consumedBytes")
-		}
 		x.ConsumedBytes, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("consumedBytes", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -193,23 +181,14 @@ func (x *ChannelFrameParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelFrameParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 1, err
+		x.Data, err = readStr(dec)
+		return 1 << 1, under("data", err)
 	case "final":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "final")
-		}
 		x.Final, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("final", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -248,11 +227,8 @@ func (x *ChannelReadyParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelReadyParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -291,11 +267,8 @@ func (x *ChannelResetParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelResetParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -336,11 +309,8 @@ func (x *ChannelSnapshotParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelSnapshotParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "snapshot":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "snapshot")
@@ -387,17 +357,14 @@ func (x *OTLPExportLogsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *OTLPExportLogsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "payload":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "payload")
 		}
 		x.Payload, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 1, err
+		return 1 << 1, under("payload", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -438,17 +405,14 @@ func (x *OTLPExportMetricsParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *OTLPExportMetricsParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "payload":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "payload")
 		}
 		x.Payload, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 1, err
+		return 1 << 1, under("payload", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -489,17 +453,14 @@ func (x *OTLPExportTracesParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *OTLPExportTracesParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "payload":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "payload")
 		}
 		x.Payload, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 1, err
+		return 1 << 1, under("payload", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -550,35 +511,20 @@ func (x *ProgressParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ProgressParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "progressToken":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "progressToken")
-		}
-		x.ProgressToken, err = readString(dec)
-		return 1 << 1, err
+		x.ProgressToken, err = readStr(dec)
+		return 1 << 1, under("progressToken", err)
 	case "progress":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "progress")
-		}
 		x.Progress, err = readFloat(dec)
-		return 1 << 2, err
+		return 1 << 2, under("progress", err)
 	case "total":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "total")
-		}
 		x.Total, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("total", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "message")
-		}
-		x.Message, err = readPtr(dec, readString)
-		return 0, err
+		x.Message, err = readPtr(dec, readStr)
+		return 0, under("message", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -643,11 +589,8 @@ func (x *SessionAddedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionAddedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "summary":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "summary")
@@ -694,17 +637,11 @@ func (x *SessionRemovedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionRemovedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 1, err
+		x.Session, err = readStr(dec)
+		return 1 << 1, under("session", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -749,17 +686,11 @@ func (x *SessionSummaryChangedParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionSummaryChangedParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 1, err
+		x.Session, err = readStr(dec)
+		return 1 << 1, under("session", err)
 	case "changes":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "changes")
@@ -905,16 +836,16 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Provider, err = readPtr(dec, readString)
-		return 0, err
+		x.Provider, err = readPtr(dec, readStr)
+		return 0, under("provider", err)
 	case "title":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "title")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "status":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "status")
@@ -922,15 +853,15 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			return 0, err
 		}
 		x.Status, err = readPtr(dec, readUintAs[SessionStatus])
-		return 0, err
+		return 0, under("status", err)
 	case "activity":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "activity")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "origin")
@@ -953,7 +884,7 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "annotations":
 		if dec.PeekKind() == 'n' {
@@ -969,24 +900,24 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.Resource, err = readPtr(dec, readString)
-		return 0, err
+		x.Resource, err = readPtr(dec, readStr)
+		return 0, under("resource", err)
 	case "createdAt":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "createdAt")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.CreatedAt, err = readPtr(dec, readString)
-		return 0, err
+		x.CreatedAt, err = readPtr(dec, readStr)
+		return 0, under("createdAt", err)
 	case "modifiedAt":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "modifiedAt")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.ModifiedAt, err = readPtr(dec, readString)
-		return 0, err
+		x.ModifiedAt, err = readPtr(dec, readStr)
+		return 0, under("modifiedAt", err)
 	case "changes":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "changes")
@@ -1002,7 +933,7 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			return 0, err
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "chats":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "chats")
@@ -1019,16 +950,16 @@ func (x *SessionSummaryChangedParamsChanges) decodeMember(dec *jsontext.Decoder,
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.DefaultChat, err = readPtr(dec, readString)
-		return 0, err
+		x.DefaultChat, err = readPtr(dec, readStr)
+		return 0, under("defaultChat", err)
 	case "workingDirectory":
 		if dec.PeekKind() == 'n' {
 			x.Cleared = append(x.Cleared, "workingDirectory")
 			_, err = dec.ReadToken()
 			return 0, err
 		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1069,17 +1000,11 @@ func (x *TCPDataParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TCPDataParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 1, err
+		x.Data, err = readStr(dec)
+		return 1 << 1, under("data", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1118,11 +1043,8 @@ func (x *TCPEOFParams) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TCPEOFParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	}
 	return 0, dec.SkipValue()
 }

@@ -65,15 +65,9 @@ func (x *AHPMCPUIHostCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AHPMCPUIHostCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "serverTools":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "serverTools")
-		}
 		x.ServerTools, err = readPtr(dec, readStruct[AHPMCPUIHostCapabilitiesServerTools])
 		return 0, under("serverTools", err)
 	case "serverResources":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "serverResources")
-		}
 		x.ServerResources, err = readPtr(dec, readStruct[AHPMCPUIHostCapabilitiesServerResources])
 		return 0, under("serverResources", err)
 	case "logging":
@@ -81,11 +75,8 @@ func (x *AHPMCPUIHostCapabilities) decodeMember(dec *jsontext.Decoder, name []by
 			return 0, nullOptional(dec, "logging")
 		}
 		x.Logging, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("logging", err)
 	case "sampling":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "sampling")
-		}
 		x.Sampling, err = readPtr(dec, readStruct[AHPMCPUIHostCapabilitiesSampling])
 		return 0, under("sampling", err)
 	}
@@ -129,7 +120,7 @@ func (x *AHPMCPUIHostCapabilitiesSampling) decodeMember(dec *jsontext.Decoder, n
 			return 0, nullOptional(dec, "tools")
 		}
 		x.Tools, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("tools", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -167,11 +158,8 @@ func (x *AHPMCPUIHostCapabilitiesServerResources) decodeJSON(dec *jsontext.Decod
 func (x *AHPMCPUIHostCapabilitiesServerResources) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "listChanged":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "listChanged")
-		}
 		x.ListChanged, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("listChanged", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -209,11 +197,8 @@ func (x *AHPMCPUIHostCapabilitiesServerTools) decodeJSON(dec *jsontext.Decoder) 
 func (x *AHPMCPUIHostCapabilitiesServerTools) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "listChanged":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "listChanged")
-		}
 		x.ListChanged, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("listChanged", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -280,17 +265,11 @@ func (x *ActiveTurn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint
 	}
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "startedAt")
-		}
-		x.StartedAt, err = readString(dec)
-		return 1 << 1, err
+		x.StartedAt, err = readStr(dec)
+		return 1 << 1, under("startedAt", err)
 	case "message":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "message")
@@ -304,9 +283,6 @@ func (x *ActiveTurn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint
 		x.ResponseParts, err = func(dec *jsontext.Decoder) ([]ResponsePart, error) { return readSliceOf(dec, decodeResponsePart) }(dec)
 		return 1 << 3, under("responseParts", err)
 	case "usage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "usage")
-		}
 		x.Usage, err = readPtr(dec, readStruct[UsageInfo])
 		return 0, under("usage", err)
 	}
@@ -350,15 +326,9 @@ func (x *AgentCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "multipleChats":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "multipleChats")
-		}
 		x.MultipleChats, err = readPtr(dec, readStruct[MultipleChatsCapability])
 		return 0, under("multipleChats", err)
 	case "multipleWorkingDirectories":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "multipleWorkingDirectories")
-		}
 		x.MultipleWorkingDirectories, err = readPtr(dec, readStruct[MultipleWorkingDirectoriesCapability])
 		return 0, under("multipleWorkingDirectories", err)
 	}
@@ -445,23 +415,14 @@ func (x *AgentCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -469,9 +430,6 @@ func (x *AgentCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (s
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -479,45 +437,30 @@ func (x *AgentCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	case "type":
 		return 0, readConst(dec, "AgentCustomization", "type", "agent")
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "model":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "model")
-		}
-		x.Model, err = readPtr(dec, readString)
-		return 0, err
+		x.Model, err = readPtr(dec, readStr)
+		return 0, under("model", err)
 	case "tools":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "tools")
 		}
-		x.Tools, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Tools, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("tools", err)
 	case "disableModelInvocation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "disableModelInvocation")
-		}
 		x.DisableModelInvocation, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("disableModelInvocation", err)
 	case "disableUserInvocation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "disableUserInvocation")
-		}
 		x.DisableUserInvocation, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("disableUserInvocation", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -579,23 +522,14 @@ func (x *AgentInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "provider")
-		}
-		x.Provider, err = readString(dec)
-		return 1 << 0, err
+		x.Provider, err = readStr(dec)
+		return 1 << 0, under("provider", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 1, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 1, under("displayName", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "description")
-		}
-		x.Description, err = readString(dec)
-		return 1 << 2, err
+		x.Description, err = readStr(dec)
+		return 1 << 2, under("description", err)
 	case "models":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "models")
@@ -619,9 +553,6 @@ func (x *AgentInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 		x.Customizations, err = func(dec *jsontext.Decoder) ([]Customization, error) { return readSliceOf(dec, decodeCustomization) }(dec)
 		return 0, under("customizations", err)
 	case "capabilities":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "capabilities")
-		}
 		x.Capabilities, err = readPtr(dec, readStruct[AgentCapabilities])
 		return 0, under("capabilities", err)
 	}
@@ -661,11 +592,8 @@ func (x *AgentSelection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AgentSelection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -727,35 +655,20 @@ func (x *Annotation) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Annotation) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "origin":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullOptional(dec, "origin")
-		}
 		x.Origin, err = readPtr(dec, readStruct[AnnotationOrigin])
 		return 1 << 1, under("origin", err)
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 2, err
+		x.Resource, err = readStr(dec)
+		return 1 << 2, under("resource", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "resolved":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "resolved")
-		}
 		x.Resolved, err = readBool(dec)
-		return 1 << 3, err
+		return 1 << 3, under("resolved", err)
 	case "entries":
 		if dec.PeekKind() == 'n' {
 			return 1 << 4, nullMember(dec, "entries")
@@ -769,13 +682,10 @@ func (x *Annotation) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turnId")
-		}
-		x.TurnID, err = readPtr(dec, readString)
-		return 0, err
+		x.TurnID, err = readPtr(dec, readStr)
+		return 0, under("turnId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -819,11 +729,8 @@ func (x *AnnotationEntry) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AnnotationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "text":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "text")
@@ -835,7 +742,7 @@ func (x *AnnotationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -881,23 +788,14 @@ func (x *AnnotationOrigin) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AnnotationOrigin) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 0, err
+		x.Session, err = readStr(dec)
+		return 1 << 0, under("session", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "chat")
-		}
-		x.Chat, err = readPtr(dec, readString)
-		return 0, err
+		x.Chat, err = readPtr(dec, readStr)
+		return 0, under("chat", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turnId")
-		}
-		x.TurnID, err = readPtr(dec, readString)
-		return 0, err
+		x.TurnID, err = readPtr(dec, readStr)
+		return 0, under("turnId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -984,23 +882,14 @@ func (x *AnnotationsSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AnnotationsSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "annotationCount":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "annotationCount")
-		}
 		x.AnnotationCount, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("annotationCount", err)
 	case "entryCount":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "entryCount")
-		}
 		x.EntryCount, err = readInt(dec)
-		return 1 << 2, err
+		return 1 << 2, under("entryCount", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1049,11 +938,8 @@ func (x *AutomationAfterDateCondition) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "AutomationAfterDateCondition", "kind", "afterDate")
 	case "date":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "date")
-		}
-		x.Date, err = readString(dec)
-		return 1 << 0, err
+		x.Date, err = readStr(dec)
+		return 1 << 0, under("date", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1102,11 +988,8 @@ func (x *AutomationAfterRunsCondition) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "AutomationAfterRunsCondition", "kind", "afterRuns")
 	case "max":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "max")
-		}
 		x.Max, err = readInt(dec)
-		return 1 << 0, err
+		return 1 << 0, under("max", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1161,23 +1044,14 @@ func (x *AutomationCancelledRunLifecycle) decodeMember(dec *jsontext.Decoder, na
 	case "status":
 		return 0, readConst(dec, "AutomationCancelledRunLifecycle", "status", "cancelled")
 	case "createdAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "createdAt")
-		}
-		x.CreatedAt, err = readString(dec)
-		return 1 << 0, err
+		x.CreatedAt, err = readStr(dec)
+		return 1 << 0, under("createdAt", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "startedAt")
-		}
-		x.StartedAt, err = readPtr(dec, readString)
-		return 0, err
+		x.StartedAt, err = readPtr(dec, readStr)
+		return 0, under("startedAt", err)
 	case "completedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "completedAt")
-		}
-		x.CompletedAt, err = readString(dec)
-		return 1 << 1, err
+		x.CompletedAt, err = readStr(dec)
+		return 1 << 1, under("completedAt", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1234,27 +1108,15 @@ func (x *AutomationCompletedRunLifecycle) decodeMember(dec *jsontext.Decoder, na
 	case "status":
 		return 0, readConst(dec, "AutomationCompletedRunLifecycle", "status", "completed")
 	case "createdAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "createdAt")
-		}
-		x.CreatedAt, err = readString(dec)
-		return 1 << 0, err
+		x.CreatedAt, err = readStr(dec)
+		return 1 << 0, under("createdAt", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "startedAt")
-		}
-		x.StartedAt, err = readString(dec)
-		return 1 << 1, err
+		x.StartedAt, err = readStr(dec)
+		return 1 << 1, under("startedAt", err)
 	case "completedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "completedAt")
-		}
-		x.CompletedAt, err = readString(dec)
-		return 1 << 2, err
+		x.CompletedAt, err = readStr(dec)
+		return 1 << 2, under("completedAt", err)
 	case "usage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "usage")
-		}
 		x.Usage, err = readPtr(dec, readStruct[UsageInfo])
 		return 0, under("usage", err)
 	}
@@ -1314,11 +1176,8 @@ func (x *AutomationDefinition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 0, err
+		x.Title, err = readStr(dec)
+		return 1 << 0, under("title", err)
 	case "message":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "message")
@@ -1332,11 +1191,8 @@ func (x *AutomationDefinition) decodeMember(dec *jsontext.Decoder, name []byte) 
 		x.Session, err = readStruct[AutomationSessionTemplate](dec)
 		return 1 << 2, under("session", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "enabled")
-		}
 		x.Enabled, err = readBool(dec)
-		return 1 << 3, err
+		return 1 << 3, under("enabled", err)
 	case "triggers":
 		if dec.PeekKind() == 'n' {
 			return 1 << 4, nullMember(dec, "triggers")
@@ -1358,7 +1214,7 @@ func (x *AutomationDefinition) decodeMember(dec *jsontext.Decoder, name []byte) 
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1474,11 +1330,8 @@ func (x *AutomationEntry) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "definition":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "definition")
@@ -1486,17 +1339,11 @@ func (x *AutomationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 		x.Definition, err = readStruct[AutomationDefinition](dec)
 		return 1 << 1, under("definition", err)
 	case "nextRunAt":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nextRunAt")
-		}
-		x.NextRunAt, err = readPtr(dec, readString)
-		return 0, err
+		x.NextRunAt, err = readPtr(dec, readStr)
+		return 0, under("nextRunAt", err)
 	case "runCount":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "runCount")
-		}
 		x.RunCount, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("runCount", err)
 	case "runs":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "runs")
@@ -1506,17 +1353,14 @@ func (x *AutomationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 		}(dec)
 		return 1 << 2, under("runs", err)
 	case "runsNextCursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "runsNextCursor")
-		}
-		x.RunsNextCursor, err = readPtr(dec, readString)
-		return 0, err
+		x.RunsNextCursor, err = readPtr(dec, readStr)
+		return 0, under("runsNextCursor", err)
 	case "operations":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "operations")
 		}
 		x.Operations, err = func(dec *jsontext.Decoder) ([]AutomationOperation, error) {
-			return readSliceOf(dec, readEnum[AutomationOperation])
+			return readSlice(dec, readEnum[AutomationOperation])
 		}(dec)
 		return 1 << 3, under("operations", err)
 	case "customizations":
@@ -1528,23 +1372,17 @@ func (x *AutomationEntry) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 		}(dec)
 		return 0, under("customizations", err)
 	case "createdAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "createdAt")
-		}
-		x.CreatedAt, err = readString(dec)
-		return 1 << 4, err
+		x.CreatedAt, err = readStr(dec)
+		return 1 << 4, under("createdAt", err)
 	case "modifiedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 5, nullMember(dec, "modifiedAt")
-		}
-		x.ModifiedAt, err = readString(dec)
-		return 1 << 5, err
+		x.ModifiedAt, err = readStr(dec)
+		return 1 << 5, under("modifiedAt", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1605,31 +1443,19 @@ func (x *AutomationEventTrigger) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationEventTrigger) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "kind":
 		return 0, readConst(dec, "AutomationEventTrigger", "kind", "event")
 	case "type":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "type")
-		}
-		x.Type, err = readString(dec)
-		return 1 << 1, err
+		x.Type, err = readStr(dec)
+		return 1 << 1, under("type", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 2, err
+		x.Title, err = readStr(dec)
+		return 1 << 2, under("title", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "events":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "events")
@@ -1643,7 +1469,7 @@ func (x *AutomationEventTrigger) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "config")
 		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("config", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -1700,23 +1526,14 @@ func (x *AutomationFailedRunLifecycle) decodeMember(dec *jsontext.Decoder, name 
 	case "status":
 		return 0, readConst(dec, "AutomationFailedRunLifecycle", "status", "failed")
 	case "createdAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "createdAt")
-		}
-		x.CreatedAt, err = readString(dec)
-		return 1 << 0, err
+		x.CreatedAt, err = readStr(dec)
+		return 1 << 0, under("createdAt", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "startedAt")
-		}
-		x.StartedAt, err = readPtr(dec, readString)
-		return 0, err
+		x.StartedAt, err = readPtr(dec, readStr)
+		return 0, under("startedAt", err)
 	case "completedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "completedAt")
-		}
-		x.CompletedAt, err = readString(dec)
-		return 1 << 1, err
+		x.CompletedAt, err = readStr(dec)
+		return 1 << 1, under("completedAt", err)
 	case "error":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "error")
@@ -1855,11 +1672,8 @@ func (x *AutomationPendingRunLifecycle) decodeMember(dec *jsontext.Decoder, name
 	case "status":
 		return 0, readConst(dec, "AutomationPendingRunLifecycle", "status", "pending")
 	case "createdAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "createdAt")
-		}
-		x.CreatedAt, err = readString(dec)
-		return 1 << 0, err
+		x.CreatedAt, err = readStr(dec)
+		return 1 << 0, under("createdAt", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2007,17 +1821,11 @@ func (x *AutomationRunState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationRunState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "automation":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "automation")
-		}
-		x.Automation, err = readString(dec)
-		return 1 << 1, err
+		x.Automation, err = readStr(dec)
+		return 1 << 1, under("automation", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "origin")
@@ -2034,20 +1842,17 @@ func (x *AutomationRunState) decodeMember(dec *jsontext.Decoder, name []byte) (s
 		if dec.PeekKind() == 'n' {
 			return 1 << 4, nullMember(dec, "sessions")
 		}
-		x.Sessions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.Sessions, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 4, under("sessions", err)
 	case "primarySession":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "primarySession")
-		}
-		x.PrimarySession, err = readPtr(dec, readString)
-		return 0, err
+		x.PrimarySession, err = readPtr(dec, readStr)
+		return 0, under("primarySession", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2101,17 +1906,11 @@ func (x *AutomationRunSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationRunSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "automation":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "automation")
-		}
-		x.Automation, err = readString(dec)
-		return 1 << 1, err
+		x.Automation, err = readStr(dec)
+		return 1 << 1, under("automation", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "origin")
@@ -2125,23 +1924,17 @@ func (x *AutomationRunSummary) decodeMember(dec *jsontext.Decoder, name []byte) 
 		x.Lifecycle, err = decodeAutomationRunLifecycle(dec)
 		return 1 << 3, under("lifecycle", err)
 	case "primarySession":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "primarySession")
-		}
-		x.PrimarySession, err = readPtr(dec, readString)
-		return 0, err
+		x.PrimarySession, err = readPtr(dec, readStr)
+		return 0, under("primarySession", err)
 	case "sessionCount":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "sessionCount")
-		}
 		x.SessionCount, err = readFloat(dec)
-		return 1 << 4, err
+		return 1 << 4, under("sessionCount", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2192,17 +1985,11 @@ func (x *AutomationRunningRunLifecycle) decodeMember(dec *jsontext.Decoder, name
 	case "status":
 		return 0, readConst(dec, "AutomationRunningRunLifecycle", "status", "running")
 	case "createdAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "createdAt")
-		}
-		x.CreatedAt, err = readString(dec)
-		return 1 << 0, err
+		x.CreatedAt, err = readStr(dec)
+		return 1 << 0, under("createdAt", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "startedAt")
-		}
-		x.StartedAt, err = readString(dec)
-		return 1 << 1, err
+		x.StartedAt, err = readStr(dec)
+		return 1 << 1, under("startedAt", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2242,17 +2029,11 @@ func (x *AutomationSchedule) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationSchedule) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "expression":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "expression")
-		}
-		x.Expression, err = readString(dec)
-		return 1 << 0, err
+		x.Expression, err = readStr(dec)
+		return 1 << 0, under("expression", err)
 	case "timeZone":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "timeZone")
-		}
-		x.TimeZone, err = readString(dec)
-		return 1 << 1, err
+		x.TimeZone, err = readStr(dec)
+		return 1 << 1, under("timeZone", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2305,11 +2086,8 @@ func (x *AutomationScheduleTrigger) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationScheduleTrigger) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "kind":
 		return 0, readConst(dec, "AutomationScheduleTrigger", "kind", "schedule")
 	case "schedule":
@@ -2319,9 +2097,6 @@ func (x *AutomationScheduleTrigger) decodeMember(dec *jsontext.Decoder, name []b
 		x.Schedule, err = readStruct[AutomationSchedule](dec)
 		return 1 << 1, under("schedule", err)
 	case "misfirePolicy":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "misfirePolicy")
-		}
 		x.MisfirePolicy, err = readPtr(dec, readEnum[AutomationMisfirePolicy])
 		return 0, under("misfirePolicy", err)
 	}
@@ -2372,17 +2147,11 @@ func (x *AutomationSessionOrigin) decodeMember(dec *jsontext.Decoder, name []byt
 	case "kind":
 		return 0, readConst(dec, "AutomationSessionOrigin", "kind", "automation")
 	case "automation":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "automation")
-		}
-		x.Automation, err = readString(dec)
-		return 1 << 0, err
+		x.Automation, err = readStr(dec)
+		return 1 << 0, under("automation", err)
 	case "run":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "run")
-		}
-		x.Run, err = readString(dec)
-		return 1 << 1, err
+		x.Run, err = readStr(dec)
+		return 1 << 1, under("run", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2442,35 +2211,26 @@ func (x *AutomationSessionTemplate) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationSessionTemplate) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "provider")
-		}
-		x.Provider, err = readPtr(dec, readString)
-		return 0, err
+		x.Provider, err = readPtr(dec, readStr)
+		return 0, under("provider", err)
 	case "model":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "model")
-		}
 		x.Model, err = readPtr(dec, readStruct[ModelSelection])
 		return 0, under("model", err)
 	case "agent":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "agent")
-		}
 		x.Agent, err = readPtr(dec, readStruct[AgentSelection])
 		return 0, under("agent", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "config":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "config")
 		}
 		x.Config, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("config", err)
 	case "customizations":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "customizations")
@@ -2535,7 +2295,7 @@ func (x *AutomationState) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2631,23 +2391,14 @@ func (x *AutomationTriggerDefinition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *AutomationTriggerDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "type":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "type")
-		}
-		x.Type, err = readString(dec)
-		return 1 << 0, err
+		x.Type, err = readStr(dec)
+		return 1 << 0, under("type", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "events":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "events")
@@ -2657,9 +2408,6 @@ func (x *AutomationTriggerDefinition) decodeMember(dec *jsontext.Decoder, name [
 		}(dec)
 		return 1 << 2, under("events", err)
 	case "configSchema":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "configSchema")
-		}
 		x.ConfigSchema, err = readPtr(dec, readStruct[ConfigSchema])
 		return 0, under("configSchema", err)
 	}
@@ -2707,23 +2455,14 @@ func (x *AutomationTriggerEventDefinition) decodeJSON(dec *jsontext.Decoder) err
 func (x *AutomationTriggerEventDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2784,29 +2523,20 @@ func (x *AutomationTriggeredRunOrigin) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "AutomationTriggeredRunOrigin", "kind", "trigger")
 	case "triggerId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "triggerId")
-		}
-		x.TriggerID, err = readString(dec)
-		return 1 << 0, err
+		x.TriggerID, err = readStr(dec)
+		return 1 << 0, under("triggerId", err)
 	case "scheduledFor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "scheduledFor")
-		}
-		x.ScheduledFor, err = readPtr(dec, readString)
-		return 0, err
+		x.ScheduledFor, err = readPtr(dec, readStr)
+		return 0, under("scheduledFor", err)
 	case "catchUp":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "catchUp")
-		}
 		x.CatchUp, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("catchUp", err)
 	case "event":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "event")
 		}
 		x.Event, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("event", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2865,43 +2595,28 @@ func (x *BackgroundShellWork) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BackgroundShellWork) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 1, err
+		x.Label, err = readStr(dec)
+		return 1 << 1, under("label", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "startedAt")
-		}
-		x.StartedAt, err = readString(dec)
-		return 1 << 2, err
+		x.StartedAt, err = readStr(dec)
+		return 1 << 2, under("startedAt", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "kind":
 		return 0, readConst(dec, "BackgroundShellWork", "kind", "shell")
 	case "command":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "command")
-		}
-		x.Command, err = readString(dec)
-		return 1 << 3, err
+		x.Command, err = readStr(dec)
+		return 1 << 3, under("command", err)
 	case "terminal":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "terminal")
-		}
-		x.Terminal, err = readPtr(dec, readString)
-		return 0, err
+		x.Terminal, err = readPtr(dec, readStr)
+		return 0, under("terminal", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -2956,37 +2671,25 @@ func (x *BackgroundSubagentWork) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BackgroundSubagentWork) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 1, err
+		x.Label, err = readStr(dec)
+		return 1 << 1, under("label", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "startedAt")
-		}
-		x.StartedAt, err = readString(dec)
-		return 1 << 2, err
+		x.StartedAt, err = readStr(dec)
+		return 1 << 2, under("startedAt", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "kind":
 		return 0, readConst(dec, "BackgroundSubagentWork", "kind", "subagent")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 3, err
+		x.Chat, err = readStr(dec)
+		return 1 << 3, under("chat", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3074,29 +2777,20 @@ func (x *BackgroundWorkBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *BackgroundWorkBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 1, err
+		x.Label, err = readStr(dec)
+		return 1 << 1, under("label", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "startedAt")
-		}
-		x.StartedAt, err = readString(dec)
-		return 1 << 2, err
+		x.StartedAt, err = readStr(dec)
+		return 1 << 2, under("startedAt", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3134,11 +2828,8 @@ func (x *CanvasReference) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CanvasReference) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3197,47 +2888,26 @@ func (x *CanvasState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CanvasState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "instanceId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "instanceId")
-		}
-		x.InstanceID, err = readString(dec)
-		return 1 << 0, err
+		x.InstanceID, err = readStr(dec)
+		return 1 << 0, under("instanceId", err)
 	case "extensionId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "extensionId")
-		}
-		x.ExtensionID, err = readString(dec)
-		return 1 << 1, err
+		x.ExtensionID, err = readStr(dec)
+		return 1 << 1, under("extensionId", err)
 	case "extensionName":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "extensionName")
-		}
-		x.ExtensionName, err = readPtr(dec, readString)
-		return 0, err
+		x.ExtensionName, err = readPtr(dec, readStr)
+		return 0, under("extensionName", err)
 	case "canvasId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "canvasId")
-		}
-		x.CanvasID, err = readString(dec)
-		return 1 << 2, err
+		x.CanvasID, err = readStr(dec)
+		return 1 << 2, under("canvasId", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "status")
-		}
-		x.Status, err = readPtr(dec, readString)
-		return 0, err
+		x.Status, err = readPtr(dec, readStr)
+		return 0, under("status", err)
 	case "url":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "url")
-		}
-		x.URL, err = readPtr(dec, readString)
-		return 0, err
+		x.URL, err = readPtr(dec, readStr)
+		return 0, under("url", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3283,23 +2953,14 @@ func (x *ChangesSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "additions":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "additions")
-		}
 		x.Additions, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("additions", err)
 	case "deletions":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "deletions")
-		}
 		x.Deletions, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("deletions", err)
 	case "files":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "files")
-		}
 		x.Files, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("files", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3349,33 +3010,18 @@ func (x *Changeset) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Changeset) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 0, err
+		x.Label, err = readStr(dec)
+		return 1 << 0, under("label", err)
 	case "uriTemplate":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uriTemplate")
-		}
-		x.URITemplate, err = readString(dec)
-		return 1 << 1, err
+		x.URITemplate, err = readStr(dec)
+		return 1 << 1, under("uriTemplate", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "changeKind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "changeKind")
-		}
-		x.ChangeKind, err = readString(dec)
-		return 1 << 2, err
+		x.ChangeKind, err = readStr(dec)
+		return 1 << 2, under("changeKind", err)
 	case "capabilities":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "capabilities")
-		}
 		x.Capabilities, err = readPtr(dec, readStruct[ChangesetCapabilities])
 		return 0, under("capabilities", err)
 	}
@@ -3419,7 +3065,7 @@ func (x *ChangesetCapabilities) decodeMember(dec *jsontext.Decoder, name []byte)
 			return 0, nullOptional(dec, "review")
 		}
 		x.Review, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("review", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3467,11 +3113,8 @@ func (x *ChangesetFile) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetFile) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "edit":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "edit")
@@ -3479,17 +3122,14 @@ func (x *ChangesetFile) decodeMember(dec *jsontext.Decoder, name []byte) (seen u
 		x.Edit, err = readStruct[FileEdit](dec)
 		return 1 << 1, under("edit", err)
 	case "reviewed":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "reviewed")
-		}
 		x.Reviewed, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("reviewed", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -3555,59 +3195,35 @@ func (x *ChangesetOperation) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetOperation) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 1, err
+		x.Label, err = readStr(dec)
+		return 1 << 1, under("label", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "scopes":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "scopes")
 		}
 		x.Scopes, err = func(dec *jsontext.Decoder) ([]ChangesetOperationScope, error) {
-			return readSliceOf(dec, readEnum[ChangesetOperationScope])
+			return readSlice(dec, readEnum[ChangesetOperationScope])
 		}(dec)
 		return 1 << 2, under("scopes", err)
 	case "confirmation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "confirmation")
-		}
 		x.Confirmation, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("confirmation", err)
 	case "icon":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "icon")
-		}
-		x.Icon, err = readPtr(dec, readString)
-		return 0, err
+		x.Icon, err = readPtr(dec, readStr)
+		return 0, under("icon", err)
 	case "group":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "group")
-		}
-		x.Group, err = readPtr(dec, readString)
-		return 0, err
+		x.Group, err = readPtr(dec, readStr)
+		return 0, under("group", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "status")
-		}
 		x.Status, err = readEnum[ChangesetOperationStatus](dec)
 		return 1 << 3, under("status", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -3707,15 +3323,9 @@ func (x *ChangesetState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChangesetState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "status")
-		}
 		x.Status, err = readEnum[ChangesetStatus](dec)
 		return 1 << 0, under("status", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	case "files":
@@ -3848,23 +3458,14 @@ func (x *ChannelReceiveLimits) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChannelReceiveLimits) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "windowBytes":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "windowBytes")
-		}
 		x.WindowBytes, err = readInt(dec)
-		return 1 << 0, err
+		return 1 << 0, under("windowBytes", err)
 	case "maximumFrameBytes":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "maximumFrameBytes")
-		}
 		x.MaximumFrameBytes, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("maximumFrameBytes", err)
 	case "maximumMessageBytes":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "maximumMessageBytes")
-		}
 		x.MaximumMessageBytes, err = readInt(dec)
-		return 1 << 2, err
+		return 1 << 2, under("maximumMessageBytes", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4025,9 +3626,6 @@ func (x *ChatInputAnswered) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputAnswered) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "state":
-		if dec.PeekKind() == 'n' {
-			return 0, nullMember(dec, "state")
-		}
 		x.AnswerState, err = readEnum[ChatInputAnsweredState](dec)
 		return 0, under("state", err)
 	case "value":
@@ -4105,11 +3703,8 @@ func (x *ChatInputBooleanAnswerValue) decodeMember(dec *jsontext.Decoder, name [
 	case "kind":
 		return 0, readConst(dec, "ChatInputBooleanAnswerValue", "kind", "boolean")
 	case "value":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "value")
-		}
 		x.Value, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("value", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4170,37 +3765,22 @@ func (x *ChatInputBooleanQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputBooleanQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 1, err
+		x.Message, err = readStr(dec)
+		return 1 << 1, under("message", err)
 	case "required":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "required")
-		}
 		x.Required, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("required", err)
 	case "kind":
 		return 0, readConst(dec, "ChatInputBooleanQuestion", "kind", "boolean")
 	case "defaultValue":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "defaultValue")
-		}
 		x.DefaultValue, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("defaultValue", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4273,29 +3853,17 @@ func (x *ChatInputMultiSelectQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputMultiSelectQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 1, err
+		x.Message, err = readStr(dec)
+		return 1 << 1, under("message", err)
 	case "required":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "required")
-		}
 		x.Required, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("required", err)
 	case "kind":
 		return 0, readConst(dec, "ChatInputMultiSelectQuestion", "kind", "multi-select")
 	case "options":
@@ -4307,23 +3875,14 @@ func (x *ChatInputMultiSelectQuestion) decodeMember(dec *jsontext.Decoder, name 
 		}(dec)
 		return 1 << 2, under("options", err)
 	case "allowFreeformInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "allowFreeformInput")
-		}
 		x.AllowFreeformInput, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("allowFreeformInput", err)
 	case "min":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "min")
-		}
 		x.Min, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("min", err)
 	case "max":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "max")
-		}
 		x.Max, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("max", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4372,11 +3931,8 @@ func (x *ChatInputNumberAnswerValue) decodeMember(dec *jsontext.Decoder, name []
 	case "kind":
 		return 0, readConst(dec, "ChatInputNumberAnswerValue", "kind", "number")
 	case "value":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "value")
-		}
 		x.Value, err = readFloat(dec)
-		return 1 << 0, err
+		return 1 << 0, under("value", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4444,53 +4000,29 @@ func (x *ChatInputNumberQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputNumberQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 1, err
+		x.Message, err = readStr(dec)
+		return 1 << 1, under("message", err)
 	case "required":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "required")
-		}
 		x.Required, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("required", err)
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 0, nullMember(dec, "kind")
-		}
 		x.NumberKind, err = readEnum[ChatInputNumberQuestionKind](dec)
 		return 0, under("kind", err)
 	case "min":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "min")
-		}
 		x.Min, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("min", err)
 	case "max":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "max")
-		}
 		x.Max, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("max", err)
 	case "defaultValue":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "defaultValue")
-		}
 		x.DefaultValue, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("defaultValue", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4559,29 +4091,17 @@ func (x *ChatInputOption) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputOption) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 1, err
+		x.Label, err = readStr(dec)
+		return 1 << 1, under("label", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "recommended":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "recommended")
-		}
 		x.Recommended, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("recommended", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4680,29 +4200,17 @@ func (x *ChatInputQuestionBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputQuestionBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 1, err
+		x.Message, err = readStr(dec)
+		return 1 << 1, under("message", err)
 	case "required":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "required")
-		}
 		x.Required, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -4760,23 +4268,14 @@ func (x *ChatInputRequest) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "message")
-		}
-		x.Message, err = readPtr(dec, readString)
-		return 0, err
+		x.Message, err = readPtr(dec, readStr)
+		return 0, under("message", err)
 	case "url":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "url")
-		}
-		x.URL, err = readPtr(dec, readString)
-		return 0, err
+		x.URL, err = readPtr(dec, readStr)
+		return 0, under("url", err)
 	case "questions":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "questions")
@@ -4867,16 +4366,13 @@ func (x *ChatInputSelectedAnswerValue) decodeMember(dec *jsontext.Decoder, name 
 	case "kind":
 		return 0, readConst(dec, "ChatInputSelectedAnswerValue", "kind", "selected")
 	case "value":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "value")
-		}
-		x.Value, err = readString(dec)
-		return 1 << 0, err
+		x.Value, err = readStr(dec)
+		return 1 << 0, under("value", err)
 	case "freeformValues":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "freeformValues")
 		}
-		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("freeformValues", err)
 	}
 	return 0, dec.SkipValue()
@@ -4933,13 +4429,13 @@ func (x *ChatInputSelectedManyAnswerValue) decodeMember(dec *jsontext.Decoder, n
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "value")
 		}
-		x.Value, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Value, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("value", err)
 	case "freeformValues":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "freeformValues")
 		}
-		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("freeformValues", err)
 	}
 	return 0, dec.SkipValue()
@@ -5005,29 +4501,17 @@ func (x *ChatInputSingleSelectQuestion) decodeJSON(dec *jsontext.Decoder) error 
 func (x *ChatInputSingleSelectQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 1, err
+		x.Message, err = readStr(dec)
+		return 1 << 1, under("message", err)
 	case "required":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "required")
-		}
 		x.Required, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("required", err)
 	case "kind":
 		return 0, readConst(dec, "ChatInputSingleSelectQuestion", "kind", "single-select")
 	case "options":
@@ -5039,11 +4523,8 @@ func (x *ChatInputSingleSelectQuestion) decodeMember(dec *jsontext.Decoder, name
 		}(dec)
 		return 1 << 2, under("options", err)
 	case "allowFreeformInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "allowFreeformInput")
-		}
 		x.AllowFreeformInput, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("allowFreeformInput", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5093,7 +4574,7 @@ func (x *ChatInputSkipped) decodeMember(dec *jsontext.Decoder, name []byte) (see
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "freeformValues")
 		}
-		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.FreeformValues, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("freeformValues", err)
 	}
 	return 0, dec.SkipValue()
@@ -5143,11 +4624,8 @@ func (x *ChatInputTextAnswerValue) decodeMember(dec *jsontext.Decoder, name []by
 	case "kind":
 		return 0, readConst(dec, "ChatInputTextAnswerValue", "kind", "text")
 	case "value":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "value")
-		}
-		x.Value, err = readString(dec)
-		return 1 << 0, err
+		x.Value, err = readStr(dec)
+		return 1 << 0, under("value", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5218,55 +4696,31 @@ func (x *ChatInputTextQuestion) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatInputTextQuestion) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 1, err
+		x.Message, err = readStr(dec)
+		return 1 << 1, under("message", err)
 	case "required":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "required")
-		}
 		x.Required, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("required", err)
 	case "kind":
 		return 0, readConst(dec, "ChatInputTextQuestion", "kind", "text")
 	case "format":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "format")
-		}
-		x.Format, err = readPtr(dec, readString)
-		return 0, err
+		x.Format, err = readPtr(dec, readStr)
+		return 0, under("format", err)
 	case "min":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "min")
-		}
 		x.Min, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("min", err)
 	case "max":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "max")
-		}
 		x.Max, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("max", err)
 	case "defaultValue":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "defaultValue")
-		}
-		x.DefaultValue, err = readPtr(dec, readString)
-		return 0, err
+		x.DefaultValue, err = readPtr(dec, readStr)
+		return 0, under("defaultValue", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5385,17 +4839,11 @@ func (x *ChatOriginFork) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "ChatOriginFork", "kind", "fork")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 0, err
+		x.Chat, err = readStr(dec)
+		return 1 << 0, under("chat", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 1, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 1, under("turnId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5448,21 +4896,12 @@ func (x *ChatOriginSideChat) decodeMember(dec *jsontext.Decoder, name []byte) (s
 	case "kind":
 		return 0, readConst(dec, "ChatOriginSideChat", "kind", "sideChat")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 0, err
+		x.Chat, err = readStr(dec)
+		return 1 << 0, under("chat", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 1, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 1, under("turnId", err)
 	case "selection":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selection")
-		}
 		x.Selection, err = readPtr(dec, readStruct[SideChatSelection])
 		return 0, under("selection", err)
 	}
@@ -5513,17 +4952,11 @@ func (x *ChatOriginTool) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 	case "kind":
 		return 0, readConst(dec, "ChatOriginTool", "kind", "tool")
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 0, err
+		x.Chat, err = readStr(dec)
+		return 1 << 0, under("chat", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 1, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 1, under("toolCallId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -5704,39 +5137,21 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 	}
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "status")
-		}
 		x.Status, err = readUintAs[SessionStatus](dec)
-		return 1 << 2, err
+		return 1 << 2, under("status", err)
 	case "activity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activity")
-		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	case "modifiedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "modifiedAt")
-		}
-		x.ModifiedAt, err = readString(dec)
-		return 1 << 3, err
+		x.ModifiedAt, err = readStr(dec)
+		return 1 << 3, under("modifiedAt", err)
 	case "changes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "changes")
-		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	case "origin":
@@ -5746,22 +5161,16 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 		x.Origin, err = decodeChatOrigin(dec)
 		return 0, under("origin", err)
 	case "movable":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "movable")
-		}
 		x.Movable, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("movable", err)
 	case "interactivity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "interactivity")
-		}
 		x.Interactivity, err = readPtr(dec, readEnum[ChatInteractivity])
 		return 0, under("interactivity", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "changesets":
 		if dec.PeekKind() == 'n' {
@@ -5790,21 +5199,12 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 		x.Turns, err = func(dec *jsontext.Decoder) ([]Turn, error) { return readSliceOf(dec, readStruct[Turn]) }(dec)
 		return 1 << 4, under("turns", err)
 	case "turnsNextCursor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turnsNextCursor")
-		}
-		x.TurnsNextCursor, err = readPtr(dec, readString)
-		return 0, err
+		x.TurnsNextCursor, err = readPtr(dec, readStr)
+		return 0, under("turnsNextCursor", err)
 	case "activeTurn":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activeTurn")
-		}
 		x.ActiveTurn, err = readNew[ActiveTurn](dec)
 		return 0, under("activeTurn", err)
 	case "steeringMessage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "steeringMessage")
-		}
 		x.SteeringMessage, err = readPtr(dec, readStruct[PendingMessage])
 		return 0, under("steeringMessage", err)
 	case "queuedMessages":
@@ -5816,9 +5216,6 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 		}(dec)
 		return 0, under("queuedMessages", err)
 	case "draft":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "draft")
-		}
 		x.Draft, err = readPtr(dec, readStruct[Message])
 		return 0, under("draft", err)
 	case "_meta":
@@ -5826,13 +5223,10 @@ func (x *ChatState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	case "inputRequests":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "inputRequests")
@@ -5912,39 +5306,21 @@ func (x *ChatSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChatSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "status")
-		}
 		x.Status, err = readUintAs[SessionStatus](dec)
-		return 1 << 2, err
+		return 1 << 2, under("status", err)
 	case "activity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activity")
-		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	case "modifiedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "modifiedAt")
-		}
-		x.ModifiedAt, err = readString(dec)
-		return 1 << 3, err
+		x.ModifiedAt, err = readStr(dec)
+		return 1 << 3, under("modifiedAt", err)
 	case "changes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "changes")
-		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	case "origin":
@@ -5954,29 +5330,20 @@ func (x *ChatSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uin
 		x.Origin, err = decodeChatOrigin(dec)
 		return 0, under("origin", err)
 	case "movable":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "movable")
-		}
 		x.Movable, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("movable", err)
 	case "interactivity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "interactivity")
-		}
 		x.Interactivity, err = readPtr(dec, readEnum[ChatInteractivity])
 		return 0, under("interactivity", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6088,23 +5455,14 @@ func (x *ChildCustomizationBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ChildCustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -6112,9 +5470,6 @@ func (x *ChildCustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -6122,13 +5477,10 @@ func (x *ChildCustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6250,23 +5602,14 @@ func (x *ClientPluginCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ClientPluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -6274,9 +5617,6 @@ func (x *ClientPluginCustomization) decodeMember(dec *jsontext.Decoder, name []b
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -6284,13 +5624,10 @@ func (x *ClientPluginCustomization) decodeMember(dec *jsontext.Decoder, name []b
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "clientId")
-		}
-		x.ClientID, err = readPtr(dec, readString)
-		return 0, err
+		x.ClientID, err = readPtr(dec, readStr)
+		return 0, under("clientId", err)
 	case "load":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "load")
@@ -6316,17 +5653,11 @@ func (x *ClientPluginCustomization) decodeMember(dec *jsontext.Decoder, name []b
 		}(dec)
 		return 0, under("enablement", err)
 	case "version":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "version")
-		}
-		x.Version, err = readPtr(dec, readString)
-		return 0, err
+		x.Version, err = readPtr(dec, readStr)
+		return 0, under("version", err)
 	case "nonce":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nonce")
-		}
-		x.Nonce, err = readPtr(dec, readString)
-		return 0, err
+		x.Nonce, err = readPtr(dec, readStr)
+		return 0, under("nonce", err)
 	case "childEnablement":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "childEnablement")
@@ -6338,11 +5669,8 @@ func (x *ClientPluginCustomization) decodeMember(dec *jsontext.Decoder, name []b
 		}(dec)
 		return 0, under("childEnablement", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6434,23 +5762,14 @@ func (x *ConfigPropertySchema) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "type":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "type")
-		}
 		x.Type, err = readEnum[ConfigPropertySchemaType](dec)
 		return 1 << 0, under("type", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "default":
 		x.Default, err = readRaw(dec)
 		return 0, err
@@ -6464,38 +5783,26 @@ func (x *ConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name []byte) 
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "enumLabels")
 		}
-		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("enumLabels", err)
 	case "enumDescriptions":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "enumDescriptions")
 		}
-		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("enumDescriptions", err)
 	case "readOnly":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "readOnly")
-		}
 		x.ReadOnly, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("readOnly", err)
 	case "items":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "items")
-		}
 		x.Items, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("items", err)
 	case "minItems":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "minItems")
-		}
 		x.MinItems, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("minItems", err)
 	case "maxItems":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "maxItems")
-		}
 		x.MaxItems, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("maxItems", err)
 	case "properties":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "properties")
@@ -6508,12 +5815,9 @@ func (x *ConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name []byte) 
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "required")
 		}
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("required", err)
 	case "additionalProperties":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "additionalProperties")
-		}
 		x.AdditionalProperties, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("additionalProperties", err)
 	}
@@ -6597,7 +5901,7 @@ func (x *ConfigSchema) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "required")
 		}
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
@@ -6644,29 +5948,17 @@ func (x *ConfirmationOption) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ConfirmationOption) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 1, err
+		x.Label, err = readStr(dec)
+		return 1 << 1, under("label", err)
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[ConfirmationOptionKind](dec)
 		return 1 << 2, under("kind", err)
 	case "group":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "group")
-		}
 		x.Group, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("group", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6761,23 +6053,14 @@ func (x *ContainerCustomizationBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ContainerCustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -6785,9 +6068,6 @@ func (x *ContainerCustomizationBase) decodeMember(dec *jsontext.Decoder, name []
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -6795,13 +6075,10 @@ func (x *ContainerCustomizationBase) decodeMember(dec *jsontext.Decoder, name []
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "clientId")
-		}
-		x.ClientID, err = readPtr(dec, readString)
-		return 0, err
+		x.ClientID, err = readPtr(dec, readStr)
+		return 0, under("clientId", err)
 	case "load":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "load")
@@ -6817,11 +6094,8 @@ func (x *ContainerCustomizationBase) decodeMember(dec *jsontext.Decoder, name []
 		}(dec)
 		return 0, under("children", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6871,29 +6145,17 @@ func (x *ContentRef) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ContentRef) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "sizeHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "sizeHint")
-		}
 		x.SizeHint, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("sizeHint", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	case "nonce":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nonce")
-		}
-		x.Nonce, err = readPtr(dec, readString)
-		return 0, err
+		x.Nonce, err = readPtr(dec, readStr)
+		return 0, under("nonce", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -6992,23 +6254,14 @@ func (x *CustomizationBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *CustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -7016,9 +6269,6 @@ func (x *CustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (se
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -7026,7 +6276,7 @@ func (x *CustomizationBase) decodeMember(dec *jsontext.Decoder, name []byte) (se
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7075,11 +6325,8 @@ func (x *CustomizationDegradedState) decodeMember(dec *jsontext.Decoder, name []
 	case "kind":
 		return 0, readConst(dec, "CustomizationDegradedState", "kind", "degraded")
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 0, err
+		x.Message, err = readStr(dec)
+		return 1 << 0, under("message", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7173,11 +6420,8 @@ func (x *CustomizationEnablementGlobal) decodeMember(dec *jsontext.Decoder, name
 	case "kind":
 		return 0, readConst(dec, "CustomizationEnablementGlobal", "kind", "global")
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "enabled")
-		}
 		x.Enabled, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7226,11 +6470,8 @@ func (x *CustomizationEnablementSession) decodeMember(dec *jsontext.Decoder, nam
 	case "kind":
 		return 0, readConst(dec, "CustomizationEnablementSession", "kind", "session")
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "enabled")
-		}
 		x.Enabled, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7281,17 +6522,11 @@ func (x *CustomizationEnablementWorkspace) decodeMember(dec *jsontext.Decoder, n
 	case "kind":
 		return 0, readConst(dec, "CustomizationEnablementWorkspace", "kind", "workspace")
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "enabled")
-		}
 		x.Enabled, err = readBool(dec)
-		return 1 << 1, err
+		return 1 << 1, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7338,11 +6573,8 @@ func (x *CustomizationErrorState) decodeMember(dec *jsontext.Decoder, name []byt
 	case "kind":
 		return 0, readConst(dec, "CustomizationErrorState", "kind", "error")
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 0, err
+		x.Message, err = readStr(dec)
+		return 1 << 0, under("message", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7553,23 +6785,14 @@ func (x *DirectoryCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *DirectoryCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -7577,9 +6800,6 @@ func (x *DirectoryCustomization) decodeMember(dec *jsontext.Decoder, name []byte
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -7587,13 +6807,10 @@ func (x *DirectoryCustomization) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "clientId")
-		}
-		x.ClientID, err = readPtr(dec, readString)
-		return 0, err
+		x.ClientID, err = readPtr(dec, readStr)
+		return 0, under("clientId", err)
 	case "load":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "load")
@@ -7611,23 +6828,14 @@ func (x *DirectoryCustomization) decodeMember(dec *jsontext.Decoder, name []byte
 	case "type":
 		return 0, readConst(dec, "DirectoryCustomization", "type", "directory")
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "enabled")
-		}
 		x.Enabled, err = readBool(dec)
-		return 1 << 3, err
+		return 1 << 3, under("enabled", err)
 	case "contents":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "contents")
-		}
 		x.Contents, err = readEnum[ChildCustomizationType](dec)
 		return 1 << 4, under("contents", err)
 	case "writable":
-		if dec.PeekKind() == 'n' {
-			return 1 << 5, nullMember(dec, "writable")
-		}
 		x.Writable, err = readBool(dec)
-		return 1 << 5, err
+		return 1 << 5, under("writable", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7675,29 +6883,20 @@ func (x *ErrorInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ErrorInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "errorType":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "errorType")
-		}
-		x.ErrorType, err = readString(dec)
-		return 1 << 0, err
+		x.ErrorType, err = readStr(dec)
+		return 1 << 0, under("errorType", err)
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 1, err
+		x.Message, err = readStr(dec)
+		return 1 << 1, under("message", err)
 	case "stack":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "stack")
-		}
-		x.Stack, err = readPtr(dec, readString)
-		return 0, err
+		x.Stack, err = readPtr(dec, readStr)
+		return 0, under("stack", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7754,11 +6953,8 @@ func (x *ErrorResponsePart) decodeMember(dec *jsontext.Decoder, name []byte) (se
 		x.Error, err = readStruct[ErrorInfo](dec)
 		return 1 << 0, under("error", err)
 	case "resumable":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "resumable")
-		}
 		x.Resumable, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("resumable", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7804,21 +7000,12 @@ func (x *FileEdit) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FileEdit) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "before":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "before")
-		}
 		x.Before, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("before", err)
 	case "after":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "after")
-		}
 		x.After, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("after", err)
 	case "diff":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "diff")
-		}
 		x.Diff, err = readPtr(dec, readStruct[FileEditDiffStats])
 		return 0, under("diff", err)
 	}
@@ -7904,17 +7091,11 @@ func (x *FileEditDiffStats) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FileEditDiffStats) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "added":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "added")
-		}
 		x.Added, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("added", err)
 	case "removed":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "removed")
-		}
 		x.Removed, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("removed", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -7954,11 +7135,8 @@ func (x *FileEditSide) decodeJSON(dec *jsontext.Decoder) error {
 func (x *FileEditSide) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "content":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "content")
@@ -8029,23 +7207,14 @@ func (x *HookCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *HookCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -8053,9 +7222,6 @@ func (x *HookCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (se
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -8063,13 +7229,10 @@ func (x *HookCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (se
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	case "type":
 		return 0, readConst(dec, "HookCustomization", "type", "hook")
 	}
@@ -8121,27 +7284,18 @@ func (x *Icon) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Icon) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "src":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "src")
-		}
-		x.Src, err = readString(dec)
-		return 1 << 0, err
+		x.Src, err = readStr(dec)
+		return 1 << 0, under("src", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	case "sizes":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "sizes")
 		}
-		x.Sizes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Sizes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("sizes", err)
 	case "theme":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "theme")
-		}
 		x.Theme, err = readPtr(dec, readEnum[IconTheme])
 		return 0, under("theme", err)
 	}
@@ -8223,9 +7377,6 @@ func (x *InputRequestResponsePart) decodeMember(dec *jsontext.Decoder, name []by
 		x.Request, err = readStruct[ChatInputRequest](dec)
 		return 1 << 0, under("request", err)
 	case "response":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "response")
-		}
 		x.Response, err = readPtr(dec, readEnum[ChatInputResponseKind])
 		return 0, under("response", err)
 	}
@@ -8301,15 +7452,9 @@ func (x *MCPAuthRequirement) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPAuthRequirement) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "reason":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "reason")
-		}
 		x.Reason, err = readEnum[MCPAuthRequiredReason](dec)
 		return 1 << 0, under("reason", err)
 	case "oauthClient":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "oauthClient")
-		}
 		x.OauthClient, err = readPtr(dec, readStruct[MCPOAuthClient])
 		return 0, under("oauthClient", err)
 	case "resource":
@@ -8322,14 +7467,11 @@ func (x *MCPAuthRequirement) decodeMember(dec *jsontext.Decoder, name []byte) (s
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "requiredScopes")
 		}
-		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("requiredScopes", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -8371,17 +7513,11 @@ func (x *MCPOAuthClient) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPOAuthClient) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 0, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 0, under("clientId", err)
 	case "clientSecret":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "clientSecret")
-		}
-		x.ClientSecret, err = readPtr(dec, readString)
-		return 0, err
+		x.ClientSecret, err = readPtr(dec, readStr)
+		return 0, under("clientSecret", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -8442,15 +7578,9 @@ func (x *MCPServerAuthRequiredState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPServerAuthRequiredState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "reason":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "reason")
-		}
 		x.Reason, err = readEnum[MCPAuthRequiredReason](dec)
 		return 1 << 0, under("reason", err)
 	case "oauthClient":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "oauthClient")
-		}
 		x.OauthClient, err = readPtr(dec, readStruct[MCPOAuthClient])
 		return 0, under("oauthClient", err)
 	case "resource":
@@ -8463,14 +7593,11 @@ func (x *MCPServerAuthRequiredState) decodeMember(dec *jsontext.Decoder, name []
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "requiredScopes")
 		}
-		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.RequiredScopes, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("requiredScopes", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "kind":
 		return 0, readConst(dec, "MCPServerAuthRequiredState", "kind", "authRequired")
 	}
@@ -8553,23 +7680,14 @@ func (x *MCPServerCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MCPServerCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -8577,9 +7695,6 @@ func (x *MCPServerCustomization) decodeMember(dec *jsontext.Decoder, name []byte
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -8587,7 +7702,7 @@ func (x *MCPServerCustomization) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "MCPServerCustomization", "type", "mcpServer")
 	case "enablement":
@@ -8605,23 +7720,14 @@ func (x *MCPServerCustomization) decodeMember(dec *jsontext.Decoder, name []byte
 		x.State, err = decodeMCPServerState(dec)
 		return 1 << 3, under("state", err)
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "channel")
-		}
-		x.Channel, err = readPtr(dec, readString)
-		return 0, err
+		x.Channel, err = readPtr(dec, readStr)
+		return 0, under("channel", err)
 	case "mcpApp":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "mcpApp")
-		}
 		x.MCPApp, err = readPtr(dec, readStruct[MCPServerCustomizationApps])
 		return 0, under("mcpApp", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -8804,11 +7910,8 @@ func (x *MCPServerStartingState) decodeMember(dec *jsontext.Decoder, name []byte
 	case "kind":
 		return 0, readConst(dec, "MCPServerStartingState", "kind", "starting")
 	case "blocking":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "blocking")
-		}
 		x.Blocking, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("blocking", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -8949,11 +8052,8 @@ func (x *MarkdownResponsePart) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "kind":
 		return 0, readConst(dec, "MarkdownResponsePart", "kind", "markdown")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "content":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "content")
@@ -9017,11 +8117,8 @@ func (x *Message) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Message) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "text":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "text")
-		}
-		x.Text, err = readString(dec)
-		return 1 << 0, err
+		x.Text, err = readStr(dec)
+		return 1 << 0, under("text", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "origin")
@@ -9037,15 +8134,9 @@ func (x *Message) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64,
 		}(dec)
 		return 0, under("attachments", err)
 	case "model":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "model")
-		}
 		x.Model, err = readPtr(dec, readStruct[ModelSelection])
 		return 0, under("model", err)
 	case "agent":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "agent")
-		}
 		x.Agent, err = readPtr(dec, readStruct[AgentSelection])
 		return 0, under("agent", err)
 	case "_meta":
@@ -9053,7 +8144,7 @@ func (x *Message) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64,
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9118,42 +8209,30 @@ func (x *MessageAnnotationsAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageAnnotationsAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 0, err
+		x.Label, err = readStr(dec)
+		return 1 << 0, under("label", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "displayKind")
-		}
-		x.DisplayKind, err = readPtr(dec, readString)
-		return 0, err
+		x.DisplayKind, err = readPtr(dec, readStr)
+		return 0, under("displayKind", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "MessageAnnotationsAttachment", "type", "annotations")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 1, err
+		x.Resource, err = readStr(dec)
+		return 1 << 1, under("resource", err)
 	case "annotationIds":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "annotationIds")
 		}
-		x.AnnotationIDs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.AnnotationIDs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("annotationIds", err)
 	}
 	return 0, dec.SkipValue()
@@ -9255,29 +8334,20 @@ func (x *MessageAttachmentBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageAttachmentBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 0, err
+		x.Label, err = readStr(dec)
+		return 1 << 0, under("label", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "displayKind")
-		}
-		x.DisplayKind, err = readPtr(dec, readString)
-		return 0, err
+		x.DisplayKind, err = readPtr(dec, readStr)
+		return 0, under("displayKind", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9340,43 +8410,28 @@ func (x *MessageChatAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageChatAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 0, err
+		x.Label, err = readStr(dec)
+		return 1 << 0, under("label", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "displayKind")
-		}
-		x.DisplayKind, err = readPtr(dec, readString)
-		return 0, err
+		x.DisplayKind, err = readPtr(dec, readStr)
+		return 0, under("displayKind", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "MessageChatAttachment", "type", "chat")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 1, err
+		x.Resource, err = readStr(dec)
+		return 1 << 1, under("resource", err)
 	case "endTurn":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "endTurn")
-		}
-		x.EndTurn, err = readPtr(dec, readString)
-		return 0, err
+		x.EndTurn, err = readPtr(dec, readStr)
+		return 0, under("endTurn", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9443,47 +8498,29 @@ func (x *MessageEmbeddedResourceAttachment) decodeJSON(dec *jsontext.Decoder) er
 func (x *MessageEmbeddedResourceAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 0, err
+		x.Label, err = readStr(dec)
+		return 1 << 0, under("label", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "displayKind")
-		}
-		x.DisplayKind, err = readPtr(dec, readString)
-		return 0, err
+		x.DisplayKind, err = readPtr(dec, readStr)
+		return 0, under("displayKind", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "MessageEmbeddedResourceAttachment", "type", "embeddedResource")
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 1, err
+		x.Data, err = readStr(dec)
+		return 1 << 1, under("data", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "contentType")
-		}
-		x.ContentType, err = readString(dec)
-		return 1 << 2, err
+		x.ContentType, err = readStr(dec)
+		return 1 << 2, under("contentType", err)
 	case "selection":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selection")
-		}
 		x.Selection, err = readPtr(dec, readStruct[TextSelection])
 		return 0, under("selection", err)
 	}
@@ -9547,9 +8584,6 @@ func (x *MessageOrigin) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageOrigin) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[MessageKind](dec)
 		return 1 << 0, under("kind", err)
 	}
@@ -9628,59 +8662,35 @@ func (x *MessageResourceAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MessageResourceAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 0, err
+		x.Label, err = readStr(dec)
+		return 1 << 0, under("label", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "displayKind")
-		}
-		x.DisplayKind, err = readPtr(dec, readString)
-		return 0, err
+		x.DisplayKind, err = readPtr(dec, readStr)
+		return 0, under("displayKind", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "sizeHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "sizeHint")
-		}
 		x.SizeHint, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("sizeHint", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	case "nonce":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nonce")
-		}
-		x.Nonce, err = readPtr(dec, readString)
-		return 0, err
+		x.Nonce, err = readPtr(dec, readStr)
+		return 0, under("nonce", err)
 	case "type":
 		return 0, readConst(dec, "MessageResourceAttachment", "type", "resource")
 	case "selection":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selection")
-		}
 		x.Selection, err = readPtr(dec, readStruct[TextSelection])
 		return 0, under("selection", err)
 	}
@@ -9726,11 +8736,8 @@ func (x *ModelSelection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ModelSelection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "config":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "config")
@@ -9780,17 +8787,11 @@ func (x *MultipleChatsCapability) decodeJSON(dec *jsontext.Decoder) error {
 func (x *MultipleChatsCapability) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "fork":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "fork")
-		}
 		x.Fork, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("fork", err)
 	case "sideChat":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "sideChat")
-		}
 		x.SideChat, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("sideChat", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9832,17 +8833,11 @@ func (x *MultipleWorkingDirectoriesCapability) decodeJSON(dec *jsontext.Decoder)
 func (x *MultipleWorkingDirectoriesCapability) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "immutablePrimary":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "immutablePrimary")
-		}
 		x.ImmutablePrimary, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("immutablePrimary", err)
 	case "primaryReplacement":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "primaryReplacement")
-		}
 		x.PrimaryReplacement, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("primaryReplacement", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -9882,11 +8877,8 @@ func (x *PendingMessage) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PendingMessage) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "message":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "message")
@@ -9981,23 +8973,14 @@ func (x *PluginCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -10005,9 +8988,6 @@ func (x *PluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -10015,13 +8995,10 @@ func (x *PluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "clientId")
-		}
-		x.ClientID, err = readPtr(dec, readString)
-		return 0, err
+		x.ClientID, err = readPtr(dec, readStr)
+		return 0, under("clientId", err)
 	case "load":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "load")
@@ -10047,17 +9024,11 @@ func (x *PluginCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (
 		}(dec)
 		return 0, under("enablement", err)
 	case "version":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "version")
-		}
-		x.Version, err = readPtr(dec, readString)
-		return 0, err
+		x.Version, err = readPtr(dec, readStr)
+		return 0, under("version", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -10119,17 +9090,11 @@ func (x *ProjectInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ProjectInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 1, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 1, under("displayName", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -10198,23 +9163,14 @@ func (x *PromptCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *PromptCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -10222,9 +9178,6 @@ func (x *PromptCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -10232,21 +9185,15 @@ func (x *PromptCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	case "type":
 		return 0, readConst(dec, "PromptCustomization", "type", "prompt")
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -10326,71 +9273,50 @@ func (x *ProtectedResourceMetadata) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ProtectedResourceMetadata) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "resource_name":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "resource_name")
-		}
-		x.ResourceName, err = readPtr(dec, readString)
-		return 0, err
+		x.ResourceName, err = readPtr(dec, readStr)
+		return 0, under("resource_name", err)
 	case "authorization_servers":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "authorization_servers")
 		}
-		x.AuthorizationServers, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.AuthorizationServers, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("authorization_servers", err)
 	case "jwks_uri":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "jwks_uri")
-		}
-		x.JWKSURI, err = readPtr(dec, readString)
-		return 0, err
+		x.JWKSURI, err = readPtr(dec, readStr)
+		return 0, under("jwks_uri", err)
 	case "scopes_supported":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "scopes_supported")
 		}
-		x.ScopesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.ScopesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("scopes_supported", err)
 	case "bearer_methods_supported":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "bearer_methods_supported")
 		}
-		x.BearerMethodsSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.BearerMethodsSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("bearer_methods_supported", err)
 	case "resource_signing_alg_values_supported":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "resource_signing_alg_values_supported")
 		}
-		x.ResourceSigningAlgValuesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.ResourceSigningAlgValuesSupported, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("resource_signing_alg_values_supported", err)
 	case "resource_documentation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "resource_documentation")
-		}
-		x.ResourceDocumentation, err = readPtr(dec, readString)
-		return 0, err
+		x.ResourceDocumentation, err = readPtr(dec, readStr)
+		return 0, under("resource_documentation", err)
 	case "resource_policy_uri":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "resource_policy_uri")
-		}
-		x.ResourcePolicyURI, err = readPtr(dec, readString)
-		return 0, err
+		x.ResourcePolicyURI, err = readPtr(dec, readStr)
+		return 0, under("resource_policy_uri", err)
 	case "resource_tos_uri":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "resource_tos_uri")
-		}
-		x.ResourceTosURI, err = readPtr(dec, readString)
-		return 0, err
+		x.ResourceTosURI, err = readPtr(dec, readStr)
+		return 0, under("resource_tos_uri", err)
 	case "required":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "required")
-		}
 		x.Required, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -10439,11 +9365,8 @@ func (x *ReasoningResponsePart) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "kind":
 		return 0, readConst(dec, "ReasoningResponsePart", "kind", "reasoning")
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "content":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "content")
@@ -10489,15 +9412,9 @@ func (x *ResourceChange) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceChange) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "type":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "type")
-		}
 		x.Type, err = readEnum[ResourceChangeType](dec)
 		return 1 << 1, under("type", err)
 	}
@@ -10578,29 +9495,17 @@ func (x *ResourceResponsePart) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceResponsePart) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "sizeHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "sizeHint")
-		}
 		x.SizeHint, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("sizeHint", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	case "nonce":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nonce")
-		}
-		x.Nonce, err = readPtr(dec, readString)
-		return 0, err
+		x.Nonce, err = readPtr(dec, readStr)
+		return 0, under("nonce", err)
 	case "kind":
 		return 0, readConst(dec, "ResourceResponsePart", "kind", "contentRef")
 	}
@@ -10651,27 +9556,15 @@ func (x *ResourceWatchState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResourceWatchState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "root":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "root")
-		}
-		x.Root, err = readString(dec)
-		return 1 << 0, err
+		x.Root, err = readStr(dec)
+		return 1 << 0, under("root", err)
 	case "recursive":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "recursive")
-		}
 		x.Recursive, err = readBool(dec)
-		return 1 << 1, err
+		return 1 << 1, under("recursive", err)
 	case "excludes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "excludes")
-		}
 		x.Excludes, err = readPtr(dec, readStruct[ResourceWatchStateExcludes])
 		return 0, under("excludes", err)
 	case "includes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "includes")
-		}
 		x.Includes, err = readPtr(dec, readStruct[ResourceWatchStateIncludes])
 		return 0, under("includes", err)
 	}
@@ -10716,7 +9609,7 @@ func (x *ResourceWatchStateExcludes) decodeMember(dec *jsontext.Decoder, name []
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "items")
 		}
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
@@ -10760,7 +9653,7 @@ func (x *ResourceWatchStateIncludes) decodeMember(dec *jsontext.Decoder, name []
 		if dec.PeekKind() == 'n' {
 			return 1 << 0, nullMember(dec, "items")
 		}
-		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Items, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 1 << 0, under("items", err)
 	}
 	return 0, dec.SkipValue()
@@ -10862,11 +9755,8 @@ func (x *ResumedChannelSubscription) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ResumedChannelSubscription) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "channel":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "channel")
-		}
-		x.Channel, err = readString(dec)
-		return 1 << 0, err
+		x.Channel, err = readStr(dec)
+		return 1 << 0, under("channel", err)
 	case "flowControl":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "flowControl")
@@ -10874,9 +9764,6 @@ func (x *ResumedChannelSubscription) decodeMember(dec *jsontext.Decoder, name []
 		x.FlowControl, err = readStruct[ChannelFlowControl](dec)
 		return 1 << 1, under("flowControl", err)
 	case "recovery":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "recovery")
-		}
 		x.Recovery, err = readEnum[ChannelRecoveryKind](dec)
 		return 1 << 2, under("recovery", err)
 	}
@@ -10928,7 +9815,7 @@ func (x *RootConfigState) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 			return 1 << 1, nullMember(dec, "values")
 		}
 		x.Values, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 1, err
+		return 1 << 1, under("values", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -10991,11 +9878,8 @@ func (x *RootState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 		x.Agents, err = func(dec *jsontext.Decoder) ([]AgentInfo, error) { return readSliceOf(dec, readStruct[AgentInfo]) }(dec)
 		return 1 << 0, under("agents", err)
 	case "activeSessions":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activeSessions")
-		}
 		x.ActiveSessions, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("activeSessions", err)
 	case "terminals":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "terminals")
@@ -11003,9 +9887,6 @@ func (x *RootState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 		x.Terminals, err = func(dec *jsontext.Decoder) ([]TerminalInfo, error) { return readSliceOf(dec, readStruct[TerminalInfo]) }(dec)
 		return 0, under("terminals", err)
 	case "config":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "config")
-		}
 		x.Config, err = readPtr(dec, readStruct[RootConfigState])
 		return 0, under("config", err)
 	case "_meta":
@@ -11013,7 +9894,7 @@ func (x *RootState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint6
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -11090,23 +9971,14 @@ func (x *RuleCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *RuleCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -11114,9 +9986,6 @@ func (x *RuleCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (se
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -11124,32 +9993,23 @@ func (x *RuleCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (se
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	case "type":
 		return 0, readConst(dec, "RuleCustomization", "type", "rule")
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "alwaysApply":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "alwaysApply")
-		}
 		x.AlwaysApply, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("alwaysApply", err)
 	case "globs":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "globs")
 		}
-		x.Globs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Globs, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("globs", err)
 	}
 	return 0, dec.SkipValue()
@@ -11202,17 +10062,11 @@ func (x *SessionActiveClient) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionActiveClient) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 0, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 0, under("clientId", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "displayName")
-		}
-		x.DisplayName, err = readPtr(dec, readString)
-		return 0, err
+		x.DisplayName, err = readPtr(dec, readStr)
+		return 0, under("displayName", err)
 	case "tools":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "tools")
@@ -11277,17 +10131,11 @@ func (x *SessionChatInputRequest) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionChatInputRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 1, err
+		x.Chat, err = readStr(dec)
+		return 1 << 1, under("chat", err)
 	case "kind":
 		return 0, readConst(dec, "SessionChatInputRequest", "kind", "chatInput")
 	case "request":
@@ -11351,17 +10199,11 @@ func (x *SessionChatSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionChatSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "origin")
@@ -11369,21 +10211,12 @@ func (x *SessionChatSummary) decodeMember(dec *jsontext.Decoder, name []byte) (s
 		x.Origin, err = decodeChatOrigin(dec)
 		return 0, under("origin", err)
 	case "interactivity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "interactivity")
-		}
 		x.Interactivity, err = readPtr(dec, readEnum[ChatInteractivity])
 		return 0, under("interactivity", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "status")
-		}
 		x.Status, err = readPtr(dec, readUintAs[SessionStatus])
-		return 0, err
+		return 0, under("status", err)
 	case "changes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "changes")
-		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	}
@@ -11487,23 +10320,14 @@ func (x *SessionConfigPropertySchema) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "type":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "type")
-		}
 		x.Type, err = readEnum[SessionConfigPropertySchemaType](dec)
 		return 1 << 0, under("type", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "default":
 		x.Default, err = readRaw(dec)
 		return 0, err
@@ -11517,38 +10341,26 @@ func (x *SessionConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name [
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "enumLabels")
 		}
-		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.EnumLabels, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("enumLabels", err)
 	case "enumDescriptions":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "enumDescriptions")
 		}
-		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.EnumDescriptions, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("enumDescriptions", err)
 	case "readOnly":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "readOnly")
-		}
 		x.ReadOnly, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("readOnly", err)
 	case "items":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "items")
-		}
 		x.Items, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("items", err)
 	case "minItems":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "minItems")
-		}
 		x.MinItems, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("minItems", err)
 	case "maxItems":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "maxItems")
-		}
 		x.MaxItems, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("maxItems", err)
 	case "properties":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "properties")
@@ -11561,26 +10373,17 @@ func (x *SessionConfigPropertySchema) decodeMember(dec *jsontext.Decoder, name [
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "required")
 		}
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("required", err)
 	case "additionalProperties":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "additionalProperties")
-		}
 		x.AdditionalProperties, err = readPtr(dec, readStruct[ConfigPropertySchema])
 		return 0, under("additionalProperties", err)
 	case "enumDynamic":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enumDynamic")
-		}
 		x.EnumDynamic, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enumDynamic", err)
 	case "sessionMutable":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "sessionMutable")
-		}
 		x.SessionMutable, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("sessionMutable", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -11664,7 +10467,7 @@ func (x *SessionConfigSchema) decodeMember(dec *jsontext.Decoder, name []byte) (
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "required")
 		}
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
@@ -11715,7 +10518,7 @@ func (x *SessionConfigState) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 1 << 1, nullMember(dec, "values")
 		}
 		x.Values, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 1 << 1, err
+		return 1 << 1, under("values", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -11803,17 +10606,11 @@ func (x *SessionInputRequestBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionInputRequestBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 1, err
+		x.Chat, err = readStr(dec)
+		return 1 << 1, under("chat", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -11897,29 +10694,17 @@ func (x *SessionMetadata) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionMetadata) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "provider")
-		}
-		x.Provider, err = readString(dec)
-		return 1 << 0, err
+		x.Provider, err = readStr(dec)
+		return 1 << 0, under("provider", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "status")
-		}
 		x.Status, err = readUintAs[SessionStatus](dec)
-		return 1 << 2, err
+		return 1 << 2, under("status", err)
 	case "activity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activity")
-		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "origin")
@@ -11927,21 +10712,15 @@ func (x *SessionMetadata) decodeMember(dec *jsontext.Decoder, name []byte) (seen
 		x.Origin, err = decodeSessionOrigin(dec)
 		return 0, under("origin", err)
 	case "project":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "project")
-		}
 		x.Project, err = readPtr(dec, readStruct[ProjectInfo])
 		return 0, under("project", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "annotations":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "annotations")
-		}
 		x.Annotations, err = readPtr(dec, readStruct[AnnotationsSummary])
 		return 0, under("annotations", err)
 	}
@@ -12017,57 +10796,30 @@ func (x *SessionModelInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionModelInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "provider")
-		}
-		x.Provider, err = readString(dec)
-		return 1 << 1, err
+		x.Provider, err = readStr(dec)
+		return 1 << 1, under("provider", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "maxContextWindow":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "maxContextWindow")
-		}
 		x.MaxContextWindow, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("maxContextWindow", err)
 	case "maxOutputTokens":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "maxOutputTokens")
-		}
 		x.MaxOutputTokens, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("maxOutputTokens", err)
 	case "maxPromptTokens":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "maxPromptTokens")
-		}
 		x.MaxPromptTokens, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("maxPromptTokens", err)
 	case "supportsVision":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "supportsVision")
-		}
 		x.SupportsVision, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("supportsVision", err)
 	case "policyState":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "policyState")
-		}
 		x.PolicyState, err = readPtr(dec, readEnum[PolicyState])
 		return 0, under("policyState", err)
 	case "configSchema":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "configSchema")
-		}
 		x.ConfigSchema, err = readPtr(dec, readStruct[ConfigSchema])
 		return 0, under("configSchema", err)
 	case "_meta":
@@ -12075,13 +10827,10 @@ func (x *SessionModelInfo) decodeMember(dec *jsontext.Decoder, name []byte) (see
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "vendor":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "vendor")
-		}
-		x.Vendor, err = readPtr(dec, readString)
-		return 0, err
+		x.Vendor, err = readPtr(dec, readStr)
+		return 0, under("vendor", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -12235,29 +10984,17 @@ func (x *SessionState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "provider")
-		}
-		x.Provider, err = readString(dec)
-		return 1 << 0, err
+		x.Provider, err = readStr(dec)
+		return 1 << 0, under("provider", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "status")
-		}
 		x.Status, err = readUintAs[SessionStatus](dec)
-		return 1 << 2, err
+		return 1 << 2, under("status", err)
 	case "activity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activity")
-		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "origin")
@@ -12265,33 +11002,21 @@ func (x *SessionState) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 		x.Origin, err = decodeSessionOrigin(dec)
 		return 0, under("origin", err)
 	case "project":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "project")
-		}
 		x.Project, err = readPtr(dec, readStruct[ProjectInfo])
 		return 0, under("project", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "annotations":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "annotations")
-		}
 		x.Annotations, err = readPtr(dec, readStruct[AnnotationsSummary])
 		return 0, under("annotations", err)
 	case "lifecycle":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "lifecycle")
-		}
 		x.Lifecycle, err = readEnum[SessionLifecycle](dec)
 		return 1 << 3, under("lifecycle", err)
 	case "creationError":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "creationError")
-		}
 		x.CreationError, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("creationError", err)
 	case "serverTools":
@@ -12317,15 +11042,9 @@ func (x *SessionState) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 		x.Chats, err = func(dec *jsontext.Decoder) ([]ChatSummary, error) { return readSliceOf(dec, readStruct[ChatSummary]) }(dec)
 		return 1 << 5, under("chats", err)
 	case "defaultChat":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "defaultChat")
-		}
-		x.DefaultChat, err = readPtr(dec, readString)
-		return 0, err
+		x.DefaultChat, err = readPtr(dec, readStr)
+		return 0, under("defaultChat", err)
 	case "config":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "config")
-		}
 		x.Config, err = readPtr(dec, readStruct[SessionConfigState])
 		return 0, under("config", err)
 	case "customizations":
@@ -12353,13 +11072,10 @@ func (x *SessionState) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -12461,29 +11177,17 @@ func (x *SessionSummary) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SessionSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "provider":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "provider")
-		}
-		x.Provider, err = readString(dec)
-		return 1 << 0, err
+		x.Provider, err = readStr(dec)
+		return 1 << 0, under("provider", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "status":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "status")
-		}
 		x.Status, err = readUintAs[SessionStatus](dec)
-		return 1 << 2, err
+		return 1 << 2, under("status", err)
 	case "activity":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "activity")
-		}
-		x.Activity, err = readPtr(dec, readString)
-		return 0, err
+		x.Activity, err = readPtr(dec, readStr)
+		return 0, under("activity", err)
 	case "origin":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "origin")
@@ -12491,45 +11195,27 @@ func (x *SessionSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 		x.Origin, err = decodeSessionOrigin(dec)
 		return 0, under("origin", err)
 	case "project":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "project")
-		}
 		x.Project, err = readPtr(dec, readStruct[ProjectInfo])
 		return 0, under("project", err)
 	case "workingDirectories":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "workingDirectories")
 		}
-		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSliceOf(dec, readString) }(dec)
+		x.WorkingDirectories, err = func(dec *jsontext.Decoder) ([]URI, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("workingDirectories", err)
 	case "annotations":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "annotations")
-		}
 		x.Annotations, err = readPtr(dec, readStruct[AnnotationsSummary])
 		return 0, under("annotations", err)
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 3, err
+		x.Resource, err = readStr(dec)
+		return 1 << 3, under("resource", err)
 	case "createdAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "createdAt")
-		}
-		x.CreatedAt, err = readString(dec)
-		return 1 << 4, err
+		x.CreatedAt, err = readStr(dec)
+		return 1 << 4, under("createdAt", err)
 	case "modifiedAt":
-		if dec.PeekKind() == 'n' {
-			return 1 << 5, nullMember(dec, "modifiedAt")
-		}
-		x.ModifiedAt, err = readString(dec)
-		return 1 << 5, err
+		x.ModifiedAt, err = readStr(dec)
+		return 1 << 5, under("modifiedAt", err)
 	case "changes":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "changes")
-		}
 		x.Changes, err = readPtr(dec, readStruct[ChangesSummary])
 		return 0, under("changes", err)
 	case "_meta":
@@ -12537,7 +11223,7 @@ func (x *SessionSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "chats":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "chats")
@@ -12547,17 +11233,11 @@ func (x *SessionSummary) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 		}(dec)
 		return 0, under("chats", err)
 	case "defaultChat":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "defaultChat")
-		}
-		x.DefaultChat, err = readPtr(dec, readString)
-		return 0, err
+		x.DefaultChat, err = readPtr(dec, readStr)
+		return 0, under("defaultChat", err)
 	case "workingDirectory":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "workingDirectory")
-		}
-		x.WorkingDirectory, err = readPtr(dec, readString)
-		return 0, err
+		x.WorkingDirectory, err = readPtr(dec, readStr)
+		return 0, under("workingDirectory", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -12610,25 +11290,16 @@ func (x *SessionToolAuthenticationRequest) decodeJSON(dec *jsontext.Decoder) err
 func (x *SessionToolAuthenticationRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 1, err
+		x.Chat, err = readStr(dec)
+		return 1 << 1, under("chat", err)
 	case "kind":
 		return 0, readConst(dec, "SessionToolAuthenticationRequest", "kind", "toolAuthentication")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 2, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 2, under("turnId", err)
 	case "toolCall":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "toolCall")
@@ -12689,31 +11360,19 @@ func (x *SessionToolClientExecutionRequest) decodeJSON(dec *jsontext.Decoder) er
 func (x *SessionToolClientExecutionRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 1, err
+		x.Chat, err = readStr(dec)
+		return 1 << 1, under("chat", err)
 	case "kind":
 		return 0, readConst(dec, "SessionToolClientExecutionRequest", "kind", "toolClientExecution")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 2, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 2, under("turnId", err)
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 3, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 3, under("clientId", err)
 	case "toolCall":
 		if dec.PeekKind() == 'n' {
 			return 1 << 4, nullMember(dec, "toolCall")
@@ -12772,25 +11431,16 @@ func (x *SessionToolConfirmationRequest) decodeJSON(dec *jsontext.Decoder) error
 func (x *SessionToolConfirmationRequest) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "chat")
-		}
-		x.Chat, err = readString(dec)
-		return 1 << 1, err
+		x.Chat, err = readStr(dec)
+		return 1 << 1, under("chat", err)
 	case "kind":
 		return 0, readConst(dec, "SessionToolConfirmationRequest", "kind", "toolConfirmation")
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "turnId")
-		}
-		x.TurnID, err = readString(dec)
-		return 1 << 2, err
+		x.TurnID, err = readStr(dec)
+		return 1 << 2, under("turnId", err)
 	case "toolCall":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "toolCall")
@@ -12838,17 +11488,11 @@ func (x *SideChatSelection) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SideChatSelection) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "text":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "text")
-		}
-		x.Text, err = readString(dec)
-		return 1 << 0, err
+		x.Text, err = readStr(dec)
+		return 1 << 0, under("text", err)
 	case "responsePartId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "responsePartId")
-		}
-		x.ResponsePartID, err = readPtr(dec, readString)
-		return 0, err
+		x.ResponsePartID, err = readPtr(dec, readStr)
+		return 0, under("responsePartId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -12909,37 +11553,25 @@ func (x *SimpleMessageAttachment) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SimpleMessageAttachment) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "label":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "label")
-		}
-		x.Label, err = readString(dec)
-		return 1 << 0, err
+		x.Label, err = readStr(dec)
+		return 1 << 0, under("label", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "displayKind":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "displayKind")
-		}
-		x.DisplayKind, err = readPtr(dec, readString)
-		return 0, err
+		x.DisplayKind, err = readPtr(dec, readStr)
+		return 0, under("displayKind", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "type":
 		return 0, readConst(dec, "SimpleMessageAttachment", "type", "simple")
 	case "modelRepresentation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "modelRepresentation")
-		}
-		x.ModelRepresentation, err = readPtr(dec, readString)
-		return 0, err
+		x.ModelRepresentation, err = readPtr(dec, readStr)
+		return 0, under("modelRepresentation", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13016,23 +11648,14 @@ func (x *SkillCustomization) decodeJSON(dec *jsontext.Decoder) error {
 func (x *SkillCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 1, err
+		x.URI, err = readStr(dec)
+		return 1 << 1, under("uri", err)
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 2, err
+		x.Name, err = readStr(dec)
+		return 1 << 2, under("name", err)
 	case "icons":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "icons")
@@ -13040,9 +11663,6 @@ func (x *SkillCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (s
 		x.Icons, err = func(dec *jsontext.Decoder) ([]Icon, error) { return readSliceOf(dec, readStruct[Icon]) }(dec)
 		return 0, under("icons", err)
 	case "range":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "range")
-		}
 		x.Range, err = readPtr(dec, readStruct[TextRange])
 		return 0, under("range", err)
 	case "_meta":
@@ -13050,33 +11670,21 @@ func (x *SkillCustomization) decodeMember(dec *jsontext.Decoder, name []byte) (s
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "enabled":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "enabled")
-		}
 		x.Enabled, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("enabled", err)
 	case "type":
 		return 0, readConst(dec, "SkillCustomization", "type", "skill")
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "disableModelInvocation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "disableModelInvocation")
-		}
 		x.DisableModelInvocation, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("disableModelInvocation", err)
 	case "disableUserInvocation":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "disableUserInvocation")
-		}
 		x.DisableUserInvocation, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("disableUserInvocation", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13107,19 +11715,13 @@ func (*Snapshot) required() *requiredMembers { return &requiredSnapshot }
 func (x *Snapshot) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "state":
 		return 1 << 1, errContextual("Snapshot", "state")
 	case "fromSeq":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "fromSeq")
-		}
 		x.FromSeq, err = readInt(dec)
-		return 1 << 2, err
+		return 1 << 2, under("fromSeq", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13201,7 +11803,7 @@ func (x *SystemNotificationResponsePart) decodeMember(dec *jsontext.Decoder, nam
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13279,23 +11881,14 @@ func (x *TelemetryCapabilities) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TelemetryCapabilities) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "logs":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "logs")
-		}
-		x.Logs, err = readPtr(dec, readString)
-		return 0, err
+		x.Logs, err = readPtr(dec, readStr)
+		return 0, under("logs", err)
 	case "traces":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "traces")
-		}
-		x.Traces, err = readPtr(dec, readString)
-		return 0, err
+		x.Traces, err = readPtr(dec, readStr)
+		return 0, under("traces", err)
 	case "metrics":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "metrics")
-		}
-		x.Metrics, err = readPtr(dec, readString)
-		return 0, err
+		x.Metrics, err = readPtr(dec, readStr)
+		return 0, under("metrics", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13384,11 +11977,8 @@ func (x *TerminalClientClaim) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "kind":
 		return 0, readConst(dec, "TerminalClientClaim", "kind", "client")
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 0, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 0, under("clientId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13451,17 +12041,11 @@ func (x *TerminalCommandPart) decodeMember(dec *jsontext.Decoder, name []byte) (
 	case "type":
 		return 0, readConst(dec, "TerminalCommandPart", "type", "command")
 	case "commandId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "commandId")
-		}
-		x.CommandID, err = readString(dec)
-		return 1 << 0, err
+		x.CommandID, err = readStr(dec)
+		return 1 << 0, under("commandId", err)
 	case "commandLine":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "commandLine")
-		}
-		x.CommandLine, err = readString(dec)
-		return 1 << 1, err
+		x.CommandLine, err = readStr(dec)
+		return 1 << 1, under("commandLine", err)
 	case "output":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "output")
@@ -13469,29 +12053,17 @@ func (x *TerminalCommandPart) decodeMember(dec *jsontext.Decoder, name []byte) (
 		x.Output, err = readStruct[Text](dec)
 		return 1 << 2, err
 	case "timestamp":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "timestamp")
-		}
 		x.Timestamp, err = readInt(dec)
-		return 1 << 3, err
+		return 1 << 3, under("timestamp", err)
 	case "isComplete":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "isComplete")
-		}
 		x.IsComplete, err = readBool(dec)
-		return 1 << 4, err
+		return 1 << 4, under("isComplete", err)
 	case "exitCode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "exitCode")
-		}
 		x.ExitCode, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("exitCode", err)
 	case "durationMs":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "durationMs")
-		}
 		x.DurationMs, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("durationMs", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13537,23 +12109,14 @@ func (x *TerminalCommandResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TerminalCommandResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "exitCode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "exitCode")
-		}
 		x.ExitCode, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("exitCode", err)
 	case "preview":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "preview")
-		}
-		x.Preview, err = readPtr(dec, readString)
-		return 0, err
+		x.Preview, err = readPtr(dec, readStr)
+		return 0, under("preview", err)
 	case "truncated":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "truncated")
-		}
 		x.Truncated, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("truncated", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13642,11 +12205,8 @@ func (x *TerminalExitedLifecycleState) decodeMember(dec *jsontext.Decoder, name 
 	case "status":
 		return 0, readConst(dec, "TerminalExitedLifecycleState", "status", "exited")
 	case "exitCode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "exitCode")
-		}
 		x.ExitCode, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("exitCode", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13696,17 +12256,11 @@ func (x *TerminalInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TerminalInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "claim":
 		if dec.PeekKind() == 'n' {
 			return 1 << 2, nullMember(dec, "claim")
@@ -13720,11 +12274,8 @@ func (x *TerminalInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 		x.Lifecycle, err = decodeTerminalLifecycleState(dec)
 		return 1 << 3, under("lifecycle", err)
 	case "exitCode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "exitCode")
-		}
 		x.ExitCode, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("exitCode", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13866,29 +12417,17 @@ func (x *TerminalSessionClaim) decodeMember(dec *jsontext.Decoder, name []byte) 
 	case "kind":
 		return 0, readConst(dec, "TerminalSessionClaim", "kind", "session")
 	case "session":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "session")
-		}
-		x.Session, err = readString(dec)
-		return 1 << 0, err
+		x.Session, err = readStr(dec)
+		return 1 << 0, under("session", err)
 	case "chat":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullOptional(dec, "chat")
-		}
-		x.Chat, err = readPtr(dec, readString)
-		return 1 << 1, err
+		x.Chat, err = readPtr(dec, readStr)
+		return 1 << 1, under("chat", err)
 	case "turnId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "turnId")
-		}
-		x.TurnID, err = readPtr(dec, readString)
-		return 0, err
+		x.TurnID, err = readPtr(dec, readStr)
+		return 0, under("turnId", err)
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readPtr(dec, readString)
-		return 0, err
+		x.ToolCallID, err = readPtr(dec, readStr)
+		return 0, under("toolCallId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -13961,29 +12500,17 @@ func (x *TerminalState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TerminalState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 0, err
+		x.Title, err = readStr(dec)
+		return 1 << 0, under("title", err)
 	case "cwd":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cwd")
-		}
-		x.Cwd, err = readPtr(dec, readString)
-		return 0, err
+		x.Cwd, err = readPtr(dec, readStr)
+		return 0, under("cwd", err)
 	case "cols":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cols")
-		}
 		x.Cols, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("cols", err)
 	case "rows":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "rows")
-		}
 		x.Rows, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("rows", err)
 	case "content":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "content")
@@ -14005,23 +12532,14 @@ func (x *TerminalState) decodeMember(dec *jsontext.Decoder, name []byte) (seen u
 		x.Claim, err = decodeTerminalClaim(dec)
 		return 1 << 3, under("claim", err)
 	case "supportsCommandDetection":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "supportsCommandDetection")
-		}
 		x.SupportsCommandDetection, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("supportsCommandDetection", err)
 	case "isPty":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "isPty")
-		}
 		x.IsPty, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("isPty", err)
 	case "exitCode":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "exitCode")
-		}
 		x.ExitCode, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("exitCode", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -14114,17 +12632,11 @@ func (x *TextPosition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *TextPosition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "line":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "line")
-		}
 		x.Line, err = readInt(dec)
-		return 1 << 0, err
+		return 1 << 0, under("line", err)
 	case "character":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "character")
-		}
 		x.Character, err = readInt(dec)
-		return 1 << 1, err
+		return 1 << 1, under("character", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -14270,35 +12782,20 @@ func (x *ToolAnnotations) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolAnnotations) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "readOnlyHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "readOnlyHint")
-		}
 		x.ReadOnlyHint, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("readOnlyHint", err)
 	case "destructiveHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "destructiveHint")
-		}
 		x.DestructiveHint, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("destructiveHint", err)
 	case "idempotentHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "idempotentHint")
-		}
 		x.IdempotentHint, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("idempotentHint", err)
 	case "openWorldHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "openWorldHint")
-		}
 		x.OpenWorldHint, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("openWorldHint", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -14379,29 +12876,17 @@ func (x *ToolCallAuthRequiredState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallAuthRequiredState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "contributor")
@@ -14413,7 +12898,7 @@ func (x *ToolCallAuthRequiredState) decodeMember(dec *jsontext.Decoder, name []b
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "invocationMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 4, nullMember(dec, "invocationMessage")
@@ -14421,21 +12906,12 @@ func (x *ToolCallAuthRequiredState) decodeMember(dec *jsontext.Decoder, name []b
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 4, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 1 << 5, nullMember(dec, "confirmed")
-		}
 		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
 		return 1 << 5, under("confirmed", err)
 	case "selectedOption":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOption")
-		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
@@ -14507,29 +12983,17 @@ func (x *ToolCallBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -14541,7 +13005,7 @@ func (x *ToolCallBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen ui
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -14644,29 +13108,17 @@ func (x *ToolCallCancelledState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallCancelledState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -14678,7 +13130,7 @@ func (x *ToolCallCancelledState) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "invocationMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "invocationMessage")
@@ -14686,35 +13138,20 @@ func (x *ToolCallCancelledState) decodeMember(dec *jsontext.Decoder, name []byte
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallCancelledState", "status", "cancelled")
 	case "reason":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "reason")
-		}
 		x.Reason, err = readEnum[ToolCallCancellationReason](dec)
 		return 1 << 4, under("reason", err)
 	case "reasonMessage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "reasonMessage")
-		}
 		x.ReasonMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("reasonMessage", err)
 	case "userSuggestion":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "userSuggestion")
-		}
 		x.UserSuggestion, err = readPtr(dec, readStruct[Message])
 		return 0, under("userSuggestion", err)
 	case "selectedOption":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOption")
-		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	}
@@ -14765,11 +13202,8 @@ func (x *ToolCallClientContributor) decodeMember(dec *jsontext.Decoder, name []b
 	case "kind":
 		return 0, readConst(dec, "ToolCallClientContributor", "kind", "client")
 	case "clientId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "clientId")
-		}
-		x.ClientID, err = readString(dec)
-		return 1 << 0, err
+		x.ClientID, err = readStr(dec)
+		return 1 << 0, under("clientId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -14860,29 +13294,17 @@ func (x *ToolCallCompletedState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallCompletedState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -14894,7 +13316,7 @@ func (x *ToolCallCompletedState) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "invocationMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "invocationMessage")
@@ -14902,17 +13324,11 @@ func (x *ToolCallCompletedState) decodeMember(dec *jsontext.Decoder, name []byte
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "success":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "success")
-		}
 		x.Success, err = readBool(dec)
-		return 1 << 4, err
+		return 1 << 4, under("success", err)
 	case "pastTenseMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 5, nullMember(dec, "pastTenseMessage")
@@ -14932,23 +13348,14 @@ func (x *ToolCallCompletedState) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "structuredContent")
 		}
 		x.StructuredContent, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("structuredContent", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ToolCallCompletedStateError])
 		return 0, under("error", err)
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 1 << 6, nullMember(dec, "confirmed")
-		}
 		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
 		return 1 << 6, under("confirmed", err)
 	case "selectedOption":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOption")
-		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
@@ -14996,17 +13403,11 @@ func (x *ToolCallCompletedStateError) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallCompletedStateError) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 0, err
+		x.Message, err = readStr(dec)
+		return 1 << 0, under("message", err)
 	case "code":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "code")
-		}
-		x.Code, err = readPtr(dec, readString)
-		return 0, err
+		x.Code, err = readPtr(dec, readStr)
+		return 0, under("code", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -15159,11 +13560,8 @@ func (x *ToolCallMCPContributor) decodeMember(dec *jsontext.Decoder, name []byte
 	case "kind":
 		return 0, readConst(dec, "ToolCallMCPContributor", "kind", "mcp")
 	case "customizationId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "customizationId")
-		}
-		x.CustomizationID, err = readString(dec)
-		return 1 << 0, err
+		x.CustomizationID, err = readStr(dec)
+		return 1 << 0, under("customizationId", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -15211,9 +13609,6 @@ func (x *ToolCallParameterFields) decodeMember(dec *jsontext.Decoder, name []byt
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 0, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	}
@@ -15306,29 +13701,17 @@ func (x *ToolCallPendingConfirmationState) decodeJSON(dec *jsontext.Decoder) err
 func (x *ToolCallPendingConfirmationState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -15340,7 +13723,7 @@ func (x *ToolCallPendingConfirmationState) decodeMember(dec *jsontext.Decoder, n
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "invocationMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "invocationMessage")
@@ -15348,17 +13731,11 @@ func (x *ToolCallPendingConfirmationState) decodeMember(dec *jsontext.Decoder, n
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallPendingConfirmationState", "status", "pending-confirmation")
 	case "confirmationTitle":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "confirmationTitle")
-		}
 		x.ConfirmationTitle, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("confirmationTitle", err)
 	case "riskAssessment":
@@ -15368,17 +13745,11 @@ func (x *ToolCallPendingConfirmationState) decodeMember(dec *jsontext.Decoder, n
 		x.RiskAssessment, err = decodeToolCallRiskAssessment(dec)
 		return 0, under("riskAssessment", err)
 	case "edits":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "edits")
-		}
 		x.Edits, err = readPtr(dec, readStruct[FileEditCollection])
 		return 0, under("edits", err)
 	case "editable":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "editable")
-		}
 		x.Editable, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("editable", err)
 	case "options":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "options")
@@ -15479,29 +13850,17 @@ func (x *ToolCallPendingResultConfirmationState) decodeJSON(dec *jsontext.Decode
 func (x *ToolCallPendingResultConfirmationState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -15513,7 +13872,7 @@ func (x *ToolCallPendingResultConfirmationState) decodeMember(dec *jsontext.Deco
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "invocationMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "invocationMessage")
@@ -15521,17 +13880,11 @@ func (x *ToolCallPendingResultConfirmationState) decodeMember(dec *jsontext.Deco
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "success":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "success")
-		}
 		x.Success, err = readBool(dec)
-		return 1 << 4, err
+		return 1 << 4, under("success", err)
 	case "pastTenseMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 5, nullMember(dec, "pastTenseMessage")
@@ -15551,23 +13904,14 @@ func (x *ToolCallPendingResultConfirmationState) decodeMember(dec *jsontext.Deco
 			return 0, nullOptional(dec, "structuredContent")
 		}
 		x.StructuredContent, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("structuredContent", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ToolCallPendingResultConfirmationStateError])
 		return 0, under("error", err)
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 1 << 6, nullMember(dec, "confirmed")
-		}
 		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
 		return 1 << 6, under("confirmed", err)
 	case "selectedOption":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOption")
-		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
@@ -15615,17 +13959,11 @@ func (x *ToolCallPendingResultConfirmationStateError) decodeJSON(dec *jsontext.D
 func (x *ToolCallPendingResultConfirmationStateError) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 0, err
+		x.Message, err = readStr(dec)
+		return 1 << 0, under("message", err)
 	case "code":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "code")
-		}
-		x.Code, err = readPtr(dec, readString)
-		return 0, err
+		x.Code, err = readPtr(dec, readStr)
+		return 0, under("code", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -15669,15 +14007,9 @@ func (x *ToolCallPostConfirmationFields) decodeJSON(dec *jsontext.Decoder) error
 func (x *ToolCallPostConfirmationFields) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "confirmed")
-		}
 		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
 		return 1 << 0, under("confirmed", err)
 	case "selectedOption":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOption")
-		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	}
@@ -15784,11 +14116,8 @@ func (x *ToolCallResult) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "success":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "success")
-		}
 		x.Success, err = readBool(dec)
-		return 1 << 0, err
+		return 1 << 0, under("success", err)
 	case "pastTenseMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "pastTenseMessage")
@@ -15808,11 +14137,8 @@ func (x *ToolCallResult) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 			return 0, nullOptional(dec, "structuredContent")
 		}
 		x.StructuredContent, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("structuredContent", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ToolCallResultError])
 		return 0, under("error", err)
 	}
@@ -15856,17 +14182,11 @@ func (x *ToolCallResultError) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallResultError) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "message":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "message")
-		}
-		x.Message, err = readString(dec)
-		return 1 << 0, err
+		x.Message, err = readStr(dec)
+		return 1 << 0, under("message", err)
 	case "code":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "code")
-		}
-		x.Code, err = readPtr(dec, readString)
-		return 0, err
+		x.Code, err = readPtr(dec, readStr)
+		return 0, under("code", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -15948,9 +14268,6 @@ func (x *ToolCallRiskAssessmentBase) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallRiskAssessmentBase) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[ToolCallRiskAssessmentKind](dec)
 		return 1 << 0, under("kind", err)
 	}
@@ -16003,9 +14320,6 @@ func (x *ToolCallRiskAssessmentCompleteState) decodeJSON(dec *jsontext.Decoder) 
 func (x *ToolCallRiskAssessmentCompleteState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[ToolCallRiskAssessmentKind](dec)
 		return 1 << 0, under("kind", err)
 	case "status":
@@ -16017,11 +14331,8 @@ func (x *ToolCallRiskAssessmentCompleteState) decodeMember(dec *jsontext.Decoder
 		x.Reason, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 1, under("reason", err)
 	case "safety":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "safety")
-		}
 		x.Safety, err = readFloat(dec)
-		return 1 << 2, err
+		return 1 << 2, under("safety", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -16088,9 +14399,6 @@ func (x *ToolCallRiskAssessmentLoadingState) decodeJSON(dec *jsontext.Decoder) e
 func (x *ToolCallRiskAssessmentLoadingState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "kind":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "kind")
-		}
 		x.Kind, err = readEnum[ToolCallRiskAssessmentKind](dec)
 		return 1 << 0, under("kind", err)
 	case "status":
@@ -16173,29 +14481,17 @@ func (x *ToolCallRunningState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallRunningState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -16207,7 +14503,7 @@ func (x *ToolCallRunningState) decodeMember(dec *jsontext.Decoder, name []byte) 
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "invocationMessage":
 		if dec.PeekKind() == 'n' {
 			return 1 << 3, nullMember(dec, "invocationMessage")
@@ -16215,21 +14511,12 @@ func (x *ToolCallRunningState) decodeMember(dec *jsontext.Decoder, name []byte) 
 		x.InvocationMessage, err = readStruct[StringOrMarkdown](dec)
 		return 1 << 3, under("invocationMessage", err)
 	case "toolInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "toolInput")
-		}
 		x.ToolInput, err = readPtr(dec, readStruct[ToolInput])
 		return 0, under("toolInput", err)
 	case "confirmed":
-		if dec.PeekKind() == 'n' {
-			return 1 << 4, nullMember(dec, "confirmed")
-		}
 		x.Confirmed, err = readEnum[ToolCallConfirmationReason](dec)
 		return 1 << 4, under("confirmed", err)
 	case "selectedOption":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "selectedOption")
-		}
 		x.SelectedOption, err = readPtr(dec, readStruct[ConfirmationOption])
 		return 0, under("selectedOption", err)
 	case "status":
@@ -16367,29 +14654,17 @@ func (x *ToolCallStreamingState) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolCallStreamingState) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "toolCallId":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "toolCallId")
-		}
-		x.ToolCallID, err = readString(dec)
-		return 1 << 0, err
+		x.ToolCallID, err = readStr(dec)
+		return 1 << 0, under("toolCallId", err)
 	case "toolName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "toolName")
-		}
-		x.ToolName, err = readString(dec)
-		return 1 << 1, err
+		x.ToolName, err = readStr(dec)
+		return 1 << 1, under("toolName", err)
 	case "displayName":
-		if dec.PeekKind() == 'n' {
-			return 1 << 2, nullMember(dec, "displayName")
-		}
-		x.DisplayName, err = readString(dec)
-		return 1 << 2, err
+		x.DisplayName, err = readStr(dec)
+		return 1 << 2, under("displayName", err)
 	case "intention":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "intention")
-		}
-		x.Intention, err = readPtr(dec, readString)
-		return 0, err
+		x.Intention, err = readPtr(dec, readStr)
+		return 0, under("intention", err)
 	case "contributor":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "contributor")
@@ -16401,19 +14676,13 @@ func (x *ToolCallStreamingState) decodeMember(dec *jsontext.Decoder, name []byte
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	case "status":
 		return 0, readConst(dec, "ToolCallStreamingState", "status", "streaming")
 	case "partialInput":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "partialInput")
-		}
 		x.PartialInput, err = readPtr(dec, readStruct[Text])
 		return 0, err
 	case "invocationMessage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "invocationMessage")
-		}
 		x.InvocationMessage, err = readPtr(dec, readStruct[StringOrMarkdown])
 		return 0, under("invocationMessage", err)
 	}
@@ -16477,39 +14746,21 @@ func (x *ToolDefinition) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "name":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "name")
-		}
-		x.Name, err = readString(dec)
-		return 1 << 0, err
+		x.Name, err = readStr(dec)
+		return 1 << 0, under("name", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "title")
-		}
-		x.Title, err = readPtr(dec, readString)
-		return 0, err
+		x.Title, err = readPtr(dec, readStr)
+		return 0, under("title", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	case "inputSchema":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "inputSchema")
-		}
 		x.InputSchema, err = readPtr(dec, readStruct[ToolDefinitionInputSchema])
 		return 0, under("inputSchema", err)
 	case "outputSchema":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "outputSchema")
-		}
 		x.OutputSchema, err = readPtr(dec, readStruct[ToolDefinitionOutputSchema])
 		return 0, under("outputSchema", err)
 	case "annotations":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "annotations")
-		}
 		x.Annotations, err = readPtr(dec, readStruct[ToolAnnotations])
 		return 0, under("annotations", err)
 	case "_meta":
@@ -16517,7 +14768,7 @@ func (x *ToolDefinition) decodeMember(dec *jsontext.Decoder, name []byte) (seen 
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -16566,12 +14817,12 @@ func (x *ToolDefinitionInputSchema) decodeMember(dec *jsontext.Decoder, name []b
 			return 0, nullOptional(dec, "properties")
 		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("properties", err)
 	case "required":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "required")
 		}
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
@@ -16621,12 +14872,12 @@ func (x *ToolDefinitionOutputSchema) decodeMember(dec *jsontext.Decoder, name []
 			return 0, nullOptional(dec, "properties")
 		}
 		x.Properties, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("properties", err)
 	case "required":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "required")
 		}
-		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSliceOf(dec, readString) }(dec)
+		x.Required, err = func(dec *jsontext.Decoder) ([]string, error) { return readSlice(dec, readStr) }(dec)
 		return 0, under("required", err)
 	}
 	return 0, dec.SkipValue()
@@ -16732,17 +14983,11 @@ func (x *ToolResultEmbeddedResourceContent) decodeMember(dec *jsontext.Decoder, 
 	case "type":
 		return 0, readConst(dec, "ToolResultEmbeddedResourceContent", "type", "embeddedResource")
 	case "data":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "data")
-		}
-		x.Data, err = readString(dec)
-		return 1 << 0, err
+		x.Data, err = readStr(dec)
+		return 1 << 0, under("data", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "contentType")
-		}
-		x.ContentType, err = readString(dec)
-		return 1 << 1, err
+		x.ContentType, err = readStr(dec)
+		return 1 << 1, under("contentType", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -16795,21 +15040,12 @@ func (x *ToolResultFileEditContent) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolResultFileEditContent) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "before":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "before")
-		}
 		x.Before, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("before", err)
 	case "after":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "after")
-		}
 		x.After, err = readPtr(dec, readStruct[FileEditSide])
 		return 0, under("after", err)
 	case "diff":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "diff")
-		}
 		x.Diff, err = readPtr(dec, readStruct[FileEditDiffStats])
 		return 0, under("diff", err)
 	case "type":
@@ -16872,29 +15108,17 @@ func (x *ToolResultResourceContent) decodeJSON(dec *jsontext.Decoder) error {
 func (x *ToolResultResourceContent) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "uri":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "uri")
-		}
-		x.URI, err = readString(dec)
-		return 1 << 0, err
+		x.URI, err = readStr(dec)
+		return 1 << 0, under("uri", err)
 	case "sizeHint":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "sizeHint")
-		}
 		x.SizeHint, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("sizeHint", err)
 	case "contentType":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "contentType")
-		}
-		x.ContentType, err = readPtr(dec, readString)
-		return 0, err
+		x.ContentType, err = readPtr(dec, readStr)
+		return 0, under("contentType", err)
 	case "nonce":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "nonce")
-		}
-		x.Nonce, err = readPtr(dec, readString)
-		return 0, err
+		x.Nonce, err = readPtr(dec, readStr)
+		return 0, under("nonce", err)
 	case "type":
 		return 0, readConst(dec, "ToolResultResourceContent", "type", "resource")
 	}
@@ -16955,29 +15179,17 @@ func (x *ToolResultSubagentContent) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ToolResultSubagentContent", "type", "subagent")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "agentName":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "agentName")
-		}
-		x.AgentName, err = readPtr(dec, readString)
-		return 0, err
+		x.AgentName, err = readPtr(dec, readStr)
+		return 0, under("agentName", err)
 	case "description":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "description")
-		}
-		x.Description, err = readPtr(dec, readString)
-		return 0, err
+		x.Description, err = readPtr(dec, readStr)
+		return 0, under("description", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -17036,27 +15248,15 @@ func (x *ToolResultTerminalContent) decodeMember(dec *jsontext.Decoder, name []b
 	case "type":
 		return 0, readConst(dec, "ToolResultTerminalContent", "type", "terminal")
 	case "resource":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "resource")
-		}
-		x.Resource, err = readString(dec)
-		return 1 << 0, err
+		x.Resource, err = readStr(dec)
+		return 1 << 0, under("resource", err)
 	case "title":
-		if dec.PeekKind() == 'n' {
-			return 1 << 1, nullMember(dec, "title")
-		}
-		x.Title, err = readString(dec)
-		return 1 << 1, err
+		x.Title, err = readStr(dec)
+		return 1 << 1, under("title", err)
 	case "isPty":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "isPty")
-		}
 		x.IsPty, err = readPtr(dec, readBool)
-		return 0, err
+		return 0, under("isPty", err)
 	case "result":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "result")
-		}
 		x.Result, err = readPtr(dec, readStruct[TerminalCommandResult])
 		return 0, under("result", err)
 	}
@@ -17105,11 +15305,8 @@ func (x *ToolResultTextContent) decodeMember(dec *jsontext.Decoder, name []byte)
 	case "type":
 		return 0, readConst(dec, "ToolResultTextContent", "type", "text")
 	case "text":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "text")
-		}
-		x.Text, err = readString(dec)
-		return 1 << 0, err
+		x.Text, err = readStr(dec)
+		return 1 << 0, under("text", err)
 	}
 	return 0, dec.SkipValue()
 }
@@ -17171,23 +15368,14 @@ func (x *Turn) decodeJSON(dec *jsontext.Decoder) error {
 func (x *Turn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "id":
-		if dec.PeekKind() == 'n' {
-			return 1 << 0, nullMember(dec, "id")
-		}
-		x.ID, err = readString(dec)
-		return 1 << 0, err
+		x.ID, err = readStr(dec)
+		return 1 << 0, under("id", err)
 	case "startedAt":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "startedAt")
-		}
-		x.StartedAt, err = readPtr(dec, readString)
-		return 0, err
+		x.StartedAt, err = readPtr(dec, readStr)
+		return 0, under("startedAt", err)
 	case "duration":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "duration")
-		}
 		x.Duration, err = readPtr(dec, readFloat)
-		return 0, err
+		return 0, under("duration", err)
 	case "message":
 		if dec.PeekKind() == 'n' {
 			return 1 << 1, nullMember(dec, "message")
@@ -17201,21 +15389,12 @@ func (x *Turn) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, er
 		x.ResponseParts, err = func(dec *jsontext.Decoder) ([]ResponsePart, error) { return readSliceOf(dec, decodeResponsePart) }(dec)
 		return 1 << 2, under("responseParts", err)
 	case "usage":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "usage")
-		}
 		x.Usage, err = readPtr(dec, readStruct[UsageInfo])
 		return 0, under("usage", err)
 	case "state":
-		if dec.PeekKind() == 'n' {
-			return 1 << 3, nullMember(dec, "state")
-		}
 		x.State, err = readEnum[TurnState](dec)
 		return 1 << 3, under("state", err)
 	case "error":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "error")
-		}
 		x.Error, err = readPtr(dec, readStruct[ErrorInfo])
 		return 0, under("error", err)
 	}
@@ -17296,35 +15475,23 @@ func (x *UsageInfo) decodeJSON(dec *jsontext.Decoder) error {
 func (x *UsageInfo) decodeMember(dec *jsontext.Decoder, name []byte) (seen uint64, err error) {
 	switch string(name) {
 	case "inputTokens":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "inputTokens")
-		}
 		x.InputTokens, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("inputTokens", err)
 	case "outputTokens":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "outputTokens")
-		}
 		x.OutputTokens, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("outputTokens", err)
 	case "model":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "model")
-		}
-		x.Model, err = readPtr(dec, readString)
-		return 0, err
+		x.Model, err = readPtr(dec, readStr)
+		return 0, under("model", err)
 	case "cacheReadTokens":
-		if dec.PeekKind() == 'n' {
-			return 0, nullOptional(dec, "cacheReadTokens")
-		}
 		x.CacheReadTokens, err = readPtr(dec, readInt)
-		return 0, err
+		return 0, under("cacheReadTokens", err)
 	case "_meta":
 		if dec.PeekKind() == 'n' {
 			return 0, nullOptional(dec, "_meta")
 		}
 		x.Meta, err = func(dec *jsontext.Decoder) (map[string]jsontext.Value, error) { return readMap(dec, readRaw) }(dec)
-		return 0, err
+		return 0, under("_meta", err)
 	}
 	return 0, dec.SkipValue()
 }

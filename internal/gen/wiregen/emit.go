@@ -253,7 +253,7 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 		}
 		if !f.required && partialTypes[t.name] {
 			fmt.Fprintf(b, "\t\tif dec.PeekKind() == 'n' {\n\t\t\tx.Cleared = append(x.Cleared, %q)\n\t\t\t_, err = dec.ReadToken()\n\t\t\treturn %s, err\n\t\t}\n", f.json, bit)
-		} else if !nullable(f.typ) {
+		} else if !nullable(f.typ) && !readsNull(f.typ) && (f.required || !pointerWhenOptional(f.typ)) {
 			// The schema has no null here: read past it and report it.
 			fn := "nullMember"
 			if !f.required {
@@ -334,12 +334,23 @@ func (g *gen) emitSplitDecl(b *bytes.Buffer, t *genType, shared string, own []st
 // required members of its own.
 func (g *gen) canMiss(t *goType) bool {
 	switch t.kind {
-	case kStruct, kUnion, kStrEnum:
-		return true
+	case kRaw:
+		return false
 	case kHand:
 		return t.name != "Text"
-	case kSlice, kMap:
-		return !nullable(t.elem) || g.canMiss(t.elem)
+	}
+	// Any other member may be null, which its reader reports.
+	return true
+}
+
+// readsNull reports whether the reader of a type reports a null itself
+// (the scalar readers look at the token they read anyway); for other
+// types the generated member decoder checks for null first. An optional
+// member read through readPtr or readNew is checked there.
+func readsNull(t *goType) bool {
+	switch t.kind {
+	case kString, kAlias, kInt, kFloat, kBool, kStrEnum, kIntEnum, kBitset:
+		return true
 	}
 	return false
 }
@@ -401,7 +412,7 @@ func (g *gen) emitEncodeField(b *bytes.Buffer, f *field, partial bool) {
 func decodeFn(t *goType) string {
 	switch t.kind {
 	case kString, kAlias:
-		return "readString"
+		return "readStr"
 	case kInt:
 		return "readInt"
 	case kFloat:
@@ -425,13 +436,13 @@ func decodeFn(t *goType) string {
 		return "decode" + t.name
 	case kSlice:
 		read := "readSliceOf"
-		if nullable(t.elem) {
+		if nullable(t.elem) || readsNull(t.elem) {
 			read = "readSlice"
 		}
 		return fmt.Sprintf("func(dec *jsontext.Decoder) (%s, error) { return %s(dec, %s) }", t.expr(), read, decodeFn(t.elem))
 	case kMap:
 		read := "readMapOf"
-		if nullable(t.elem) {
+		if nullable(t.elem) || readsNull(t.elem) {
 			read = "readMap"
 		}
 		return fmt.Sprintf("func(dec *jsontext.Decoder) (%s, error) { return %s(dec, %s) }", t.expr(), read, decodeFn(t.elem))
