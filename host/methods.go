@@ -446,6 +446,9 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 // are echoed to every subscriber with the client's origin; rejected ones
 // are echoed to the sender alone with a rejection reason.
 func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionParams) (*none, error) {
+	if c.h.confineAction(c, p) {
+		return nil, nil
+	}
 	missing, _ := ctx.Value(missingKey{}).(*protocol.MissingError)
 	c.h.dispatchClient(ctx, c, p, missing)
 	return nil, nil
