@@ -290,11 +290,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	dataDir, err := cfg.dataDir()
-	if err != nil {
-		return err
-	}
-	token, err := cfg.tokenConfig.resolve(dataDir, log)
+	// Without a data directory (no home, --store memory) a given token
+	// or --no-token still runs; only a kept token needs one.
+	dataDir, dirErr := cfg.dataDir()
+	token, err := cfg.tokenConfig.resolve(dataDir, dirErr, log)
 	if err != nil {
 		return err
 	}
@@ -345,7 +344,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// Local clients find ahpd by the runtime file once its URL is out.
-	defer publishRuntime(dataDir, ln.Addr(), token, log)()
+	if dirErr == nil {
+		defer publishRuntime(dataDir, ln.Addr(), token, log)()
+	}
 	fmt.Fprintf(stdout, "ahpd listening on %s\n", wsURL(ln.Addr(), token))
 	if !cfg.NoWeb {
 		fmt.Fprintf(stdout, "web client at %s\n", webURL(ln.Addr(), token))
