@@ -5,9 +5,12 @@
 //
 //	ahpd [flags]
 //
-// On start it prints one line with the ws:// URL to connect to. Flags may
-// also come from a JSON config file (--config); flags given on the command
-// line win. Run `ahpd -h` for the list.
+// On start it prints one line with the ws:// URL to connect to, carrying
+// the token clients must present (made at first start and kept in the
+// data directory unless --token, AHPD_TOKEN or --no-token say otherwise;
+// see docs/security.md). Flags may also come from a JSON config file
+// (--config); flags given on the command line win. Run `ahpd -h` for the
+// list.
 package main
 
 import (
