@@ -497,6 +497,9 @@ func reconnectVersion(meta map[string]jsontext.Value) (version string, ok bool) 
 // are echoed to every subscriber with the client's origin; rejected ones
 // are echoed to the sender alone with a rejection reason.
 func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionParams) (*none, error) {
+	if c.h.confineAction(c, p) {
+		return nil, nil
+	}
 	missing, _ := ctx.Value(missingKey{}).(*protocol.MissingError)
 	c.h.dispatchClient(ctx, c, p, missing)
 	return nil, nil

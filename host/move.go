@@ -40,6 +40,11 @@ func (c *conn) moveChat(ctx context.Context, p *protocol.MoveChatParams) (*proto
 			return nil, rpcError(protocol.CodeInternalError, "moveChat: %v", err)
 		}
 	}
+	if h.confiner() != nil {
+		if err := h.confineDirs("moveChat", h.moveDirs(ctx, p)); err != nil {
+			return nil, err
+		}
+	}
 	var res *protocol.MoveChatResult
 	var seq int64
 	err := h.locked(ctx, func() error {

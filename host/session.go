@@ -254,6 +254,9 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		// multipleWorkingDirectories capability only the first counts.
 		dirs = dirs[:1:1]
 	}
+	if err := h.confineDirs("createSession", dirs); err != nil {
+		return nil, err
+	}
 	config, err := h.newSessionConfig(ctx, backend, dirs, p.Config)
 	if err != nil {
 		return nil, err
@@ -547,6 +550,9 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 	parsed, err := protocol.ParseChannel(p.Chat)
 	if err != nil || parsed.Kind != protocol.ChannelChat {
 		return nil, rpcError(protocol.CodeInvalidParams, "createChat: chat must be a chat URI (ahp-chat:/<id>), got %q", p.Chat)
+	}
+	if err := h.confineDirs("createChat", p.WorkingDirectories); err != nil {
+		return nil, err
 	}
 	if err := h.loadChannel(ctx, p.Channel); err != nil {
 		return nil, rpcError(protocol.CodeInternalError, "createChat: %v", err)

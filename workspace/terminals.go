@@ -59,6 +59,9 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 	if cwd == "" {
 		return nil, invalid("createTerminal: cwd is required when the claim's scope has no working directory")
 	}
+	if err := w.ConfineDirectory(cwd); err != nil {
+		return nil, invalid("createTerminal: cwd %v", err)
+	}
 	info, err := w.files.Resolve(ctx, scope, cwd, true)
 	if err != nil {
 		return nil, wireError("createTerminal", err)
@@ -67,6 +70,9 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 		return nil, invalid("createTerminal: cwd %s is not a directory", cwd)
 	}
 	dir, _ := files.PathOf(info.URI)
+	if err := w.confinePath(dir); err != nil {
+		return nil, invalid("createTerminal: cwd %v", err)
+	}
 	cols, rows := int64(80), int64(24)
 	if p.Cols != nil {
 		cols = *p.Cols
@@ -212,7 +218,7 @@ func (w *Workspace) claimScope(c host.Client, claim protocol.TerminalClaim) (fil
 func (w *Workspace) sessionScope(dirs []string) files.Scope {
 	var s files.Scope
 	for _, d := range dirs {
-		if p, err := files.PathOf(d); err == nil {
+		if p, err := files.PathOf(d); err == nil && !w.Confining() {
 			s = append(s, files.Root{Dir: p, Access: files.ReadWrite})
 		}
 	}

@@ -10,7 +10,9 @@
 //
 // What a client may reach is its scope: the working directories of every
 // session on the host, the configured Roots, and whatever it was granted
-// with resourceRequest under the Requestable directories.
+// with resourceRequest under the Requestable directories. With Roots,
+// working directories are confined to them: the Workspace is a
+// host.DirectoryConfiner, and the scope is the roots and the grants.
 package workspace
 
 import (
@@ -33,8 +35,10 @@ import (
 // Options configures a workspace. The zero value serves the sessions'
 // working directories and nothing else.
 type Options struct {
-	// Roots are directories clients may read and write besides the
-	// sessions' working directories. Relative paths are made absolute.
+	// Roots are directories clients may read and write. When there are
+	// any, sessions, chats and terminals may only have working
+	// directories inside them (see host.DirectoryConfiner). Relative
+	// paths are made absolute.
 	Roots []string
 	// Requestable are directories a client reaches only after asking with
 	// resourceRequest; the grant lasts as long as its connection.
@@ -67,6 +71,9 @@ type Workspace struct {
 	log   *slog.Logger
 	files *files.Service
 	roots []string
+	// realRoots are the roots with their symbolic links resolved, which
+	// working directories are confined to (confine.go).
+	realRoots []string
 
 	changesets *changeset.Manager
 
@@ -112,6 +119,7 @@ func New(opts *Options) func(*host.Host) (host.Workspace, error) {
 			log:        o.Logger,
 			files:      files.New(&files.Options{MaxReadBytes: o.MaxReadBytes, MaxListEntries: o.MaxListEntries, Requestable: req}),
 			roots:      roots,
+			realRoots:  realRootsOf(roots),
 			grants:     map[host.Client][]files.Root{},
 			terms:      map[string]*term{},
 			watches:    map[string]*watchChan{},
@@ -208,12 +216,16 @@ func (w *Workspace) Close() error {
 }
 
 // scope is what a client may reach now: every session's working
-// directories, the configured roots and its grants.
+// directories, the configured roots and its grants. With roots the
+// sessions' directories add nothing: they are confined to the roots, but
+// for those of sessions made before the roots were set, which stay out.
 func (w *Workspace) scope(c host.Client) files.Scope {
 	var s files.Scope
-	for _, d := range w.h.AllWorkingDirectories() {
-		if p, err := files.PathOf(d); err == nil {
-			s = append(s, files.Root{Dir: p, Access: files.ReadWrite})
+	if !w.Confining() {
+		for _, d := range w.h.AllWorkingDirectories() {
+			if p, err := files.PathOf(d); err == nil {
+				s = append(s, files.Root{Dir: p, Access: files.ReadWrite})
+			}
 		}
 	}
 	for _, d := range w.roots {

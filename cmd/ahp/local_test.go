@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -17,6 +18,7 @@ func TestLocalDiscovery(t *testing.T) {
 	for _, tc := range []struct {
 		name               string
 		runtime, tokenFile bool
+		stale              bool // the runtime file's ahpd is gone
 		flags              globals
 		env                map[string]string
 		wantURL, wantToken string
@@ -24,6 +26,7 @@ func TestLocalDiscovery(t *testing.T) {
 		{name: "nothing kept", wantURL: defaultURL},
 		{name: "token file only", tokenFile: true, wantURL: defaultURL, wantToken: "kept"},
 		{name: "running ahpd", runtime: true, tokenFile: true, wantURL: running, wantToken: "live"},
+		{name: "ahpd killed", runtime: true, stale: true, tokenFile: true, wantURL: defaultURL, wantToken: "kept"},
 		{name: "URL of the running one given", runtime: true, tokenFile: true, flags: globals{url: "ws://localhost:45678/"}, wantURL: "ws://localhost:45678/", wantToken: "live"},
 		{name: "another local port", runtime: true, tokenFile: true, flags: globals{url: "ws://127.0.0.1:9/"}, wantURL: "ws://127.0.0.1:9/", wantToken: "kept"},
 		{name: "remote URL", runtime: true, tokenFile: true, flags: globals{url: "ws://ahp.example:7247/"}, wantURL: "ws://ahp.example:7247/"},
@@ -36,7 +39,15 @@ func TestLocalDiscovery(t *testing.T) {
 			dir := filepath.Join(home, "ahpd")
 			os.MkdirAll(dir, 0o700)
 			if tc.runtime {
-				if err := datadir.WriteRuntime(dir, datadir.Runtime{URL: running, Token: "live", PID: 1}); err != nil {
+				pid := os.Getpid()
+				if tc.stale {
+					cmd := exec.Command("true")
+					if err := cmd.Run(); err != nil {
+						t.Fatal(err)
+					}
+					pid = cmd.Process.Pid
+				}
+				if err := datadir.WriteRuntime(dir, datadir.Runtime{URL: running, Token: "live", PID: pid}); err != nil {
 					t.Fatal(err)
 				}
 			}

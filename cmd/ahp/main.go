@@ -302,7 +302,7 @@ func (g *globals) local(getenv func(string) string) {
 		return
 	}
 	rt, err := datadir.ReadRuntime(dir)
-	haveRT := err == nil && datadir.IsLoopbackURL(rt.URL)
+	haveRT := err == nil && datadir.IsLoopbackURL(rt.URL) && rt.Live()
 	if g.url == "" && haveRT {
 		g.url = rt.URL
 	}

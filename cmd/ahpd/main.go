@@ -5,9 +5,12 @@
 //
 //	ahpd [flags]
 //
-// On start it prints one line with the ws:// URL to connect to. Flags may
-// also come from a JSON config file (--config); flags given on the command
-// line win. Run `ahpd -h` for the list.
+// On start it prints one line with the ws:// URL to connect to, carrying
+// the token clients must present (made at first start and kept in the
+// data directory unless --token, AHPD_TOKEN or --no-token say otherwise;
+// see docs/security.md). Flags may also come from a JSON config file
+// (--config); flags given on the command line win. Run `ahpd -h` for the
+// list.
 package main
 
 import (
@@ -300,11 +303,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	dataDir, err := cfg.dataDir()
-	if err != nil {
-		return err
-	}
-	token, err := cfg.tokenConfig.resolve(dataDir, log)
+	// Without a data directory (no home, --store memory) a given token
+	// or --no-token still runs; only a kept token needs one.
+	dataDir, dirErr := cfg.dataDir()
+	token, err := cfg.tokenConfig.resolve(dataDir, dirErr, log)
 	if err != nil {
 		return err
 	}
@@ -367,7 +369,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// Local clients find ahpd by the runtime file once its URL is out.
-	defer publishRuntime(dataDir, ln.Addr(), token, log)()
+	if dirErr == nil {
+		defer publishRuntime(dataDir, ln.Addr(), token, log)()
+	}
 	fmt.Fprintf(stdout, "ahpd listening on %s\n", wsURL(ln.Addr(), token))
 	if !cfg.NoWeb {
 		fmt.Fprintf(stdout, "web client at %s\n", webURL(ln.Addr(), token))

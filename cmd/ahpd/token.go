@@ -39,13 +39,17 @@ func (c *tokenConfig) validate(loopback bool, listen string) error {
 
 // resolve returns the token clients must present: the configured one, or
 // the one kept in dir, made now if there is none; "" with --no-token.
-func (c *tokenConfig) resolve(dir string, log *slog.Logger) (string, error) {
+// dirErr is why there is no data directory, if there is none.
+func (c *tokenConfig) resolve(dir string, dirErr error, log *slog.Logger) (string, error) {
 	switch {
 	case c.NoToken:
 		log.Warn("running without a token (--no-token): every process on this machine, of any user, can connect and act as ahpd's user")
 		return "", nil
 	case c.Token != "":
 		return c.Token, nil
+	}
+	if dirErr != nil {
+		return "", errors.New("no data directory to keep the token in: set --data-dir, or give a token with --token or AHPD_TOKEN")
 	}
 	token, created, fixed, err := datadir.LoadOrCreateToken(dir)
 	if err != nil {

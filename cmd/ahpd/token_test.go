@@ -252,3 +252,22 @@ func TestTokenFileNarrowed(t *testing.T) {
 		t.Fatalf("token file mode %v (%v), want 0600", fi.Mode(), err)
 	}
 }
+
+// TestTokenWithoutDataDir: with no data directory (no home, sessions in
+// memory) a given token or --no-token still runs; the kept token cannot.
+func TestTokenWithoutDataDir(t *testing.T) {
+	t.Setenv("AHPD_TOKEN", "")
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_DATA_HOME", "")
+	err := run(context.Background(), []string{"--listen", "127.0.0.1:0", "--store", "memory", "--log-level", "error"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--token") {
+		t.Fatalf("a kept token without a data directory: %v", err)
+	}
+	for _, args := range [][]string{{"--token", "given"}, {"--no-token"}} {
+		printed, stop := startRun(t, args...)
+		if got := dialStatus(t, printed, nil); got != http.StatusSwitchingProtocols {
+			t.Fatalf("%v: the printed URL %s: status %d", args, printed, got)
+		}
+		stop()
+	}
+}

@@ -15,8 +15,9 @@ import (
 
 // workspaceConfig holds what clients may reach on this machine's files.
 type workspaceConfig struct {
-	// Roots are directories clients may read and write besides the
-	// sessions' working directories.
+	// Roots are directories clients may read and write. When there are
+	// any, the working directories of sessions, chats and terminals are
+	// confined to them (workspace/confine.go).
 	Roots []string `json:"roots"`
 	// RequestableRoots are directories a client reaches after asking with
 	// resourceRequest.
@@ -41,7 +42,7 @@ func (c *workspaceConfig) defaults() {
 }
 
 func (c *workspaceConfig) register(fs *flag.FlagSet) {
-	fs.Var(&c.roots, "root", "directory clients may read and write besides the sessions' working directories (repeatable)")
+	fs.Var(&c.roots, "root", "directory clients may read and write; when given, sessions, chats and terminals may only work inside the roots (repeatable)")
 	fs.Var(&c.requestable, "requestable-root", "directory clients may be granted with resourceRequest (repeatable)")
 	fs.StringVar(&c.DefaultDirectory, "default-directory", c.DefaultDirectory, "directory offered to clients to start browsing (default the first --root)")
 	fs.Int64Var(&c.MaxReadBytes, "max-read-bytes", c.MaxReadBytes, "largest resourceRead; bigger files are read in ranges")

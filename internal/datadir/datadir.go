@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 )
 
 const (
@@ -180,6 +181,17 @@ func WriteRuntime(dir string, rt Runtime) error {
 		return fmt.Errorf("runtime file: %w", err)
 	}
 	return nil
+}
+
+// Live reports whether the ahpd that wrote rt may still run: its process
+// exists (a file left by an ahpd that was killed names a process that is
+// gone).
+func (rt Runtime) Live() bool {
+	if rt.PID <= 0 {
+		return true // not known: assume it runs
+	}
+	err := syscall.Kill(rt.PID, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // ReadRuntime reads the runtime file in dir; the error satisfies

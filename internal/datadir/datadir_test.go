@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -156,4 +157,30 @@ func TestURLs(t *testing.T) {
 			t.Errorf("SameEndpoint(%s, %s) = %v", tc.a, tc.b, got)
 		}
 	}
+}
+
+func TestRuntimeLive(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pid  int
+		live bool
+	}{
+		{"this process", os.Getpid(), true},
+		{"unknown", 0, true},
+		{"gone", goneProcess(t), false},
+	} {
+		if got := (Runtime{URL: "ws://127.0.0.1:1/", PID: tc.pid}).Live(); got != tc.live {
+			t.Errorf("%s: Live = %v", tc.name, got)
+		}
+	}
+}
+
+// goneProcess returns the id of a process that has ended and was reaped.
+func goneProcess(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
 }

@@ -149,6 +149,12 @@ func (p *Process) Resize(cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 0xffff || rows > 0xffff {
 		return fmt.Errorf("terminal: bad size %dx%d", cols, rows)
 	}
+	// Under the lock, so that the PTY is not closed meanwhile (readLoop).
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return errors.New("terminal: the process has ended")
+	}
 	return pty.Setsize(p.pty, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 }
 
@@ -293,8 +299,8 @@ func (p *Process) readLoop(emit func(Event)) {
 		emit(Event{Kind: Output, Data: outputText(sc.pending)})
 	}
 	err := p.cmd.Wait()
-	p.pty.Close()
 	p.mu.Lock()
+	p.pty.Close()
 	if ps := p.cmd.ProcessState; ps != nil && ps.Exited() {
 		code := int64(ps.ExitCode())
 		p.exitCode = &code
