@@ -65,12 +65,30 @@ func getWith(t *testing.T, url, token string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// waitReady waits until ahpd's /readyz answers 200: its agents are probed
+// on a goroutine of their own once it listens.
+func waitReady(t *testing.T, base, token string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := getWith(t, base+"/readyz", token)
+		if code == http.StatusOK {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz still answers %d %q after 10 s", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestOperatorEndpoints: /healthz, /readyz and /metrics answer behind the
 // token, and without it from loopback only with --metrics-no-token.
 func TestOperatorEndpoints(t *testing.T) {
 	t.Setenv("AHPD_TOKEN", "")
 	t.Run("token", func(t *testing.T) {
 		base := serveAhpd(t, "--token", "tok")
+		waitReady(t, base, "tok")
 		for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
 			if code, _ := getWith(t, base+p, ""); code != http.StatusUnauthorized {
 				t.Errorf("%s without the token answered %d", p, code)
@@ -89,6 +107,7 @@ func TestOperatorEndpoints(t *testing.T) {
 	})
 	t.Run("metrics-no-token", func(t *testing.T) {
 		base := serveAhpd(t, "--token", "tok", "--metrics-no-token")
+		waitReady(t, base, "tok")
 		for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
 			if code, _ := getWith(t, base+p, ""); code != http.StatusOK {
 				t.Errorf("%s from loopback without the token answered %d", p, code)
