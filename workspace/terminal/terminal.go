@@ -59,6 +59,9 @@ type Process struct {
 	input chan []byte
 	done  chan struct{} // closed once the process has exited and output is drained
 
+	sizeMu    sync.Mutex // Resize against the PTY's close
+	ptyClosed bool
+
 	mu       sync.Mutex
 	exitCode *int64
 	signal   string
@@ -148,6 +151,13 @@ func (p *Process) InputRoom() bool {
 func (p *Process) Resize(cols, rows int) error {
 	if cols <= 0 || rows <= 0 || cols > 0xffff || rows > 0xffff {
 		return fmt.Errorf("terminal: bad size %dx%d", cols, rows)
+	}
+	// The size is set through the PTY's descriptor, which must not be
+	// closed (by readLoop, as the process ends) while it is in use.
+	p.sizeMu.Lock()
+	defer p.sizeMu.Unlock()
+	if p.ptyClosed {
+		return os.ErrClosed
 	}
 	return pty.Setsize(p.pty, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 }
@@ -293,7 +303,10 @@ func (p *Process) readLoop(emit func(Event)) {
 		emit(Event{Kind: Output, Data: outputText(sc.pending)})
 	}
 	err := p.cmd.Wait()
+	p.sizeMu.Lock()
 	p.pty.Close()
+	p.ptyClosed = true
+	p.sizeMu.Unlock()
 	p.mu.Lock()
 	if ps := p.cmd.ProcessState; ps != nil && ps.Exited() {
 		code := int64(ps.ExitCode())
