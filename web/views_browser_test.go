@@ -229,7 +229,12 @@ func browseViews(t *testing.T, v view) {
 		const body = document.createElement('div'); body.className = 'md';
 		body.innerHTML = md.render('Some code:\n\n`+"```"+`go\nfunc main() {\n\tfmt.Println("hi") // greet\n}\n`+"```"+`\n');
 		md.enhanceCode(body);
-		el.append(body, dom.diffView('one\ntwo\nthree\n', 'one\nTWO\nthree\nfour\n'));
+		const b64 = (t) => btoa(t);
+		const edit = window.ahpApp.renderEdit({ type: 'fileEdit',
+			before: { uri: 'file:///w/a.txt', content: { uri: 'data:text/plain;charset=utf-8;base64,' + b64('one\ntwo\nthree\n') } },
+			after: { uri: 'file:///w/a.txt', content: { uri: 'data:text/plain;charset=utf-8;base64,' + b64('one\nTWO\nthree\nfour\n') } },
+			diff: { added: 2, removed: 1 } });
+		el.append(body, edit);
 		document.querySelector('#turns').append(el); el.lastElementChild.scrollIntoView({ block: 'end' }); }); true`)
 	b.wait("the highlighted code", `!!document.querySelector('#sample') && !!document.querySelector('#sample pre code.hljs .hljs-keyword') && !!document.querySelector('#sample pre button.copy')`)
 	b.run("copying the code", chromedp.Click(chromedp.CSS(`#sample pre button.copy`)))
@@ -244,6 +249,7 @@ func browseViews(t *testing.T, v view) {
 	if strings.Join(d.Numbers, ",") != "1 1,2,2,3 3,4" || !d.Tinted {
 		t.Errorf("diff lines: numbers %q, tinted %v; want old and new line numbers and tinted added and deleted lines", d.Numbers, d.Tinted)
 	}
+	eval[bool](b, `document.querySelector('#log').scrollTop = document.querySelector('#log').scrollHeight; true`)
 	b.shot("code-and-diff")
 	eval[bool](b, `document.querySelector('#sample').remove(); true`)
 

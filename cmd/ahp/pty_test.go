@@ -126,7 +126,8 @@ func (t *vt) index() {
 	}
 	t.scrolled = append(t.scrolled, strings.TrimRight(string(t.rows[0]), " "))
 	t.rows = append(t.rows[1:], t.blank())
-	t.sy = max(0, t.sy-1) // the saved position moves with the text
+	// As in real terminals, the saved cursor position stays where it was
+	// on the screen: ahp makes room before saving it.
 }
 
 func (t *vt) csi(params string, final byte) {

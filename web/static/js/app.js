@@ -9,7 +9,7 @@ import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js
 import { h, $, diffView } from './dom.js';
 import { TerminalView } from './terminal.js';
 import { ChangesView } from './changes.js';
-import { plainTitle, elapsedText, agentLabel, prettyInput } from './text.js';
+import { plainTitle, elapsedText, agentLabel, prettyInput, refText } from './text.js';
 
 
 /** text returns the plain text of a StringOrMarkdown value. */
@@ -871,10 +871,29 @@ class App {
   renderEdit(e) {
     const file = (e.after && e.after.uri) || (e.before && e.before.uri) || e.uri || e.resource || '';
     const stats = e.diff ? ` +${e.diff.added ?? e.diff.insertions ?? 0} −${e.diff.removed ?? e.diff.deletions ?? 0}` : '';
-    const box = h('div', { class: 'edit' }, h('div', { class: 'edit-file' }, `${file.replace(/^file:\/\//, '')}${stats}`));
-    const before = e.before && (e.before.content ?? e.before.text);
-    const after = e.after && (e.after.content ?? e.after.text);
-    if (typeof before === 'string' || typeof after === 'string') box.append(diffView(before || '', after || ''));
+    const box = h('div', { class: 'edit' }, h('div', { class: 'edit-file' }, `${decodeURIComponent(file.replace(/^file:\/\//, ''))}${stats}`));
+    // Each side's text: inline (a data: URI, as agents send small files),
+    // or read from the host when the edit only names the file.
+    const side = (s) => (s ? refText(s.content ?? s.text) : '');
+    const before = side(e.before);
+    const after = side(e.after);
+    if (before !== null && after !== null) {
+      if (e.before || e.after) box.append(diffView(before, after));
+      return box;
+    }
+    const read = async (s) => {
+      if (!s) return '';
+      const t = refText(s.content ?? s.text);
+      if (t !== null) return t;
+      const uri = (s.content && s.content.uri) || s.uri;
+      const res = await this.client.request('resourceRead', { channel: ROOT, uri, encoding: 'utf-8' });
+      if (res.encoding !== 'utf-8') throw new Error('not text');
+      return res.data;
+    };
+    const wait = h('div', { class: 'muted' }, 'loading the diff…');
+    box.append(wait);
+    Promise.all([read(e.before), read(e.after)]).then(([b, a]) => wait.replaceWith(diffView(b, a)),
+      (err) => { wait.textContent = `the diff cannot be shown: ${err.message}`; });
     return box;
   }
 

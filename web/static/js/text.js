@@ -51,3 +51,22 @@ export function prettyInput(input) {
   } catch { /* not JSON */ }
   return input;
 }
+
+/**
+ * refText returns the text a ContentRef carries inline (a data: URI, as
+ * agents send small file contents), or the string itself; null when the
+ * text must be fetched (a file URI).
+ */
+export function refText(ref) {
+  if (typeof ref === 'string') return ref;
+  if (!ref || typeof ref.uri !== 'string') return null;
+  const m = ref.uri.match(/^data:([^,]*?)(;base64)?,([\s\S]*)$/);
+  if (!m) return null;
+  try {
+    if (!m[2]) return decodeURIComponent(m[3]);
+    const bin = atob(m[3]);
+    return new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)));
+  } catch {
+    return null;
+  }
+}

@@ -1,6 +1,6 @@
 // Checks the page's text helpers. Run: node text_test.mjs
 import { isDeepStrictEqual } from 'node:util';
-import { plainTitle, agentLabel, prettyInput, elapsedText } from './text.js';
+import { plainTitle, agentLabel, prettyInput, elapsedText, refText } from './text.js';
 
 const cases = [];
 const check = (name, got, want) => cases.push([name, isDeepStrictEqual(got, want), got, want]);
@@ -29,6 +29,13 @@ check('seconds', elapsedText(ago(12)), '12 s');
 check('minutes', elapsedText(ago(185)), '3 min 05 s');
 check('hours', elapsedText(ago(3 * 3600 + 7 * 60)), '3 h 07 min');
 check('no start', elapsedText(''), '');
+
+const b64 = (t) => Buffer.from(t, 'utf-8').toString('base64');
+check('a base64 data URI', refText({ uri: `data:text/plain;charset=utf-8;base64,${b64('héllo\nworld\n')}` }), 'héllo\nworld\n');
+check('a percent-encoded data URI', refText({ uri: 'data:text/plain,a%20b' }), 'a b');
+check('inline text', refText('as is'), 'as is');
+check('a file URI needs fetching', refText({ uri: 'file:///tmp/x' }), null);
+check('nothing', refText(undefined), null);
 
 let failed = 0;
 for (const [name, ok, got, want] of cases) {
