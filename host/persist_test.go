@@ -578,40 +578,42 @@ func wantTitlesAfterRestart(t *testing.T, st store.Store, want map[string]string
 // work once a change has waited MaxSaveDelay, which bounds what a crash
 // could lose; it takes work again once the store catches up.
 func TestStalledStore(t *testing.T) {
-	mem := store.NewMemory()
-	spy := &spyStore{Store: mem}
-	clock := newManualClock()
-	th := startHost(t, &host.Options{Store: spy, MaxSaveDelay: 100 * time.Millisecond, Now: clock.Now})
-	c := th.dial(t, "a")
-	c.initialize()
-	uri, _ := c.newSession("stall")
-	c.Subscribe(uri)
+	synctest.Test(t, func(t *testing.T) {
+		mem := store.NewMemory()
+		spy := &spyStore{Store: mem}
+		clock := newManualClock()
+		th := startPipeHost(t, &host.Options{Store: spy, MaxSaveDelay: 100 * time.Millisecond, Now: clock.Now})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, _ := c.newSession("stall")
+		c.Subscribe(uri)
 
-	stall := make(chan struct{})
-	spy.stall.Store(&stall)
-	// Release the store however the test ends, so a failure is reported
-	// instead of the host's shutdown waiting on a stalled write forever.
-	release := sync.OnceFunc(func() { close(stall) })
-	t.Cleanup(release)
-	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
-	// This title's echo, not an earlier title's: the clock must move only
-	// once the change is queued.
-	c.WaitFor("title", hasTitle("queued while stalled"))
-	clock.Advance(150 * time.Millisecond)
-	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
-	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
-		t.Fatalf("createSession while the store stalls: %v", err)
-	}
-	release()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := th.h.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
-	th.h.Crash()
+		stall := make(chan struct{})
+		spy.stall.Store(&stall)
+		// Release the store however the test ends, so a failure is reported
+		// instead of the host's shutdown waiting on a stalled write forever.
+		release := sync.OnceFunc(func() { close(stall) })
+		t.Cleanup(release)
+		c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
+		// This title's echo, not an earlier title's: the clock must move only
+		// once the change is queued.
+		c.WaitFor("title", hasTitle("queued while stalled"))
+		clock.Advance(150 * time.Millisecond)
+		err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
+		if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
+			t.Fatalf("createSession while the store stalls: %v", err)
+		}
+		release()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := th.h.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
+		th.h.Crash()
 
-	wantTitlesAfterRestart(t, mem, map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"})
+		wantTitlesAfterRestart(t, mem, map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"})
+	})
 }
 
 // TestTruncateBeyondWindow truncates to a turn that is only in the store:
