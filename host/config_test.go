@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -82,102 +83,104 @@ func renderValues(v map[string]jsontext.Value) string {
 // properties may change); a restarted host opens the session with the
 // configuration it had.
 func TestSessionConfigFromAgent(t *testing.T) {
-	st := store.NewMemory()
-	t.Cleanup(func() { st.Close() })
-	ag := newConfigAgent()
-	th := startHost(t, &host.Options{Store: st, Agents: []agent.Backend{ag}})
-	c := th.dial(t, "a")
-	c.initialize()
+	synctest.Test(t, func(t *testing.T) {
+		st := store.NewMemory()
+		t.Cleanup(func() { st.Close() })
+		ag := newConfigAgent()
+		th := startPipeHost(t, &host.Options{Store: st, Agents: []agent.Backend{ag}})
+		c := th.dial(t, "a")
+		c.initialize()
 
-	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("bad"), Config: map[string]jsontext.Value{"isolation": sessionconfig.Value("cloud")}}, nil)
-	if rpcCode(err) != protocol.CodeInvalidParams || !strings.Contains(err.Error(), `"isolation": "cloud" is not one of`) {
-		t.Fatalf("createSession with a bad value: %v", err)
-	}
-
-	uri := protocol.SessionURI("s")
-	c.Must("createSession", &protocol.CreateSessionParams{Channel: uri, Config: map[string]jsontext.Value{"isolation": sessionconfig.Value("worktree"), "other": sessionconfig.Value(1)}}, nil)
-	snap := c.Subscribe(uri)
-	state := snap.State.(*protocol.SessionState)
-	if state.Config == nil || renderValues(state.Config.Values) != `isolation="worktree" mode="ask" other=1` || len(state.Config.Schema.Properties) != 2 {
-		t.Fatalf("session config %+v", state.Config)
-	}
-	if state.Lifecycle == protocol.SessionLifecycleCreating {
-		c.WaitFor("ready", hasType("session/ready"))
-	}
-	ag.mu.Lock()
-	if len(ag.opened) != 1 || renderValues(ag.opened[0]) != `isolation="worktree" mode="ask" other=1` {
-		t.Errorf("the agent opened with %v", ag.opened)
-	}
-	ag.mu.Unlock()
-
-	reject := func(config map[string]jsontext.Value, want string) {
-		t.Helper()
-		seq := c.Dispatch(uri, &protocol.SessionConfigChangedAction{Config: config})
-		envs := c.WaitFor("the rejection", func(envs []protocol.ActionEnvelope) bool {
-			for _, e := range envs {
-				if e.Origin != nil && e.Origin.ClientSeq == seq {
-					return true
-				}
-			}
-			return false
-		})
-		for _, e := range envs {
-			if e.Origin != nil && e.Origin.ClientSeq == seq {
-				if e.RejectionReason == nil || !strings.Contains(*e.RejectionReason, want) {
-					t.Errorf("%v: rejection %v, want %q", config, e.RejectionReason, want)
-				}
-			}
+		err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("bad"), Config: map[string]jsontext.Value{"isolation": sessionconfig.Value("cloud")}}, nil)
+		if rpcCode(err) != protocol.CodeInvalidParams || !strings.Contains(err.Error(), `"isolation": "cloud" is not one of`) {
+			t.Fatalf("createSession with a bad value: %v", err)
 		}
-	}
-	reject(map[string]jsontext.Value{"isolation": sessionconfig.Value("folder")}, `"isolation" cannot change after the session was created`)
-	reject(map[string]jsontext.Value{"mode": sessionconfig.Value("fly")}, `"fly" is not one of`)
 
-	c.Dispatch(uri, &protocol.SessionConfigChangedAction{Config: map[string]jsontext.Value{"mode": sessionconfig.Value("code")}})
-	select {
-	case <-ag.heard:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the agent did not hear of the change")
-	}
-	ag.mu.Lock()
-	if len(ag.changes) != 1 || renderValues(ag.changes[0]) != `mode="code"` {
-		t.Errorf("the agent heard %v", ag.changes)
-	}
-	ag.mu.Unlock()
-	c.WaitFor("the change", func(envs []protocol.ActionEnvelope) bool {
-		return countType("session/configChanged", envs) >= 3
-	})
-	if err := th.h.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	// After a restart the session opens with the values it had.
-	th2 := startHost(t, &host.Options{Store: st, Agents: []agent.Backend{ag}})
-	c2 := th2.dial(t, "b")
-	c2.initialize()
-	state = c2.Subscribe(uri).State.(*protocol.SessionState)
-	if state.Config == nil || renderValues(state.Config.Values) != `isolation="worktree" mode="code" other=1` {
-		t.Fatalf("session config after restart %+v", state.Config)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+		uri := protocol.SessionURI("s")
+		c.Must("createSession", &protocol.CreateSessionParams{Channel: uri, Config: map[string]jsontext.Value{"isolation": sessionconfig.Value("worktree"), "other": sessionconfig.Value(1)}}, nil)
+		snap := c.Subscribe(uri)
+		state := snap.State.(*protocol.SessionState)
+		if state.Config == nil || renderValues(state.Config.Values) != `isolation="worktree" mode="ask" other=1` || len(state.Config.Schema.Properties) != 2 {
+			t.Fatalf("session config %+v", state.Config)
+		}
+		if state.Lifecycle == protocol.SessionLifecycleCreating {
+			c.WaitFor("ready", hasType("session/ready"))
+		}
 		ag.mu.Lock()
-		n := len(ag.opened)
-		var last map[string]jsontext.Value
-		if n > 0 {
-			last = ag.opened[n-1]
+		if len(ag.opened) != 1 || renderValues(ag.opened[0]) != `isolation="worktree" mode="ask" other=1` {
+			t.Errorf("the agent opened with %v", ag.opened)
 		}
 		ag.mu.Unlock()
-		if n == 2 {
-			if renderValues(last) != `isolation="worktree" mode="code" other=1` {
-				t.Errorf("reopened with %v", last)
+
+		reject := func(config map[string]jsontext.Value, want string) {
+			t.Helper()
+			seq := c.Dispatch(uri, &protocol.SessionConfigChangedAction{Config: config})
+			envs := c.WaitFor("the rejection", func(envs []protocol.ActionEnvelope) bool {
+				for _, e := range envs {
+					if e.Origin != nil && e.Origin.ClientSeq == seq {
+						return true
+					}
+				}
+				return false
+			})
+			for _, e := range envs {
+				if e.Origin != nil && e.Origin.ClientSeq == seq {
+					if e.RejectionReason == nil || !strings.Contains(*e.RejectionReason, want) {
+						t.Errorf("%v: rejection %v, want %q", config, e.RejectionReason, want)
+					}
+				}
 			}
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the session was not reopened (%d opens)", n)
+		reject(map[string]jsontext.Value{"isolation": sessionconfig.Value("folder")}, `"isolation" cannot change after the session was created`)
+		reject(map[string]jsontext.Value{"mode": sessionconfig.Value("fly")}, `"fly" is not one of`)
+
+		c.Dispatch(uri, &protocol.SessionConfigChangedAction{Config: map[string]jsontext.Value{"mode": sessionconfig.Value("code")}})
+		select {
+		case <-ag.heard:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the agent did not hear of the change")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		ag.mu.Lock()
+		if len(ag.changes) != 1 || renderValues(ag.changes[0]) != `mode="code"` {
+			t.Errorf("the agent heard %v", ag.changes)
+		}
+		ag.mu.Unlock()
+		c.WaitFor("the change", func(envs []protocol.ActionEnvelope) bool {
+			return countType("session/configChanged", envs) >= 3
+		})
+		if err := th.h.Close(); err != nil {
+			t.Fatal(err)
+		}
+
+		// After a restart the session opens with the values it had.
+		th2 := startPipeHost(t, &host.Options{Store: st, Agents: []agent.Backend{ag}})
+		c2 := th2.dial(t, "b")
+		c2.initialize()
+		state = c2.Subscribe(uri).State.(*protocol.SessionState)
+		if state.Config == nil || renderValues(state.Config.Values) != `isolation="worktree" mode="code" other=1` {
+			t.Fatalf("session config after restart %+v", state.Config)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			ag.mu.Lock()
+			n := len(ag.opened)
+			var last map[string]jsontext.Value
+			if n > 0 {
+				last = ag.opened[n-1]
+			}
+			ag.mu.Unlock()
+			if n == 2 {
+				if renderValues(last) != `isolation="worktree" mode="code" other=1` {
+					t.Errorf("reopened with %v", last)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the session was not reopened (%d opens)", n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
 }
 
 // TestSessionConfigWithoutSchema: an agent that takes no configuration

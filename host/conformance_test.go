@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
@@ -675,33 +676,35 @@ func TestSessionLifecycle(t *testing.T) {
 		{"failed", &failingBackend{}, "session/creationFailed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			th := startHost(t, &host.Options{Agents: []agent.Backend{tc.backend}})
-			c := th.dial(t, "c")
-			c.initialize()
-			uri := protocol.SessionURI("life")
-			c.Must("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
-			// Give the agent's open time to finish first. Whichever comes
-			// first, the subscriber must see the transition; the pause only
-			// makes the open-first order, the one that used to skip it, the
-			// likely one.
-			time.Sleep(50 * time.Millisecond)
-			snap := c.Subscribe(uri)
-			if st := snap.State.(*protocol.SessionState); st.Lifecycle != protocol.SessionLifecycleCreating {
-				t.Fatalf("snapshot lifecycle %q, want creating", st.Lifecycle)
-			}
-			envs := c.WaitFor(tc.want, hasType(tc.want))
-			st := mirror(t, snap, envs).(*protocol.SessionState)
-			if tc.name == "ready" && st.Lifecycle != protocol.SessionLifecycleReady ||
-				tc.name == "failed" && (st.Lifecycle != protocol.SessionLifecycleFailed || st.CreationError == nil) { // the 1.x reducer's name
-				t.Fatalf("lifecycle %q, error %+v", st.Lifecycle, st.CreationError)
-			}
-			risingSeqs(t, snap.FromSeq, envs)
-			// A later subscriber sees the outcome in its snapshot.
-			d := th.dial(t, "d")
-			d.initialize()
-			if got := d.Subscribe(uri).State.(*protocol.SessionState).Lifecycle; got == protocol.SessionLifecycleCreating {
-				t.Fatalf("second subscriber sees %q", got)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				th := startPipeHost(t, &host.Options{Agents: []agent.Backend{tc.backend}})
+				c := th.dial(t, "c")
+				c.initialize()
+				uri := protocol.SessionURI("life")
+				c.Must("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
+				// Give the agent's open time to finish first. Whichever comes
+				// first, the subscriber must see the transition; the pause only
+				// makes the open-first order, the one that used to skip it, the
+				// likely one.
+				time.Sleep(50 * time.Millisecond)
+				snap := c.Subscribe(uri)
+				if st := snap.State.(*protocol.SessionState); st.Lifecycle != protocol.SessionLifecycleCreating {
+					t.Fatalf("snapshot lifecycle %q, want creating", st.Lifecycle)
+				}
+				envs := c.WaitFor(tc.want, hasType(tc.want))
+				st := mirror(t, snap, envs).(*protocol.SessionState)
+				if tc.name == "ready" && st.Lifecycle != protocol.SessionLifecycleReady ||
+					tc.name == "failed" && (st.Lifecycle != protocol.SessionLifecycleFailed || st.CreationError == nil) { // the 1.x reducer's name
+					t.Fatalf("lifecycle %q, error %+v", st.Lifecycle, st.CreationError)
+				}
+				risingSeqs(t, snap.FromSeq, envs)
+				// A later subscriber sees the outcome in its snapshot.
+				d := th.dial(t, "d")
+				d.initialize()
+				if got := d.Subscribe(uri).State.(*protocol.SessionState).Lifecycle; got == protocol.SessionLifecycleCreating {
+					t.Fatalf("second subscriber sees %q", got)
+				}
+			})
 		})
 	}
 }

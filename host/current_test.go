@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/ahp-go/ahp/internal/hosttest"
@@ -269,56 +270,58 @@ func TestListSessionsEveryShape(t *testing.T) {
 // (reducer fixture 173-session-chatupdated), so a subscriber's mirror
 // could not follow it. Its InputNeeded bit follows inputNeeded.
 func TestSummaryStatusRollUp(t *testing.T) {
-	th := startHost(t, nil)
-	c := th.dial(t, "c")
-	c.initializeAt("1.1.0")
-	uri, def := c.newSession("rollup")
-	other := protocol.ChatURI("other")
-	c.Must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: other}, nil)
-	c.Subscribe(other)
-	c.Dispatch(uri, &protocol.SessionIsReadChangedAction{IsRead: true})
-	const bits = protocol.SessionStatusIdle | protocol.SessionStatusError | protocol.SessionStatusInProgress | protocol.SessionStatusInputNeeded
-	waitSummary := func(what string, ok func(protocol.SessionSummary) bool) protocol.SessionSummary {
-		t.Helper()
-		deadline := time.Now().Add(hosttest.Timeout)
-		for {
-			s := summaryOf(t, c, uri)
-			if ok(s) {
-				return s
+	synctest.Test(t, func(t *testing.T) {
+		th := startPipeHost(t, nil)
+		c := th.dial(t, "c")
+		c.initializeAt("1.1.0")
+		uri, def := c.newSession("rollup")
+		other := protocol.ChatURI("other")
+		c.Must("createChat", &protocol.CreateChatParams{Channel: uri, Chat: other}, nil)
+		c.Subscribe(other)
+		c.Dispatch(uri, &protocol.SessionIsReadChangedAction{IsRead: true})
+		const bits = protocol.SessionStatusIdle | protocol.SessionStatusError | protocol.SessionStatusInProgress | protocol.SessionStatusInputNeeded
+		waitSummary := func(what string, ok func(protocol.SessionSummary) bool) protocol.SessionSummary {
+			t.Helper()
+			deadline := time.Now().Add(hosttest.Timeout)
+			for {
+				s := summaryOf(t, c, uri)
+				if ok(s) {
+					return s
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the summary is %+v", what, s)
+				}
+				time.Sleep(5 * time.Millisecond)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: the summary is %+v", what, s)
-			}
-			time.Sleep(5 * time.Millisecond)
 		}
-	}
-	// The default chat is idle; the other chat asks for input: the
-	// promotion overrides the default chat's bits.
-	c.Dispatch(other, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: "2026-01-01T00:00:00.000Z", Message: userMessage("/input which?")})
-	s := waitSummary("input needed in the other chat", func(s protocol.SessionSummary) bool {
-		return s.Status&bits == protocol.SessionStatusInputNeeded
-	})
-	if s.Status&protocol.SessionStatusIsRead == 0 {
-		t.Errorf("the session's IsRead flag is lost: %d", s.Status)
-	}
-	st := c.Subscribe(uri).State.(*protocol.SessionState)
-	if i := slices.IndexFunc(st.Chats, func(ch protocol.ChatSummary) bool { return ch.Resource == other }); i < 0 || !reflect.DeepEqual(s.Activity, st.Chats[i].Activity) {
-		t.Errorf("the summary's activity %v is not the one of the chat that needs input", s.Activity)
-	}
-	if st.Status&protocol.SessionStatusInputNeeded != protocol.SessionStatusInputNeeded {
-		t.Errorf("SessionState.status %d lacks the InputNeeded bit of its inputNeeded list", st.Status)
-	}
-	// Cancelling leaves the other chat idle; an error in it is promoted
-	// over the idle default chat.
-	c.Dispatch(other, &protocol.ChatTurnCancelledAction{TurnID: "t1", Duration: 1})
-	waitSummary("both chats idle", func(s protocol.SessionSummary) bool { return s.Status&bits == protocol.SessionStatusIdle })
-	c.Dispatch(other, &protocol.ChatTurnStartedAction{TurnID: "t2", StartedAt: "2026-01-01T00:00:01.000Z", Message: userMessage("/error")})
-	waitSummary("an error in the other chat", func(s protocol.SessionSummary) bool { return s.Status&bits == protocol.SessionStatusError })
-	// The default chat's own activity counts when nothing is promoted:
-	// a new turn in the other chat clears its error.
-	c.Dispatch(def, &protocol.ChatTurnStartedAction{TurnID: "t3", StartedAt: "2026-01-01T00:00:02.000Z", Message: userMessage("/slow 200")})
-	c.Dispatch(other, &protocol.ChatTurnStartedAction{TurnID: "t4", StartedAt: "2026-01-01T00:00:03.000Z", Message: userMessage("hi")})
-	waitSummary("the default chat in progress", func(s protocol.SessionSummary) bool {
-		return s.Status&bits == protocol.SessionStatusInProgress
+		// The default chat is idle; the other chat asks for input: the
+		// promotion overrides the default chat's bits.
+		c.Dispatch(other, &protocol.ChatTurnStartedAction{TurnID: "t1", StartedAt: "2026-01-01T00:00:00.000Z", Message: userMessage("/input which?")})
+		s := waitSummary("input needed in the other chat", func(s protocol.SessionSummary) bool {
+			return s.Status&bits == protocol.SessionStatusInputNeeded
+		})
+		if s.Status&protocol.SessionStatusIsRead == 0 {
+			t.Errorf("the session's IsRead flag is lost: %d", s.Status)
+		}
+		st := c.Subscribe(uri).State.(*protocol.SessionState)
+		if i := slices.IndexFunc(st.Chats, func(ch protocol.ChatSummary) bool { return ch.Resource == other }); i < 0 || !reflect.DeepEqual(s.Activity, st.Chats[i].Activity) {
+			t.Errorf("the summary's activity %v is not the one of the chat that needs input", s.Activity)
+		}
+		if st.Status&protocol.SessionStatusInputNeeded != protocol.SessionStatusInputNeeded {
+			t.Errorf("SessionState.status %d lacks the InputNeeded bit of its inputNeeded list", st.Status)
+		}
+		// Cancelling leaves the other chat idle; an error in it is promoted
+		// over the idle default chat.
+		c.Dispatch(other, &protocol.ChatTurnCancelledAction{TurnID: "t1", Duration: 1})
+		waitSummary("both chats idle", func(s protocol.SessionSummary) bool { return s.Status&bits == protocol.SessionStatusIdle })
+		c.Dispatch(other, &protocol.ChatTurnStartedAction{TurnID: "t2", StartedAt: "2026-01-01T00:00:01.000Z", Message: userMessage("/error")})
+		waitSummary("an error in the other chat", func(s protocol.SessionSummary) bool { return s.Status&bits == protocol.SessionStatusError })
+		// The default chat's own activity counts when nothing is promoted:
+		// a new turn in the other chat clears its error.
+		c.Dispatch(def, &protocol.ChatTurnStartedAction{TurnID: "t3", StartedAt: "2026-01-01T00:00:02.000Z", Message: userMessage("/slow 200")})
+		c.Dispatch(other, &protocol.ChatTurnStartedAction{TurnID: "t4", StartedAt: "2026-01-01T00:00:03.000Z", Message: userMessage("hi")})
+		waitSummary("the default chat in progress", func(s protocol.SessionSummary) bool {
+			return s.Status&bits == protocol.SessionStatusInProgress
+		})
 	})
 }

@@ -24,6 +24,22 @@ type testHost struct {
 
 func startHost(t *testing.T, opts *host.Options) *testHost {
 	t.Helper()
+	h := newHost(t, opts)
+	s := hosttest.Serve(t, h)
+	return &testHost{Server: s, h: h, url: s.URL}
+}
+
+// startPipeHost runs a host like startHost, but its clients connect over
+// in-memory pipes and it has no URL. Called inside a synctest bubble, the
+// host and its clients wait only on the bubble's fake clock.
+func startPipeHost(t *testing.T, opts *host.Options) *testHost {
+	t.Helper()
+	h := newHost(t, opts)
+	return &testHost{Server: hosttest.ServePipe(t, h), h: h}
+}
+
+func newHost(t *testing.T, opts *host.Options) *host.Host {
+	t.Helper()
 	var o host.Options
 	if opts != nil {
 		o = *opts
@@ -35,8 +51,7 @@ func startHost(t *testing.T, opts *host.Options) *testHost {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := hosttest.Serve(t, h)
-	return &testHost{Server: s, h: h, url: s.URL}
+	return h
 }
 
 // client is the shared bare test client, plus helpers of these tests.

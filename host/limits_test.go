@@ -8,11 +8,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -106,22 +108,34 @@ func TestDeadReaderByteBound(t *testing.T) {
 }
 
 // TestInitializeDeadline checks that a connection that never initializes
-// is closed with a reason, while one that did stays.
+// is closed with a reason, once InitializeTimeout has passed and not
+// before, while one that did stays. The reason's kind is a policy
+// violation, which a WebSocket transport sends as close status 1008 with
+// the reason's text (jsonrpc's tests hold that part).
 func TestInitializeDeadline(t *testing.T) {
-	th := startHost(t, &host.Options{InitializeTimeout: 100 * time.Millisecond})
-	good := th.dial(t, "good")
-	good.initialize()
-	idle := rawDial(t, th.url)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, _, err := idle.Read(ctx)
-	var ce websocket.CloseError
-	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || !strings.Contains(ce.Reason, "initialize") {
-		t.Fatalf("idle connection: %v, want a 1008 close naming initialize", err)
-	}
-	if err := good.Call("ping", nil, nil); err != nil {
-		t.Fatalf("an initialized connection was closed too: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		th := startPipeHost(t, &host.Options{InitializeTimeout: 100 * time.Millisecond})
+		good := th.dial(t, "good")
+		good.initialize()
+		hostEnd, idle := jsonrpc.Pipe()
+		defer idle.Close()
+		ended := make(chan error, 1)
+		start := time.Now()
+		go func() { ended <- th.h.ServeTransport(context.Background(), hostEnd) }()
+		err := <-ended
+		if !errors.Is(err, jsonrpc.ErrPolicyViolation) || !strings.Contains(err.Error(), "initialize") {
+			t.Fatalf("idle connection ended with %v, want a policy violation naming initialize", err)
+		}
+		if waited := time.Since(start); waited < 100*time.Millisecond {
+			t.Errorf("idle connection closed after %v, before its 100ms", waited)
+		}
+		if _, err := idle.Read(context.Background()); err == nil {
+			t.Error("the idle client's end is still open")
+		}
+		if err := good.Call("ping", nil, nil); err != nil {
+			t.Fatalf("an initialized connection was closed too: %v", err)
+		}
+	})
 }
 
 // logWatch is a slog handler that hands over every record's message and

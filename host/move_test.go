@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -268,104 +269,106 @@ func (s *batchStore) setFailing(on bool) {
 // restart, with its history, in the destination.
 func TestMoveChatIsAtomic(t *testing.T) {
 	eachStore(t, func(t *testing.T, st store.Store) {
-		bs := &batchStore{Store: st}
-		th := startHost(t, &host.Options{Store: bs, MaxSaveDelay: 300 * time.Millisecond})
-		c := th.dial(t, "a")
-		c.initializeAt("1.1.0")
-		src, srcDef := c.newSession("src")
-		dst, dstDef := c.newSession("dst")
-		chat := protocol.ChatURI("moving")
-		c.Must("createChat", &protocol.CreateChatParams{Channel: src, Chat: chat}, nil)
-		c.Subscribe(chat)
-		startTurn(c, chat, "t1", "kept history")
-		c.WaitFor("the turn", endedOn(chat))
-		bs.mu.Lock()
-		mark := len(bs.batches)
-		bs.mu.Unlock()
-		c.Must("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToSessionDestination{Session: dst}}, nil)
+		synctest.Test(t, func(t *testing.T) {
+			bs := &batchStore{Store: st}
+			th := startPipeHost(t, &host.Options{Store: bs, MaxSaveDelay: 300 * time.Millisecond})
+			c := th.dial(t, "a")
+			c.initializeAt("1.1.0")
+			src, srcDef := c.newSession("src")
+			dst, dstDef := c.newSession("dst")
+			chat := protocol.ChatURI("moving")
+			c.Must("createChat", &protocol.CreateChatParams{Channel: src, Chat: chat}, nil)
+			c.Subscribe(chat)
+			startTurn(c, chat, "t1", "kept history")
+			c.WaitFor("the turn", endedOn(chat))
+			bs.mu.Lock()
+			mark := len(bs.batches)
+			bs.mu.Unlock()
+			c.Must("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToSessionDestination{Session: dst}}, nil)
 
-		// One batch holds the chat's snapshot under its new session and
-		// both catalog entries, with the catalog changes of both sessions.
-		bs.mu.Lock()
-		var moveBatch store.Batch
-		for _, b := range bs.batches[mark:] {
-			for _, op := range b {
-				if p, ok := op.(store.PutSnapshot); ok && p.Snapshot.Channel == chat && p.Snapshot.Session == dst {
-					moveBatch = b
+			// One batch holds the chat's snapshot under its new session and
+			// both catalog entries, with the catalog changes of both sessions.
+			bs.mu.Lock()
+			var moveBatch store.Batch
+			for _, b := range bs.batches[mark:] {
+				for _, op := range b {
+					if p, ok := op.(store.PutSnapshot); ok && p.Snapshot.Channel == chat && p.Snapshot.Session == dst {
+						moveBatch = b
+					}
 				}
 			}
-		}
-		bs.mu.Unlock()
-		if moveBatch == nil {
-			t.Fatal("no batch moves the chat's channel")
-		}
-		var got []string
-		for _, op := range moveBatch {
-			switch op := op.(type) {
-			case store.PutSession:
-				got = append(got, "catalog "+op.Session.URI+" "+strings.Join(op.Session.Chats, ""))
-			case store.AppendAction:
-				var env protocol.ActionEnvelope
-				if err := protocol.Unmarshal(op.Action.Envelope, &env); err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, env.Channel+" "+env.Action.Type())
+			bs.mu.Unlock()
+			if moveBatch == nil {
+				t.Fatal("no batch moves the chat's channel")
 			}
-		}
-		for _, want := range []string{
-			"catalog " + src + " " + srcDef,
-			"catalog " + dst + " " + dstDef + chat,
-			src + " session/chatRemoved",
-			dst + " session/chatAdded",
-			dst + " session/chatsReordered",
-		} {
-			if !slices.Contains(got, want) {
-				t.Errorf("the move's batch lacks %q: %v", want, got)
-			}
-		}
-
-		// A move the store never saved: the host crashes with it in
-		// memory only.
-		bs.setFailing(true)
-		if err := c.Call("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToNewSessionDestination{}}, nil); err == nil || !strings.Contains(err.Error(), "done, but not saved") {
-			t.Fatalf("an unsaved move answered %v", err)
-		}
-		th.h.Crash()
-		bs.setFailing(false)
-
-		th2 := startHost(t, &host.Options{Store: st})
-		c2 := th2.dial(t, "b")
-		c2.initializeAt("1.1.0")
-		items := list(c2)
-		if len(items) != 2 {
-			t.Fatalf("after the crash: %d sessions", len(items))
-		}
-		owners := 0
-		for _, s := range items {
-			if slices.ContainsFunc(s.Chats, func(c protocol.SessionChatSummary) bool { return c.Resource == chat }) {
-				owners++
-				if s.Resource != dst {
-					t.Errorf("the chat is in %s after the restart, want %s", s.Resource, dst)
+			var got []string
+			for _, op := range moveBatch {
+				switch op := op.(type) {
+				case store.PutSession:
+					got = append(got, "catalog "+op.Session.URI+" "+strings.Join(op.Session.Chats, ""))
+				case store.AppendAction:
+					var env protocol.ActionEnvelope
+					if err := protocol.Unmarshal(op.Action.Envelope, &env); err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, env.Channel+" "+env.Action.Type())
 				}
 			}
-		}
-		if owners != 1 {
-			t.Errorf("%d sessions list the chat after the restart", owners)
-		}
-		if got, want := chatOrder(c2.Subscribe(dst).State), []string{chat, dstDef}; !slices.Equal(got, want) {
-			t.Errorf("the destination lists %v after the restart, want %v", got, want)
-		}
-		if got := chatOrder(c2.Subscribe(src).State); !slices.Equal(got, []string{srcDef}) {
-			t.Errorf("the source lists %v after the restart", got)
-		}
-		cs := c2.Subscribe(chat).State.(*protocol.ChatState)
-		if len(cs.Turns) != 1 || cs.Turns[0].ID != "t1" {
-			t.Errorf("the moved chat has %d turns after the restart", len(cs.Turns))
-		}
-		// The chat still moves, and takes prompts, in its new session.
-		c2.Must("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToNewSessionDestination{}}, nil)
-		c2.Subscribe(chat)
-		startTurn(c2, chat, "t2", "after the restart")
-		c2.WaitFor("a turn after the restart", endedOn(chat))
+			for _, want := range []string{
+				"catalog " + src + " " + srcDef,
+				"catalog " + dst + " " + dstDef + chat,
+				src + " session/chatRemoved",
+				dst + " session/chatAdded",
+				dst + " session/chatsReordered",
+			} {
+				if !slices.Contains(got, want) {
+					t.Errorf("the move's batch lacks %q: %v", want, got)
+				}
+			}
+
+			// A move the store never saved: the host crashes with it in
+			// memory only.
+			bs.setFailing(true)
+			if err := c.Call("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToNewSessionDestination{}}, nil); err == nil || !strings.Contains(err.Error(), "done, but not saved") {
+				t.Fatalf("an unsaved move answered %v", err)
+			}
+			th.h.Crash()
+			bs.setFailing(false)
+
+			th2 := startPipeHost(t, &host.Options{Store: st})
+			c2 := th2.dial(t, "b")
+			c2.initializeAt("1.1.0")
+			items := list(c2)
+			if len(items) != 2 {
+				t.Fatalf("after the crash: %d sessions", len(items))
+			}
+			owners := 0
+			for _, s := range items {
+				if slices.ContainsFunc(s.Chats, func(c protocol.SessionChatSummary) bool { return c.Resource == chat }) {
+					owners++
+					if s.Resource != dst {
+						t.Errorf("the chat is in %s after the restart, want %s", s.Resource, dst)
+					}
+				}
+			}
+			if owners != 1 {
+				t.Errorf("%d sessions list the chat after the restart", owners)
+			}
+			if got, want := chatOrder(c2.Subscribe(dst).State), []string{chat, dstDef}; !slices.Equal(got, want) {
+				t.Errorf("the destination lists %v after the restart, want %v", got, want)
+			}
+			if got := chatOrder(c2.Subscribe(src).State); !slices.Equal(got, []string{srcDef}) {
+				t.Errorf("the source lists %v after the restart", got)
+			}
+			cs := c2.Subscribe(chat).State.(*protocol.ChatState)
+			if len(cs.Turns) != 1 || cs.Turns[0].ID != "t1" {
+				t.Errorf("the moved chat has %d turns after the restart", len(cs.Turns))
+			}
+			// The chat still moves, and takes prompts, in its new session.
+			c2.Must("moveChat", &protocol.MoveChatParams{Channel: chat, Destination: &protocol.ChatMoveToNewSessionDestination{}}, nil)
+			c2.Subscribe(chat)
+			startTurn(c2, chat, "t2", "after the restart")
+			c2.WaitFor("a turn after the restart", endedOn(chat))
+		})
 	})
 }

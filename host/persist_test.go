@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -577,40 +578,42 @@ func wantTitlesAfterRestart(t *testing.T, st store.Store, want map[string]string
 // work once a change has waited MaxSaveDelay, which bounds what a crash
 // could lose; it takes work again once the store catches up.
 func TestStalledStore(t *testing.T) {
-	mem := store.NewMemory()
-	spy := &spyStore{Store: mem}
-	clock := newManualClock()
-	th := startHost(t, &host.Options{Store: spy, MaxSaveDelay: 100 * time.Millisecond, Now: clock.Now})
-	c := th.dial(t, "a")
-	c.initialize()
-	uri, _ := c.newSession("stall")
-	c.Subscribe(uri)
+	synctest.Test(t, func(t *testing.T) {
+		mem := store.NewMemory()
+		spy := &spyStore{Store: mem}
+		clock := newManualClock()
+		th := startPipeHost(t, &host.Options{Store: spy, MaxSaveDelay: 100 * time.Millisecond, Now: clock.Now})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, _ := c.newSession("stall")
+		c.Subscribe(uri)
 
-	stall := make(chan struct{})
-	spy.stall.Store(&stall)
-	// Release the store however the test ends, so a failure is reported
-	// instead of the host's shutdown waiting on a stalled write forever.
-	release := sync.OnceFunc(func() { close(stall) })
-	t.Cleanup(release)
-	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
-	// This title's echo, not an earlier title's: the clock must move only
-	// once the change is queued.
-	c.WaitFor("title", hasTitle("queued while stalled"))
-	clock.Advance(150 * time.Millisecond)
-	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
-	if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
-		t.Fatalf("createSession while the store stalls: %v", err)
-	}
-	release()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := th.h.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
-	th.h.Crash()
+		stall := make(chan struct{})
+		spy.stall.Store(&stall)
+		// Release the store however the test ends, so a failure is reported
+		// instead of the host's shutdown waiting on a stalled write forever.
+		release := sync.OnceFunc(func() { close(stall) })
+		t.Cleanup(release)
+		c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
+		// This title's echo, not an earlier title's: the clock must move only
+		// once the change is queued.
+		c.WaitFor("title", hasTitle("queued while stalled"))
+		clock.Advance(150 * time.Millisecond)
+		err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
+		if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
+			t.Fatalf("createSession while the store stalls: %v", err)
+		}
+		release()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := th.h.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c.Must("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("accepted")}, nil)
+		th.h.Crash()
 
-	wantTitlesAfterRestart(t, mem, map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"})
+		wantTitlesAfterRestart(t, mem, map[string]string{uri: "queued while stalled", protocol.SessionURI("accepted"): "New Session"})
+	})
 }
 
 // TestTruncateBeyondWindow truncates to a turn that is only in the store:
@@ -822,40 +825,42 @@ func TestAgentMemoSurvivesRestart(t *testing.T) {
 // reply that means "saved" does not wait longer than MaxSaveDelay but
 // fails saying why.
 func TestStallLoggedAndSavedRepliesBounded(t *testing.T) {
-	var logs syncBuffer
-	spy := &spyStore{Store: store.NewMemory()}
-	th := startHost(t, &host.Options{Store: spy, MaxSaveDelay: 150 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	c := th.dial(t, "a")
-	c.initialize()
-	c.newSession("before")
+	synctest.Test(t, func(t *testing.T) {
+		var logs syncBuffer
+		spy := &spyStore{Store: store.NewMemory()}
+		th := startPipeHost(t, &host.Options{Store: spy, MaxSaveDelay: 150 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		c := th.dial(t, "a")
+		c.initialize()
+		c.newSession("before")
 
-	stall := make(chan struct{})
-	spy.stall.Store(&stall)
-	start := time.Now()
-	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("during")}, nil)
-	if err == nil || !strings.Contains(err.Error(), "not saved within 150ms") {
-		t.Fatalf("createSession while the store stalls: %v after %v", err, time.Since(start))
-	}
-	waitLog := func(what string) {
-		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), what); time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the log does not say %q:\n%s", what, logs.String())
+		stall := make(chan struct{})
+		spy.stall.Store(&stall)
+		start := time.Now()
+		err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("during")}, nil)
+		if err == nil || !strings.Contains(err.Error(), "not saved within 150ms") {
+			t.Fatalf("createSession while the store stalls: %v after %v", err, time.Since(start))
+		}
+		waitLog := func(what string) {
+			t.Helper()
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), what); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the log does not say %q:\n%s", what, logs.String())
+				}
 			}
 		}
-	}
-	waitLog("saving changes is stalled")
-	close(stall)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := th.h.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitLog("saving changes works again")
-	if n := strings.Count(logs.String(), "is stalled"); n != 1 {
-		t.Fatalf("the stall was logged %d times:\n%s", n, logs.String())
-	}
+		waitLog("saving changes is stalled")
+		close(stall)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := th.h.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		waitLog("saving changes works again")
+		if n := strings.Count(logs.String(), "is stalled"); n != 1 {
+			t.Fatalf("the stall was logged %d times:\n%s", n, logs.String())
+		}
+	})
 }
 
 // manualClock is a clock that moves only when told to.
@@ -883,41 +888,43 @@ func (c *manualClock) Advance(d time.Duration) {
 // held is saved into the database, and a crash then loses nothing
 // acknowledged.
 func TestIdleStoreChecked(t *testing.T) {
-	var logs syncBuffer
-	dir := t.TempDir()
-	st, err := sqlite.Open(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	th := startHost(t, &host.Options{Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	c := th.dial(t, "a")
-	c.initialize()
-	uri, _ := c.newSession("kept")
-	if err := os.Remove(filepath.Join(dir, sqlite.DBFile+"-wal")); err != nil {
-		t.Fatal(err)
-	}
-	// Found by the idle check, or by the batch of a change still coming
-	// from the session's start: both say so.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "write-ahead log was deleted"); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the deleted log was not found:\n%s", logs.String())
+	synctest.Test(t, func(t *testing.T) {
+		var logs syncBuffer
+		dir := t.TempDir()
+		st, err := sqlite.Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// What a crash leaves on disk now.
-	crash := t.TempDir()
-	for _, name := range []string{sqlite.DBFile, sqlite.DBFile + "-wal"} {
-		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
-			os.WriteFile(filepath.Join(crash, name), b, 0o600)
+		defer st.Close()
+		th := startPipeHost(t, &host.Options{Store: st, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, _ := c.newSession("kept")
+		if err := os.Remove(filepath.Join(dir, sqlite.DBFile+"-wal")); err != nil {
+			t.Fatal(err)
 		}
-	}
-	after, err := sqlite.Open(crash, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer after.Close()
-	list, err := after.Sessions(context.Background(), nil, 10)
-	if err != nil || len(list) != 1 || list[0].URI != uri {
-		t.Fatalf("after a crash: %+v %v", list, err)
-	}
+		// Found by the idle check, or by the batch of a change still coming
+		// from the session's start: both say so.
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), "write-ahead log was deleted"); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the deleted log was not found:\n%s", logs.String())
+			}
+		}
+		// What a crash leaves on disk now.
+		crash := t.TempDir()
+		for _, name := range []string{sqlite.DBFile, sqlite.DBFile + "-wal"} {
+			if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+				os.WriteFile(filepath.Join(crash, name), b, 0o600)
+			}
+		}
+		after, err := sqlite.Open(crash, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer after.Close()
+		list, err := after.Sessions(context.Background(), nil, 10)
+		if err != nil || len(list) != 1 || list[0].URI != uri {
+			t.Fatalf("after a crash: %+v %v", list, err)
+		}
+	})
 }

@@ -16,7 +16,7 @@ func TestStoreReaderPaces(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		share float64
-		read  time.Duration // how long each read takes
+		took  time.Duration // how long each read takes
 		rest  time.Duration // the gap wanted between back-to-back reads
 	}{
 		{"a quarter", 0.25, 10 * time.Millisecond, 30 * time.Millisecond},
@@ -34,7 +34,7 @@ func TestStoreReaderPaces(t *testing.T) {
 					defer close(stopped)
 					r.run(ctx, func(error) {})
 				}()
-				reads := &timedReads{took: tc.read}
+				reads := &timedReads{took: tc.took}
 				// The reader's first look at the host only learns where
 				// it stands.
 				if err := r.do(ctx, ctx, func() {}); err != nil {
@@ -58,7 +58,7 @@ func TestStoreReaderPaces(t *testing.T) {
 				}
 				// Closing ends the reader also during a rest.
 				go r.do(ctx, ctx, reads.read)
-				time.Sleep(tc.read + time.Nanosecond)
+				time.Sleep(tc.took + time.Nanosecond)
 				cancel()
 				<-stopped
 			})

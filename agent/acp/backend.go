@@ -31,6 +31,8 @@ const (
 	DefaultRestartWindow = 10 * time.Minute
 	DefaultMaxFileBytes  = 8 << 20
 	DefaultQuietAfter    = 30 * time.Second
+	DefaultExitGrace     = time.Second
+	DefaultFlowResync    = time.Second
 )
 
 // Options tunes a Backend. The zero value is ready to use.
@@ -72,6 +74,21 @@ type Options struct {
 	// permission request does not count. Zero means DefaultQuietAfter;
 	// negative turns the notice off.
 	QuietAfter time.Duration
+	// ExitGrace is how long the bridge waits for one end of an agent's
+	// life to follow the other before acting on its own: a process that
+	// outlives its ACP connection this long is taken for broken and
+	// stopped; a failed call waits this long for the process to exit, to
+	// say why it failed; after the process exited, its stderr may stay
+	// open this long and its stdout (which a stray child may hold) twice
+	// as long before the bridge closes them; and a prompt that failed
+	// because the agent went away waits KillTimeout plus twice this for
+	// its exit. Zero means DefaultExitGrace.
+	ExitGrace time.Duration
+	// FlowResync bounds how long reading the agent's output waits, with
+	// too many updates unhandled, for the count of handled ones to move
+	// before it counts afresh (see the flow control in the package
+	// documentation). Zero means DefaultFlowResync.
+	FlowResync time.Duration
 }
 
 // Backend is one configured ACP agent. It implements agent.Backend: every
@@ -158,6 +175,12 @@ func New(cfg Config, opts *Options) (*Backend, error) {
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = DefaultMaxFileBytes
 	}
+	if o.ExitGrace <= 0 {
+		o.ExitGrace = DefaultExitGrace
+	}
+	if o.FlowResync <= 0 {
+		o.FlowResync = DefaultFlowResync
+	}
 	if o.QuietAfter == 0 {
 		o.QuietAfter = DefaultQuietAfter
 	}
@@ -224,7 +247,7 @@ func (b *Backend) probe(ctx context.Context, res *probeResult) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	p, err := startProcess(&b.cfg, dir, b.cfg.environ(b.opts.Environ), func(*process) acpsdk.Client { return probeClient{} }, b.log.With("probe", true), b.opts.KillTimeout)
+	p, err := startProcess(&b.cfg, dir, b.cfg.environ(b.opts.Environ), func(*process) acpsdk.Client { return probeClient{} }, b.log.With("probe", true), &b.opts)
 	if err != nil {
 		return err
 	}

@@ -633,11 +633,11 @@ func TestWorkingDirectoryPolicy(t *testing.T) {
 	fixed := t.TempDir()
 	cfg := testConfig("fixed")
 	cfg.WorkingDirectory = acp.WorkingDirectory{Policy: acp.PolicyFixed, Directory: fixed}
-	bf, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	bf, err := acp.New(cfg, testOptions(t))
 	must(t, err)
 	req := testConfig("require")
 	req.WorkingDirectory = acp.WorkingDirectory{Policy: acp.PolicyRequire}
-	br, err := acp.New(req, &acp.Options{Logger: testLogger(t)})
+	br, err := acp.New(req, testOptions(t))
 	must(t, err)
 	th := startHost(t, bf, br)
 	a := th.dial(t, "a")

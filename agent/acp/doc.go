@@ -31,8 +31,8 @@
 // session/load. After Options.MaxRestarts crashes within
 // Options.RestartWindow, turns fail at once instead. A process whose ACP
 // connection breaks while it runs (output that is not JSON-RPC, a message
-// longer than the SDK reads, stdout closed) is stopped and handled as a
-// crash.
+// longer than the SDK reads, stdout closed, the process still running
+// Options.ExitGrace later) is stopped and handled as a crash.
 //
 // # Mapping
 //
@@ -64,6 +64,6 @@
 // queues are bounded). No call to the agent or the network is made on
 // that path. Since the SDK closes the connection when more than 1024
 // notifications wait, the reader between the pipe and the SDK holds back
-// while 512 are outstanding (see flow.go): the agent then waits on its
-// stdout pipe.
+// while 512 are outstanding (see flow.go; Options.FlowResync bounds the
+// wait): the agent then waits on its stdout pipe.
 package acp

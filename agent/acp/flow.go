@@ -25,12 +25,9 @@ import (
 // flowLimit are in between, Read waits. The agent then waits on its stdout
 // pipe, which is the ordinary back-pressure of a pipe. The wait is bounded:
 // should the two counts drift apart (a line that looked like an update and
-// was not), a Read that has seen no progress for flowResync starts counting
-// afresh rather than stall.
+// was not), a Read that has seen no progress for Options.FlowResync starts
+// counting afresh rather than stall.
 const flowLimit = 512
-
-// flowResync is a variable for tests.
-var flowResync = time.Second
 
 var (
 	updateMethod = []byte(`"session/update"`)
@@ -44,14 +41,15 @@ type flowReader struct {
 	// agent writes what is not an ACP message; nil ignores it.
 	onBroken func(error)
 	broken   error
+	resync   time.Duration // how long a Read waits for progress before counting afresh
 
 	mu       sync.Mutex
 	pending  int
 	progress chan struct{} // signalled by done
 }
 
-func newFlowReader(r io.Reader) *flowReader {
-	return &flowReader{r: bufio.NewReaderSize(r, 64<<10), progress: make(chan struct{}, 1)}
+func newFlowReader(r io.Reader, resync time.Duration) *flowReader {
+	return &flowReader{r: bufio.NewReaderSize(r, 64<<10), resync: resync, progress: make(chan struct{}, 1)}
 }
 
 // maxLine is the longest line the SDK reads (its scanner's limit, less
@@ -138,14 +136,14 @@ func (f *flowReader) admit() {
 	var timer *time.Timer
 	for f.pending >= flowLimit {
 		if timer == nil {
-			timer = time.NewTimer(flowResync)
+			timer = time.NewTimer(f.resync)
 			defer timer.Stop()
 		}
 		f.mu.Unlock()
 		select {
 		case <-f.progress:
 			f.mu.Lock()
-			timer.Reset(flowResync)
+			timer.Reset(f.resync)
 		case <-timer.C:
 			f.mu.Lock()
 			f.pending = 0

@@ -43,6 +43,17 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 // newBackend returns the scripted agent's backend, probed.
+// testExitGrace is the tests' Options.ExitGrace: shorter than the default
+// second, still long enough for an agent that closed its output to be
+// seen exiting on a loaded machine.
+const testExitGrace = 200 * time.Millisecond
+
+// testOptions are the options of a test's backend: its logger and the
+// short exit grace.
+func testOptions(t testing.TB) *acp.Options {
+	return &acp.Options{Logger: testLogger(t), ExitGrace: testExitGrace}
+}
+
 func newBackend(t testing.TB, opts *acp.Options) *acp.Backend {
 	t.Helper()
 	var o acp.Options
@@ -51,6 +62,9 @@ func newBackend(t testing.TB, opts *acp.Options) *acp.Backend {
 	}
 	if o.Logger == nil {
 		o.Logger = testLogger(t)
+	}
+	if o.ExitGrace == 0 {
+		o.ExitGrace = testExitGrace
 	}
 	b, err := acp.New(testConfig("test"), &o)
 	if err != nil {

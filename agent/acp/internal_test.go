@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
@@ -235,53 +236,52 @@ func TestPromptBlocksContext(t *testing.T) {
 // the bridge, goes on as the bridge takes them, and resynchronises when
 // the counts drift apart.
 func TestFlowReader(t *testing.T) {
-	old := flowResync
-	flowResync = 200 * time.Millisecond
-	defer func() { flowResync = old }()
-	var in strings.Builder
-	for range flowLimit + 10 {
-		in.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n")
-	}
-	in.WriteString(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")
-	f := newFlowReader(strings.NewReader(in.String()))
-	sc := bufio.NewScanner(f)
-	lines := make(chan string)
-	go func() {
-		for sc.Scan() {
-			lines <- sc.Text()
+	synctest.Test(t, func(t *testing.T) {
+		var in strings.Builder
+		for range flowLimit + 10 {
+			in.WriteString(`{"jsonrpc":"2.0","method":"session/update","params":{}}` + "\n")
 		}
-		close(lines)
-	}()
-	for i := range flowLimit {
+		in.WriteString(`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n")
+		f := newFlowReader(strings.NewReader(in.String()), 200*time.Millisecond)
+		sc := bufio.NewScanner(f)
+		lines := make(chan string)
+		go func() {
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		for i := range flowLimit {
+			select {
+			case <-lines:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("blocked after %d lines", i)
+			}
+		}
+		select {
+		case <-lines:
+			t.Fatal("read past the limit with no update taken")
+		case <-time.After(50 * time.Millisecond):
+		}
+		f.done()
 		select {
 		case <-lines:
 		case <-time.After(5 * time.Second):
-			t.Fatalf("blocked after %d lines", i)
+			t.Fatal("did not go on after the bridge took an update")
 		}
-	}
-	select {
-	case <-lines:
-		t.Fatal("read past the limit with no update taken")
-	case <-time.After(50 * time.Millisecond):
-	}
-	f.done()
-	select {
-	case <-lines:
-	case <-time.After(5 * time.Second):
-		t.Fatal("did not go on after the bridge took an update")
-	}
-	// No more progress: after flowResync it goes on anyway.
-	start := time.Now()
-	n := 0
-	for range lines {
-		n++
-	}
-	if n != 10 || time.Since(start) < 150*time.Millisecond {
-		t.Errorf("read %d more lines in %v", n, time.Since(start))
-	}
-	if _, err := f.Read(make([]byte, 1)); err != io.EOF {
-		t.Errorf("at the end: %v", err)
-	}
+		// No more progress: after FlowResync it goes on anyway.
+		start := time.Now()
+		n := 0
+		for range lines {
+			n++
+		}
+		if n != 10 || time.Since(start) < 200*time.Millisecond {
+			t.Errorf("read %d more lines in %v", n, time.Since(start))
+		}
+		if _, err := f.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("at the end: %v", err)
+		}
+	})
 }
 
 func TestErrorText(t *testing.T) {
@@ -371,7 +371,7 @@ func TestFlowReaderRefusesNonACP(t *testing.T) {
 		{"{\"a\":\"" + strings.Repeat("x", maxLine) + "\"}\n", "more than 10 MiB"},
 	} {
 		var broken error
-		f := newFlowReader(strings.NewReader(tc.in))
+		f := newFlowReader(strings.NewReader(tc.in), DefaultFlowResync)
 		f.onBroken = func(err error) { broken = err }
 		_, err := io.ReadAll(f)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || broken != err {

@@ -24,7 +24,7 @@ func exampleAgent(t *testing.T) (node, script string) {
 // client, then a cancelled turn.
 func TestInteropTypeScriptExampleAgent(t *testing.T) {
 	node, script := exampleAgent(t)
-	b, err := acp.New(acp.Config{Name: "example", Command: node, Args: []string{script}}, &acp.Options{Logger: testLogger(t)})
+	b, err := acp.New(acp.Config{Name: "example", Command: node, Args: []string{script}}, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

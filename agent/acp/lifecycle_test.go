@@ -60,7 +60,7 @@ func TestBrokenConnectionRestarts(t *testing.T) {
 func TestGarbageOnStdout(t *testing.T) {
 	cfg := testConfig("garbage")
 	cfg.Env[acptest.GarbageEnv] = "1"
-	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	b, err := acp.New(cfg, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestStderrLogBounded(t *testing.T) {
 func TestAuthMethods(t *testing.T) {
 	cfg := testConfig("auth")
 	cfg.Env[acptest.AuthMethodsEnv] = "key,sso"
-	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	b, err := acp.New(cfg, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestAuthMethods(t *testing.T) {
 	}
 
 	cfg.AuthMethod = "sso"
-	b, _ = acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	b, _ = acp.New(cfg, testOptions(t))
 	if err := b.Probe(context.Background()); err != nil {
 		t.Fatalf("an offered method: %v", err)
 	}
@@ -189,7 +189,7 @@ func TestAuthMethods(t *testing.T) {
 	}
 
 	cfg.AuthMethod = "oauth"
-	b, _ = acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	b, _ = acp.New(cfg, testOptions(t))
 	err = b.Probe(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `"oauth"`) || !strings.Contains(err.Error(), `it offers "key", "sso"`) {
 		t.Fatalf("probe with a method not offered: %v", err)
@@ -224,7 +224,7 @@ func TestDisposeDuringStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, err := acp.New(acp.Config{Name: "hung", Command: "sh", Args: []string{"-c", "echo $$ > " + pidFile + "; exec sleep 600"}},
-		&acp.Options{Logger: testLogger(t), StartTimeout: 10 * time.Minute})
+		&acp.Options{Logger: testLogger(t), StartTimeout: 10 * time.Minute, ExitGrace: testExitGrace})
 	if err != nil {
 		t.Fatal(err)
 	}

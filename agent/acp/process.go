@@ -40,7 +40,8 @@ type process struct {
 	gen         int  // which of its session's processes this is (1, 2, ...)
 	exitHandled bool // its session has dealt with its exit (guarded by session.mu)
 
-	grace time.Duration // how long it may take to exit after SIGTERM, and after SIGKILL
+	grace  time.Duration // how long it may take to exit after SIGTERM, and after SIGKILL
+	linger time.Duration // Options.ExitGrace
 
 	mu       sync.Mutex
 	stopping string   // why the host is stopping it ("" while it is not): its exit is not a crash
@@ -48,10 +49,6 @@ type process struct {
 	tail     []string // the last lines of stderr
 	lines    int      // how many lines of stderr it has written
 }
-
-// connGrace is how long a process may outlive its ACP connection before it
-// is taken for broken and stopped. A variable for tests.
-var connGrace = time.Second
 
 // stderrSettle is how long a failed request waits for the agent's stderr
 // to be read.
@@ -61,9 +58,10 @@ const stderrSettle = 250 * time.Millisecond
 const tailLines = 8
 
 // startProcess starts cfg's command in dir with env and connects to it as
-// an ACP client, served by what newClient returns for the process. grace
-// is how long the process may take to exit when it is stopped.
-func startProcess(cfg *Config, dir string, env []string, newClient func(*process) acpsdk.Client, log *slog.Logger, grace time.Duration) (*process, error) {
+// an ACP client, served by what newClient returns for the process. Its
+// waits are opts' KillTimeout (how long the process may take to exit when
+// it is stopped), ExitGrace and FlowResync.
+func startProcess(cfg *Config, dir string, env []string, newClient func(*process) acpsdk.Client, log *slog.Logger, opts *Options) (*process, error) {
 	cmd := exec.Command(cfg.Command, cfg.Args...)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -104,9 +102,10 @@ func startProcess(cfg *Config, dir string, env []string, newClient func(*process
 		stdin:  inW,
 		log:    log.With("pid", cmd.Process.Pid),
 		exited: make(chan struct{}),
-		grace:  grace,
+		grace:  opts.KillTimeout,
+		linger: opts.ExitGrace,
 	}
-	p.flow = newFlowReader(outR)
+	p.flow = newFlowReader(outR, opts.FlowResync)
 	p.flow.onBroken = func(err error) { p.breakConn(err.Error()) }
 	p.conn = acpsdk.NewClientSideConnection(newClient(p), inW, p.flow)
 	p.conn.SetLogger(p.log)
@@ -121,15 +120,15 @@ func startProcess(cfg *Config, dir string, env []string, newClient func(*process
 		killGroup(cmd, true)
 		select {
 		case <-p.conn.Done():
-		case <-time.After(2 * time.Second):
+		case <-time.After(2 * p.linger):
 			// Something outside the group still holds stdout.
 			outR.Close()
 			<-p.conn.Done()
 		}
-		p.flow.drain(time.Second)
+		p.flow.drain(p.linger)
 		select {
 		case <-stderrDone:
-		case <-time.After(time.Second):
+		case <-time.After(p.linger):
 			errR.Close()
 		}
 		inW.Close()
@@ -152,7 +151,7 @@ func (p *process) watchConn() {
 	case <-p.conn.Done():
 	}
 	// An agent that exits closes its output first.
-	t := time.NewTimer(connGrace)
+	t := time.NewTimer(p.linger)
 	defer t.Stop()
 	select {
 	case <-p.exited:
@@ -399,7 +398,7 @@ func (p *process) explain(ctx context.Context, method string, err error, mark in
 	select {
 	case <-p.exited:
 		return fmt.Errorf("%s: %s", method, p.exitText())
-	case <-time.After(time.Second):
+	case <-time.After(p.linger):
 		return fmt.Errorf("%s: the agent closed its output", method)
 	}
 }

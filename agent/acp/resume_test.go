@@ -19,7 +19,7 @@ func TestResumeAfterHostRestart(t *testing.T) {
 	newHost := func() *testHost {
 		cfg := testConfig("test")
 		cfg.Env[acptest.LoadSessionEnv] = "1"
-		b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+		b, err := acp.New(cfg, testOptions(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestResumeAfterHostRestart(t *testing.T) {
 func TestMovedChatKeepsItsConversation(t *testing.T) {
 	cfg := testConfig("test")
 	cfg.Env[acptest.LoadSessionEnv] = "1"
-	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	b, err := acp.New(cfg, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -347,7 +347,7 @@ func (s *session) start(ctx context.Context) (*process, error) {
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
 	p, err := startProcess(&s.b.cfg, s.dir, s.b.cfg.environ(s.b.opts.Environ),
-		func(p *process) acpsdk.Client { return &client{s: s, p: p} }, s.log, s.b.opts.KillTimeout)
+		func(p *process) acpsdk.Client { return &client{s: s, p: p} }, s.log, &s.b.opts)
 	if err != nil {
 		return nil, err
 	}

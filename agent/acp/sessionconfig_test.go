@@ -259,7 +259,7 @@ func TestSessionConfigBeforeProbe(t *testing.T) {
 func TestSessionConfigRefused(t *testing.T) {
 	cfg := testConfig("test")
 	cfg.Env[acptest.RefuseConfigEnv] = "model,effort"
-	b, err := acp.New(cfg, &acp.Options{Logger: testLogger(t)})
+	b, err := acp.New(cfg, testOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

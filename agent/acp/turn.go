@@ -176,7 +176,7 @@ func (s *session) runTurn(t *turn, prev chan struct{}) {
 			select {
 			case <-p.exited:
 				s.processExited(p)
-			case <-time.After(s.b.opts.KillTimeout + 2*time.Second):
+			case <-time.After(s.b.opts.KillTimeout + 2*s.b.opts.ExitGrace):
 			}
 		default:
 		}

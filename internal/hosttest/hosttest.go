@@ -1,6 +1,12 @@
-// Package hosttest serves a host over a real WebSocket on 127.0.0.1 and
-// talks to it with a bare JSON-RPC client that records what it receives.
-// It is shared by the tests of the host and of the agent backends.
+// Package hosttest serves a host over a real WebSocket on 127.0.0.1, or
+// over in-memory pipes, and talks to it with a bare JSON-RPC client that
+// records what it receives. It is shared by the tests of the host and of
+// the agent backends.
+//
+// A host served with [ServePipe] and created inside a testing/synctest
+// bubble runs entirely in the bubble: its timers and the clients' waits
+// follow the bubble's fake clock, so such a test never waits in real
+// time.
 package hosttest
 
 import (
@@ -22,7 +28,9 @@ const Timeout = 20 * time.Second
 // Server is a host behind an httptest WebSocket server.
 type Server struct {
 	Host *host.Host
-	URL  string // ws://127.0.0.1:PORT
+	URL  string // ws://127.0.0.1:PORT; empty for a host served over pipes
+
+	served *sync.WaitGroup // the pipe connections' ServeTransport calls
 }
 
 // Serve serves h until the test ends, then closes it.
@@ -51,11 +59,29 @@ type Client struct {
 	wake       chan struct{}
 }
 
+// ServePipe serves h over in-memory pipes (jsonrpc.Pipe), one per Dial,
+// until the test ends, then closes it and waits for every connection to
+// end. Called inside a synctest bubble, with h created there too, nothing
+// it starts leaves the bubble.
+func ServePipe(t testing.TB, h *host.Host) *Server {
+	s := &Server{Host: h, served: &sync.WaitGroup{}}
+	t.Cleanup(func() {
+		h.Close()
+		s.served.Wait()
+	})
+	return s
+}
+
 // Dial connects a client (not yet initialized) that closes when the test
 // ends.
 func (s *Server) Dial(t testing.TB, clientID string) *Client {
 	t.Helper()
-	return Dial(t, s.URL, clientID)
+	if s.served == nil {
+		return Dial(t, s.URL, clientID)
+	}
+	hostEnd, clientEnd := jsonrpc.Pipe()
+	s.served.Go(func() { s.Host.ServeTransport(context.Background(), hostEnd) })
+	return connect(t, clientEnd, clientID)
 }
 
 // Dial connects a client (not yet initialized) to the host at url, such as
@@ -68,6 +94,10 @@ func Dial(t testing.TB, url, clientID string) *Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return connect(t, tr, clientID)
+}
+
+func connect(t testing.TB, tr jsonrpc.Transport, clientID string) *Client {
 	c := &Client{T: t, ID: clientID, wake: make(chan struct{}, 1)}
 	c.RPC = jsonrpc.NewConn(tr, jsonrpc.HandlerFunc(c.handle),
 		&jsonrpc.ConnOptions{MaxMessageSize: 64 << 20, MaxQueue: 1 << 20})
