@@ -148,7 +148,7 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	}
 	if !r.anyTime {
 		c.h.mu.Lock()
-		ready := c.initialized
+		ready, version := c.initialized, c.version
 		c.h.mu.Unlock()
 		if !ready {
 			if req.IsNotification() {
@@ -156,6 +156,15 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 				return nil, nil
 			}
 			return nil, rpcError(protocol.CodeInvalidRequest, "%s: the connection is not initialized; send initialize first", req.Method)
+		}
+		// A method newer than the negotiated version does not exist for
+		// this connection.
+		if !protocol.MethodKnownToVersion(req.Method, version) {
+			if req.IsNotification() {
+				c.h.log.Debug("notification outside the negotiated version ignored", "method", clip(req.Method, maxLoggedValue), "version", version)
+				return nil, nil
+			}
+			return nil, rpcError(protocol.CodeMethodNotFound, "%s is not part of protocol version %s", req.Method, version)
 		}
 	}
 	if r.serve == nil {
