@@ -78,7 +78,7 @@ var served = map[string]route{
 	"moveChat":       handler((*conn).moveChat),
 	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
 	"completions":    handler((*conn).completions).paramsOptional(),
-	"authenticate":   handler((*conn).authenticate).paramsOptional(),
+	"authenticate":   handler((*conn).authenticate).strictParams(),
 
 	"resolveSessionConfig":     handler((*conn).resolveSessionConfig),
 	"sessionConfigCompletions": handler((*conn).sessionConfigCompletions),
@@ -263,9 +263,6 @@ func (c *conn) completions(context.Context, *protocol.CompletionsParams) (*proto
 	return &protocol.CompletionsResult{Items: []protocol.CompletionItem{}}, nil
 }
 
-func (c *conn) authenticate(context.Context, *protocol.AuthenticateParams) (*protocol.AuthenticateResult, error) {
-	return &protocol.AuthenticateResult{}, nil
-}
 
 // initializeLocked negotiates the protocol version, subscribes to the
 // initial channels and answers with their snapshots.
