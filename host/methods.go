@@ -263,7 +263,6 @@ func (c *conn) completions(context.Context, *protocol.CompletionsParams) (*proto
 	return &protocol.CompletionsResult{Items: []protocol.CompletionItem{}}, nil
 }
 
-
 // initializeLocked negotiates the protocol version, subscribes to the
 // initial channels and answers with their snapshots.
 func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
