@@ -77,7 +77,7 @@ var served = map[string]route{
 	"disposeChat":    handler((*conn).disposeChat),
 	"moveChat":       handler((*conn).moveChat),
 	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
-	"completions":    handler((*conn).completions).paramsOptional(),
+	"completions":    handler((*conn).completions),
 	"authenticate":   handler((*conn).authenticate).strictParams(),
 
 	"resolveSessionConfig":     handler((*conn).resolveSessionConfig),
@@ -259,10 +259,6 @@ func decodeFailure(err error) string {
 
 func (c *conn) ping(context.Context, *protocol.PingParams) (*none, error) { return nil, nil }
 
-func (c *conn) completions(context.Context, *protocol.CompletionsParams) (*protocol.CompletionsResult, error) {
-	return &protocol.CompletionsResult{Items: []protocol.CompletionItem{}}, nil
-}
-
 // initializeLocked negotiates the protocol version, subscribes to the
 // initial channels and answers with their snapshots.
 func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
@@ -294,6 +290,7 @@ func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParam
 		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
 	}
 	res.Meta = initializeMeta
+	res.CompletionTriggerCharacters = completionTriggers
 	var subs []pendingSub
 	for _, uri := range p.InitialSubscriptions {
 		ps, ok, err := h.prepareSubLocked(uri, nil)
