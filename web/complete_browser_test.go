@@ -15,7 +15,9 @@ import (
 // TestBrowserCompletions: typing "@" and part of a path in the composer
 // opens the host's completions; the arrow keys move in the list, Enter
 // inserts the item, and the message carries the file's attachment with
-// its range; Escape closes the list leaving the text alone.
+// its range; Escape closes the list leaving the text alone. Keys go as
+// typeKeys sends them: a browser sends no separate char event for a key
+// the page handled on keydown.
 func TestBrowserCompletions(t *testing.T) {
 	_, url := testHost(t)
 	dir := t.TempDir()
@@ -38,12 +40,12 @@ func TestBrowserCompletions(t *testing.T) {
 	b.wait("the completion list", `!document.querySelector('#completions').hidden && document.querySelectorAll('#completions li').length === 2`)
 	b.shot("completions")
 	first := eval[string](b, `document.querySelector('#completions li[aria-selected=true]').textContent`)
-	b.run("moving down, up and down again", chromedp.SendKeys(chromedp.ID("#prompt"), kb.ArrowDown+kb.ArrowUp+kb.ArrowDown))
+	b.run("moving down, up and down again", typeKeys("#prompt", kb.ArrowDown+kb.ArrowUp+kb.ArrowDown))
 	second := eval[string](b, `document.querySelector('#completions li[aria-selected=true]').textContent`)
 	if first == second || (second != "@docs/guide.md" && second != "@docs/gadgets.md") {
 		t.Fatalf("selected %q then %q", first, second)
 	}
-	b.run("accepting", chromedp.SendKeys(chromedp.ID("#prompt"), kb.Enter))
+	b.run("accepting", typeKeys("#prompt", kb.Enter))
 	b.wait("the list closed", `document.querySelector('#completions').hidden`)
 	if got, want := eval[string](b, `document.querySelector('#prompt').value`), "read 😀 "+second+" "; got != want {
 		t.Fatalf("the composer holds %q, want %q", got, want)
@@ -66,7 +68,7 @@ func TestBrowserCompletions(t *testing.T) {
 
 	b.run("typing another", chromedp.SendKeys(chromedp.ID("#prompt"), "@mai"))
 	b.wait("the list again", `document.querySelector('#completions li')?.textContent === '@main.go'`)
-	b.run("closing it", chromedp.SendKeys(chromedp.ID("#prompt"), kb.Escape))
+	b.run("closing it", typeKeys("#prompt", kb.Escape))
 	b.wait("the list closed", `document.querySelector('#completions').hidden`)
 	if got := eval[string](b, `document.querySelector('#prompt').value`); got != "@mai" {
 		t.Errorf("after Escape the composer holds %q", got)
