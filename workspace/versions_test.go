@@ -2,6 +2,7 @@ package workspace_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ahp-go/ahp/protocol"
@@ -30,6 +31,14 @@ func TestMethodsByVersion(t *testing.T) {
 			t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
 		}
 		v, _ := protocol.ParseVersion(version)
+		// initialize advertises what is served: completions with their
+		// trigger characters, no automations, no TCP connections.
+		if res.Automations != nil || res.TCPConnections != nil || res.TerminalCommandPrefix != nil {
+			t.Errorf("%s: initialize advertises what is not served: %+v", version, res)
+		}
+		if !v.Legacy() && !slices.Equal(res.CompletionTriggerCharacters, []string{"@", "/"}) {
+			t.Errorf("%s: completionTriggerCharacters %v", version, res.CompletionTriggerCharacters)
+		}
 		for _, m := range protocol.Methods() {
 			if !m.FromClient || m.Notification {
 				continue
