@@ -94,7 +94,7 @@ func TestScore(t *testing.T) {
 	}
 }
 
-func write(t *testing.T, root string, files ...string) {
+func write(t testing.TB, root string, files ...string) {
 	t.Helper()
 	for _, f := range files {
 		p := filepath.Join(root, filepath.FromSlash(f))
