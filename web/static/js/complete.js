@@ -54,7 +54,9 @@ export class Completer {
     this.timer = 0;
     this.asked = 0;
     input.addEventListener('input', () => this.soon());
-    input.addEventListener('blur', () => setTimeout(() => this.close(), 150));
+    // Leaving the box closes the list, unless focus came back meanwhile
+    // (a click on an item keeps it: mousedown does not blur).
+    input.addEventListener('blur', () => setTimeout(() => { if (document.activeElement !== input) this.close(); }, 150));
   }
 
   soon() {
