@@ -83,8 +83,10 @@ func TestCommands(t *testing.T) {
 	if res, err := c.Completions(ctx, &protocol.CompletionsParams{Channel: chat, Kind: protocol.CompletionItemKindUserMessage}); err != nil || res.Items == nil {
 		t.Fatalf("completions: %+v, %v", res, err)
 	}
-	if _, err := c.Authenticate(ctx, &protocol.AuthenticateParams{Resource: "https://example.invalid", Token: "t"}); err != nil {
-		t.Fatalf("authenticate: %v", err)
+	// The echo agent lists no protected resource: a token for any
+	// resource is refused.
+	if _, err := c.Authenticate(ctx, &protocol.AuthenticateParams{Resource: "https://example.invalid", Token: "t"}); !errors.Is(err, client.ErrInvalidParams) {
+		t.Fatalf("authenticate: %v, want invalid params", err)
 	}
 	if err := c.DisposeChat(ctx, &protocol.DisposeChatParams{Channel: chat}); err != nil {
 		t.Fatalf("disposeChat: %v", err)

@@ -76,8 +76,8 @@ var served = map[string]route{
 	"disposeChat":    handler((*conn).disposeChat),
 	"moveChat":       handler((*conn).moveChat),
 	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
-	"completions":    handler((*conn).completions).paramsOptional(),
-	"authenticate":   handler((*conn).authenticate).paramsOptional(),
+	"completions":    handler((*conn).completions),
+	"authenticate":   handler((*conn).authenticate).strictParams(),
 
 	"resolveSessionConfig":     handler((*conn).resolveSessionConfig),
 	"sessionConfigCompletions": handler((*conn).sessionConfigCompletions),
@@ -147,7 +147,7 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	}
 	if !r.anyTime {
 		c.h.mu.Lock()
-		ready := c.initialized
+		ready, version := c.initialized, c.version
 		c.h.mu.Unlock()
 		if !ready {
 			if req.IsNotification() {
@@ -155,6 +155,15 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 				return nil, nil
 			}
 			return nil, rpcError(protocol.CodeInvalidRequest, "%s: the connection is not initialized; send initialize first", req.Method)
+		}
+		// A method newer than the negotiated version does not exist for
+		// this connection.
+		if !protocol.MethodKnownToVersion(req.Method, version) {
+			if req.IsNotification() {
+				c.h.log.Debug("notification outside the negotiated version ignored", "method", clip(req.Method, maxLoggedValue), "version", version)
+				return nil, nil
+			}
+			return nil, rpcError(protocol.CodeMethodNotFound, "%s is not part of protocol version %s", req.Method, version)
 		}
 	}
 	if r.serve == nil {
@@ -232,14 +241,6 @@ func decodeParams(method string, params jsontext.Value, p any, optional, strict 
 
 func (c *conn) ping(context.Context, *protocol.PingParams) (*none, error) { return nil, nil }
 
-func (c *conn) completions(context.Context, *protocol.CompletionsParams) (*protocol.CompletionsResult, error) {
-	return &protocol.CompletionsResult{Items: []protocol.CompletionItem{}}, nil
-}
-
-func (c *conn) authenticate(context.Context, *protocol.AuthenticateParams) (*protocol.AuthenticateResult, error) {
-	return &protocol.AuthenticateResult{}, nil
-}
-
 // initializeLocked negotiates the protocol version, subscribes to the
 // initial channels and answers with their snapshots.
 func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
@@ -271,6 +272,7 @@ func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParam
 		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
 	}
 	res.Meta = initializeMeta
+	res.CompletionTriggerCharacters = completionTriggers
 	var subs []pendingSub
 	for _, uri := range p.InitialSubscriptions {
 		ps, ok, err := h.prepareSubLocked(uri, nil)

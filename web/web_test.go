@@ -43,6 +43,8 @@ func TestReducerFixtures(t *testing.T) {
 		{filepath.Join("static", "js", "changes_test.mjs")},
 		// Titles, labels and durations.
 		{filepath.Join("static", "js", "text_test.mjs")},
+		// The composer's completion triggers and attachment ranges.
+		{filepath.Join("static", "js", "complete_test.mjs")},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		out, err := exec.CommandContext(ctx, node, args...).CombinedOutput()

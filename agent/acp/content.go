@@ -178,6 +178,9 @@ func promptBlocks(caps acpsdk.PromptCapabilities, m protocol.Message, tc turnCon
 			}
 			blocks = append(blocks, acpsdk.TextBlock(agent.TranscriptText(tr)))
 		case *protocol.SimpleMessageAttachment:
+			if _, ok := a.Meta[agent.CommandMetaKey]; ok {
+				continue // a completed slash command: the text holds it
+			}
 			text := a.Label
 			if a.ModelRepresentation != nil {
 				text = *a.ModelRepresentation

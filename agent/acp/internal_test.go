@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ahp-go/ahp/agent"
@@ -178,6 +179,8 @@ func TestPromptBlocks(t *testing.T) {
 	text := base64.StdEncoding.EncodeToString([]byte("hello"))
 	msg := protocol.Message{Text: "look", Attachments: []protocol.MessageAttachment{
 		&protocol.SimpleMessageAttachment{Label: "sel", ModelRepresentation: protocol.Ptr("selected code")},
+		// A completed slash command: the text holds it, no block is added.
+		&protocol.SimpleMessageAttachment{Label: "/review", Meta: map[string]jsontext.Value{agent.CommandMetaKey: jsontext.Value(`"review"`)}},
 		&protocol.MessageResourceAttachment{Label: "main.go", URI: "file:///w/main.go", ContentType: protocol.Ptr("text/x-go")},
 		&protocol.MessageEmbeddedResourceAttachment{Label: "pic.png", Data: "AAAA", ContentType: "image/png"},
 		&protocol.MessageEmbeddedResourceAttachment{Label: "notes.txt", Data: text, ContentType: "text/plain"},

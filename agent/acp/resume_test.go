@@ -71,7 +71,7 @@ func TestMovedChatKeepsItsConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	th := serve(t, h)
-	c := th.dial(t, "a")
+	c := th.dialAt(t, "a", protocol.ProtocolVersion) // moveChat is a 1.x method
 	src, _ := c.newSession("src", "test", "")
 	dst, _ := c.newSession("dst", "test", "")
 	chat := protocol.ChatURI("moving")

@@ -66,6 +66,7 @@ type conversation struct {
 	provider string               // the session's agent provider
 	sel      *selection           // the model and agent of this client's messages
 	draft    *draftSync           // syncs the chat's draft while chat edits the input; nil otherwise
+	tab      *tabCompleter        // completes on Tab while chat edits the input; nil otherwise
 	// stdinUsed: stdin held the prompt, so it has nothing left to answer
 	// with.
 	stdinUsed bool
@@ -127,12 +128,25 @@ func userText(text string) protocol.Message {
 	return protocol.Message{Text: text, Origin: protocol.MessageOrigin{Kind: protocol.MessageKindUser}}
 }
 
+// completionWait bounds a Tab's completions request.
+const completionWait = 2 * time.Second
+
+// message is a message of this client's: the text, the model and agent
+// chosen, and the attachments of the completions taken with Tab.
+func (cv *conversation) message(text string) protocol.Message {
+	m := cv.sel.apply(userText(text))
+	if cv.tab != nil {
+		m.Attachments = append(m.Attachments, cv.tab.attachments(text)...)
+	}
+	return m
+}
+
 // start dispatches a new turn of this client's.
 func (cv *conversation) start(ctx context.Context, text string) (*client.Receipt, string, error) {
 	id := cv.a.newID()
 	cv.own[id] = true
 	cv.started[id] = cv.a.now()
-	r, err := cv.chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(cv.a.now()), Message: cv.sel.apply(userText(text))})
+	r, err := cv.chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{TurnID: id, StartedAt: protocol.FormatTime(cv.a.now()), Message: cv.message(text)})
 	return r, id, err
 }
 
@@ -701,6 +715,18 @@ func (cv *conversation) editLines(ctx context.Context) <-chan string {
 			cv.scr.note("ahp: the draft was not saved: " + errorMessage(err))
 		}
 	})
+	cv.tab = &tabCompleter{
+		ask: func(text string, offset int64) ([]protocol.CompletionItem, error) {
+			ctx, cancel := context.WithTimeout(ctx, completionWait)
+			defer cancel()
+			res, err := cv.c.Completions(ctx, &protocol.CompletionsParams{Channel: cv.chat.Channel(), Kind: protocol.CompletionItemKindUserMessage, Text: text, Offset: offset})
+			if err != nil {
+				return nil, err
+			}
+			return res.Items, nil
+		},
+		note: func(s string) { cv.scr.note(s) },
+	}
 	ed := &lineEditor{echo: cv.echoInput, edit: func(text string) {
 		cv.mu.Lock()
 		asking := cv.asking != ""
@@ -708,7 +734,7 @@ func (cv *conversation) editLines(ctx context.Context) <-chan string {
 		if !asking { // an answer is no draft
 			cv.draft.typed(text)
 		}
-	}}
+	}, complete: cv.tab.complete}
 	cv.editor = ed
 	ed.seed(seed)
 	if seed != "" {
@@ -797,7 +823,7 @@ func (cv *conversation) input(ctx context.Context, c *client.Client, line string
 	if st.ActiveTurn != nil {
 		// A turn runs: queue the message; the host starts it next.
 		cv.queued = append(cv.queued, line)
-		_, err := cv.chat.Dispatch(ctx, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: cv.a.newID(), Message: cv.sel.apply(userText(line))})
+		_, err := cv.chat.Dispatch(ctx, &protocol.ChatPendingMessageSetAction{Kind: protocol.PendingMessageKindQueued, ID: cv.a.newID(), Message: cv.message(line)})
 		cv.sentDraft()
 		if err == nil && !cv.a.g.json {
 			cv.scr.note("(queued until the running turn ends)")

@@ -97,7 +97,10 @@ type lineEditor struct {
 	buf  []rune
 	echo func(line string) // redraws the line being edited
 	edit func(line string) // called after each change
-	part []byte            // an incomplete UTF-8 sequence
+	// complete, when set, is what Tab does: it returns the line
+	// completed, and whether it changed.
+	complete func(line string) (string, bool)
+	part     []byte // an incomplete UTF-8 sequence
 }
 
 // feed takes typed bytes and returns the lines completed, and whether
@@ -120,6 +123,16 @@ func (e *lineEditor) feed(p []byte) (lines []string, eof bool) {
 		case 0x7f, 0x08: // backspace
 			if len(e.buf) > 0 {
 				e.buf = e.buf[:len(e.buf)-1]
+			}
+		case '\t':
+			if e.complete == nil {
+				e.buf = append(e.buf, '\t')
+				break
+			}
+			// Echoed even when unchanged: the candidates listed moved
+			// the line down.
+			if line, ok := e.complete(string(e.buf)); ok {
+				e.buf = []rune(line)
 			}
 		case 0x15: // Ctrl-U
 			e.buf = e.buf[:0]
@@ -154,7 +167,7 @@ func (e *lineEditor) feed(p []byte) (lines []string, eof bool) {
 			}
 			continue
 		}
-		if changed && (len(e.buf) != before || b >= 0x20 || b == 0x15 || b == 0x17) {
+		if changed && (len(e.buf) != before || b >= 0x20 || b == 0x15 || b == 0x17 || b == '\t') {
 			if e.echo != nil {
 				e.echo(string(e.buf))
 			}

@@ -83,7 +83,7 @@ func (d *Driver) Cycle(ctx context.Context) (err error) {
 	}()
 
 	id := fmt.Sprintf("churn-%d", d.n%d.opts.Clients)
-	if err := c.rpc.Call(ctx, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{"0.8.0"}, ClientID: id}, nil); err != nil {
+	if err := c.rpc.Call(ctx, "initialize", &protocol.InitializeParams{ProtocolVersions: []string{protocol.ProtocolVersion}, ClientID: id}, nil); err != nil {
 		return fmt.Errorf("churn: initialize: %w", err)
 	}
 	if d.opts.Provider == "" {

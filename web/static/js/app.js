@@ -9,6 +9,7 @@ import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js
 import { h, $, diffView } from './dom.js';
 import { TerminalView } from './terminal.js';
 import { ChangesView } from './changes.js';
+import { Completer } from './complete.js';
 import { plainTitle, elapsedText, agentLabel, prettyInput, refText } from './text.js';
 
 
@@ -136,7 +137,11 @@ class App {
     });
     $('#back').addEventListener('click', () => { location.hash = ''; });
     $('#composer').addEventListener('submit', (e) => { e.preventDefault(); this.send('auto'); });
+    this.completer = new Completer($('#prompt'), (text, offset) => this.chatURI
+      ? this.client.request('completions', { channel: this.chatURI, kind: 'userMessage', text, offset }).then((r) => r.items)
+      : Promise.resolve([]));
     $('#prompt').addEventListener('keydown', (e) => {
+      if (this.completer.key(e)) return;
       if (e.key === 'Enter' && !e.shiftKey && !e.isComposing && !touch()) { e.preventDefault(); this.send('auto'); }
     });
     $('#prompt').placeholder = touch() ? 'Message' : 'Message (Enter sends, Shift+Enter for a new line, Esc cancels a running turn)';
@@ -1100,6 +1105,8 @@ class App {
 
   message(text) {
     const m = { text, origin: { kind: 'user' } };
+    const attachments = this.completer.take(text);
+    if (attachments.length) m.attachments = attachments;
     const model = $('#model').value;
     if (model) m.model = { id: model };
     const agent = $('#agent').value;

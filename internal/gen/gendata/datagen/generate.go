@@ -50,14 +50,20 @@ func Generate(specDir, legacyDir, pkgDir string) ([]byte, error) {
 		return nil, err
 	}
 	legacyIn.Name = LegacyInput
-	ins = append(ins, legacyIn)
+	legacyMethodsIn, err := readInput(legacyDir, methodsFile)
+	if err != nil {
+		return nil, err
+	}
+	legacyMethodsIn.Name = LegacyMethodsInput
+	ins = append(ins, legacyIn, legacyMethodsIn)
 	var (
 		methods  methodsDoc
 		versions versionsDoc
 		origin   actionOriginDoc
 		legacy   versionsDoc
+		legacyM  methodsDoc
 	)
-	for i, v := range []any{&methods, &versions, &origin, &legacy} {
+	for i, v := range []any{&methods, &versions, &origin, &legacy, &legacyM} {
 		if err := decode(ins[i], v); err != nil {
 			return nil, err
 		}
@@ -88,6 +94,13 @@ func Generate(specDir, legacyDir, pkgDir string) ([]byte, error) {
 	}
 	for i := range d.Notifications {
 		_, d.Notifications[i].Legacy = legacy.NotificationIntroducedIn[d.Notifications[i].Method]
+	}
+	legacyMethods := map[string]bool{}
+	for _, m := range legacyM.Methods {
+		legacyMethods[m.Method] = true
+	}
+	for i := range d.Methods {
+		d.Methods[i].Legacy = legacyMethods[d.Methods[i].Name]
 	}
 	var buf bytes.Buffer
 	if err := fileTemplate.Execute(&buf, d); err != nil {
@@ -173,6 +186,7 @@ type methodRow struct {
 	ParamsGo     string   // Go type NewParams allocates
 	ResultGo     string   // Go type NewResult allocates; "" for none
 	Undeclared   []string // schema names without a Go type, kept as raw JSON
+	Legacy       bool     // listed by the 0.8.0 pack
 }
 
 func buildData(ins []input, versions *versionsDoc, origin *actionOriginDoc, methods *methodsDoc, declared map[string]bool) *fileData {
@@ -334,6 +348,10 @@ type Method struct {
 	// NewResult returns a pointer to a new value of the result type. It is
 	// nil when Result is empty.
 	NewResult func() any
+	// Legacy reports that the 0.8.0 pack lists the method. The data
+	// dates no method, so a method it does not list is taken to be known
+	// from the 1.x era on (0.9.0 and later) and unknown before.
+	Legacy bool
 }
 
 // methodTable lists every method, in the spec's order. A constructor
@@ -355,6 +373,9 @@ var methodTable = [...]Method{
 		NewParams: func() any { return new({{.ParamsGo}}) },
 		{{- if .ResultGo}}
 		NewResult: func() any { return new({{.ResultGo}}) },
+		{{- end}}
+		{{- if .Legacy}}
+		Legacy: true,
 		{{- end}}
 	},
 {{- end}}
@@ -436,6 +457,20 @@ func NotificationKnownToVersion(method, version string) bool {
 	}
 	intro, ok := notificationIntroducedIn[method]
 	return ok && intro.Compare(v) <= 0 && (legacyNotifications[method] || !v.Legacy())
+}
+
+// MethodKnownToVersion reports whether a peer speaking the given protocol
+// version knows the JSON-RPC method: every version of the 1.x era knows
+// every method, and a version before 0.9.0 only the methods the 0.8.0 pack
+// lists. An unknown method is known to no version, and neither is anything
+// when version is not a valid protocol version.
+func MethodKnownToVersion(method, version string) bool {
+	m, ok := methodIndex[method]
+	if !ok {
+		return false
+	}
+	v, err := ParseVersion(version)
+	return err == nil && (m.Legacy || !v.Legacy())
 }
 
 // Methods returns a description of every JSON-RPC method, in the spec's

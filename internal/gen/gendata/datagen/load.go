@@ -36,6 +36,10 @@ var Inputs = []string{methodsFile, versionsFile, actionOriginFile}
 // LegacyInput names the 0.8.0 pack's versions file in the output's header.
 const LegacyInput = "0.8.0 pack data/versions.json"
 
+// LegacyMethodsInput names the 0.8.0 pack's methods file in the output's
+// header: the methods it lists are the ones versions before 0.9.0 know.
+const LegacyMethodsInput = "0.8.0 pack data/methods.json"
+
 // input is one data file read from the spec folder.
 type input struct {
 	Name   string // relative to the spec folder

@@ -1,0 +1,60 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/protocol"
+)
+
+// authenticate hands a client's bearer token to the agent that advertised
+// the resource in the root state's protectedResources. ahpd has no MCP
+// servers or tool calls of its own that challenge for auth, so the agents'
+// lists are the only resources it advertises: any other resource is
+// refused with InvalidParams.
+func (c *conn) authenticate(ctx context.Context, p *protocol.AuthenticateParams) (*protocol.AuthenticateResult, error) {
+	if m, _ := ctx.Value(missingKey{}).(*protocol.MissingError); m != nil {
+		// An absent token is not a revocation: that is an empty one.
+		return nil, rpcError(protocol.CodeInvalidParams, "authenticate: %v", m)
+	}
+	if p.Resource == "" {
+		return nil, rpcError(protocol.CodeInvalidParams, "authenticate: resource is required")
+	}
+	if p.ExpiresIn != nil && *p.ExpiresIn < 1 {
+		return nil, rpcError(protocol.CodeInvalidParams, "authenticate: expiresIn must be a positive number of seconds")
+	}
+	h := c.h
+	h.mu.Lock()
+	var provider string
+	for _, a := range h.channels[protocol.RootURI].state.(*protocol.RootState).Agents {
+		if slices.ContainsFunc(a.ProtectedResources, func(r protocol.ProtectedResourceMetadata) bool { return r.Resource == p.Resource }) {
+			provider = a.Provider
+			break
+		}
+	}
+	clientID := c.clientID
+	h.mu.Unlock()
+	if provider == "" {
+		return nil, rpcError(protocol.CodeInvalidParams, "authenticate: %q is not a protected resource this host advertised", clip(p.Resource, maxLoggedValue))
+	}
+	auth, ok := h.agents[provider].(agent.Authenticator)
+	if !ok {
+		return nil, rpcError(protocol.CodeInternalError, "authenticate: agent %s lists %q but takes no tokens", provider, clip(p.Resource, maxLoggedValue))
+	}
+	req := agent.AuthRequest{Resource: p.Resource, Token: p.Token, Scopes: p.Scopes, ClientID: clientID}
+	if p.ExpiresIn != nil {
+		req.ExpiresIn = *p.ExpiresIn
+	}
+	if err := auth.Authenticate(ctx, req); err != nil {
+		var pe *protocol.Error
+		if errors.As(err, &pe) {
+			return nil, pe
+		}
+		// The token stays out of the message and the log.
+		h.log.Info("a token was refused", "provider", provider, "resource", clip(p.Resource, maxLoggedValue), "client", clip(clientID, maxLoggedValue), "err", err)
+		return nil, rpcError(protocol.CodeAuthRequired, "authenticate: %s refused the token: %v", provider, err)
+	}
+	return &protocol.AuthenticateResult{}, nil
+}
