@@ -45,7 +45,7 @@ func TestStoreReaderPaces(t *testing.T) {
 				reads.burst(t, ctx, r)
 				time.Sleep(time.Minute)
 				asked := time.Now()
-				if err := r.do(ctx, ctx, reads.read); err != nil {
+				if err := r.do(ctx, ctx, reads.sleepRead); err != nil {
 					t.Fatal(err)
 				}
 				for i, gap := range reads.gaps()[:2] {
@@ -57,7 +57,7 @@ func TestStoreReaderPaces(t *testing.T) {
 					t.Errorf("a read after a rest waited %v", wait)
 				}
 				// Closing ends the reader also during a rest.
-				go r.do(ctx, ctx, reads.read)
+				go r.do(ctx, ctx, reads.sleepRead)
 				time.Sleep(tc.took + time.Nanosecond)
 				cancel()
 				<-stopped
@@ -108,7 +108,7 @@ type timedReads struct {
 	starts, ends []time.Time
 }
 
-func (tr *timedReads) read() {
+func (tr *timedReads) sleepRead() {
 	tr.starts = append(tr.starts, time.Now())
 	time.Sleep(tr.took)
 	tr.ends = append(tr.ends, time.Now())
@@ -121,7 +121,7 @@ func (tr *timedReads) burst(t *testing.T, ctx context.Context, r *storeReader) {
 	tr.starts, tr.ends = nil, nil
 	done := make(chan error, 3)
 	for range 3 {
-		go func() { done <- r.do(ctx, ctx, tr.read) }()
+		go func() { done <- r.do(ctx, ctx, tr.sleepRead) }()
 	}
 	for range 3 {
 		if err := <-done; err != nil {
