@@ -1,19 +1,18 @@
 package host_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/syncbuf"
 )
 
 // TestDNSRebindingRefused checks the Host and Origin rules of the upgrade.
@@ -96,7 +95,7 @@ func TestDNSRebindingRefused(t *testing.T) {
 // page lets hosts gate the handshake with query parameters). The token
 // never reaches the log.
 func TestTokenInQuery(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	th := startHost(t, &host.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	const token = "s3cret-Tok"
 	srv := httptest.NewServer(th.h.WebSocketHandler(&host.WebSocketOptions{Token: token}))
@@ -144,28 +143,10 @@ func TestTokenInQuery(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRefusalsLogBounded: refused upgrades are logged, but a page that
 // retries them in a loop does not fill the log.
 func TestRefusalsLogBounded(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	th := startHost(t, &host.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	srv := httptest.NewServer(th.h.WebSocketHandler(nil))
 	defer srv.Close()

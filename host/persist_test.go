@@ -19,6 +19,7 @@ import (
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 	"github.com/ahp-go/ahp/store/sqlite"
@@ -826,7 +827,7 @@ func TestAgentMemoSurvivesRestart(t *testing.T) {
 // fails saying why.
 func TestStallLoggedAndSavedRepliesBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		spy := &spyStore{Store: store.NewMemory()}
 		th := startPipeHost(t, &host.Options{Store: spy, MaxSaveDelay: 150 * time.Millisecond,
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
@@ -889,7 +890,7 @@ func (c *manualClock) Advance(d time.Duration) {
 // acknowledged.
 func TestIdleStoreChecked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		dir := t.TempDir()
 		st, err := sqlite.Open(dir, nil)
 		if err != nil {

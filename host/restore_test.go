@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store/sqlite"
 )
@@ -22,7 +23,7 @@ import (
 func TestStoreTruncatedAndRestored(t *testing.T) {
 	for _, damage := range []string{"wal", "db", "both"} {
 		t.Run(damage, func(t *testing.T) {
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			dir := t.TempDir()
 			opts := &sqlite.Options{BackupInterval: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 			st, err := sqlite.Open(dir, opts)

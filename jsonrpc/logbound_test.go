@@ -1,12 +1,11 @@
 package jsonrpc_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -16,7 +15,7 @@ import (
 // still gets its error reply, but the log stays small (the values are
 // clipped and repeats thinned out).
 func TestInvalidMessagesLogBounded(t *testing.T) {
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	_, p := transports[0].withPeer(t, newService(), &jsonrpc.ConnOptions{Logger: log, MaxMessageSize: 4 << 20})
 	id := strings.Repeat("x", 1<<20)
@@ -45,22 +44,4 @@ func TestInvalidMessagesLogBounded(t *testing.T) {
 	if !strings.Contains(out, "bytes)") {
 		t.Fatalf("clipped values do not say their length:\n%s", out)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -6,9 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,30 +18,11 @@ import (
 	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/browsertest"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/web"
 	"github.com/ahp-go/ahp/workspace"
 )
-
-// chromium returns the path of a Chromium or Chrome binary: $AHP_CHROMIUM,
-// else the first found on PATH. Without one the browser tests skip, except
-// under CI=true, where they fail.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("AHP_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no Chromium found (install Debian's chromium, or set AHP_CHROMIUM); the browser tests are required under CI=true")
-	}
-	t.Skip("no Chromium found (install chromium or set AHP_CHROMIUM); skipping the browser tests")
-	return ""
-}
 
 // proxy forwards TCP connections to a target and can cut them all and
 // refuse new ones for a while: a network drop, as the browser sees it.
@@ -126,52 +104,39 @@ func (p *proxy) restore() {
 // browser is one headless Chromium tab on the page, plus a place for the
 // screenshots of each step.
 type browser struct {
-	t         *testing.T
-	ctx       context.Context
-	artifacts string
-	shots     int
+	t   *testing.T
+	ctx context.Context
+	tab *browsertest.Tab
 }
 
 func newBrowser(t *testing.T, width, height int64) *browser {
-	exe := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(int(width), int(height)),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf), chromedp.WithListener(func(ev any) {
-		// The page's uncaught errors and console errors go to the test log.
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			d := ev.ExceptionDetails
-			desc := ""
-			if d.Exception != nil {
-				desc = d.Exception.Description
-			}
-			t.Logf("page exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber)
-		case *runtime.EventConsoleAPICalled:
-			if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
-				var parts []string
-				for _, a := range ev.Args {
-					parts = append(parts, string(a.Value)+a.Description)
+	tab := browsertest.Start(t, browsertest.Options{
+		What:   "the browser tests",
+		Width:  int(width),
+		Height: int(height),
+		Flags:  []chromedp.ExecAllocatorOption{chromedp.Flag("disable-quic", true)},
+		Listen: func(ev any) {
+			// The page's uncaught errors and console errors go to the test log.
+			switch ev := ev.(type) {
+			case *runtime.EventExceptionThrown:
+				d := ev.ExceptionDetails
+				desc := ""
+				if d.Exception != nil {
+					desc = d.Exception.Description
 				}
-				t.Logf("page console %s: %s", ev.Type, strings.Join(parts, " "))
+				t.Logf("page exception: %s %s (%s:%d)", d.Text, desc, d.URL, d.LineNumber)
+			case *runtime.EventConsoleAPICalled:
+				if ev.Type == runtime.ConsoleAPICalledTypeError || ev.Type == runtime.ConsoleAPICalledTypeWarning {
+					var parts []string
+					for _, a := range ev.Args {
+						parts = append(parts, string(a.Value)+a.Description)
+					}
+					t.Logf("page console %s: %s", ev.Type, strings.Join(parts, " "))
+				}
 			}
-		}
-	}))
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	return &browser{t: t, ctx: ctx, artifacts: t.ArtifactDir()}
+		},
+	})
+	return &browser{t: t, ctx: tab.Ctx, tab: tab}
 }
 
 // run runs chromedp actions with a deadline, failing the test on error.
@@ -220,20 +185,7 @@ func eval[T any](b *browser, js string) T {
 }
 
 // shot saves a screenshot of the page as a numbered test artifact.
-func (b *browser) shot(name string) {
-	b.shots++
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		b.t.Logf("screenshot %s: %v", name, err)
-		return
-	}
-	path := filepath.Join(b.artifacts, fmt.Sprintf("%02d-%s.png", b.shots, name))
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Logf("screenshot %s: %v", name, err)
-	}
-}
+func (b *browser) shot(name string) { b.tab.Shot(name) }
 
 // testHost runs a host with the echo agent (no pause between words)
 // behind the web handler, and returns the host and its HTTP URL.

@@ -281,7 +281,7 @@ func browseViews(t *testing.T, v view) {
 		b.wait("the list", `getComputedStyle(document.querySelector('#side')).display !== 'none'`)
 	}
 	b.shot("sessions")
-	t.Logf("%s: %d screenshots in %s", v.name, b.shots, b.artifacts)
+	t.Logf("%s: %d screenshots in %s", v.name, b.tab.Shots, b.tab.Dir)
 }
 
 // TestBrowserInstallAndNotify: the page is installable (a manifest, and a

@@ -14,13 +14,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/hosttest"
+	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store/sqlite"
 )
@@ -170,26 +170,9 @@ func TestStartFailures(t *testing.T) {
 type ahpdProc struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	exited chan struct{} // closed when the process has exited
 	err    error         // how it exited, set before exited is closed
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // buildAhpd builds this command into a temporary directory.
@@ -213,7 +196,7 @@ func buildAhpd(t *testing.T) string {
 
 func startAhpd(t *testing.T, bin string, args ...string) *ahpdProc {
 	t.Helper()
-	p := &ahpdProc{cmd: exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--log-level", "info"}, args...)...), stderr: &syncBuffer{}, exited: make(chan struct{})}
+	p := &ahpdProc{cmd: exec.Command(bin, append([]string{"--listen", "127.0.0.1:0", "--log-level", "info"}, args...)...), stderr: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {

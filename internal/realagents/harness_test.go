@@ -23,6 +23,7 @@ import (
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/modelserver"
 	"github.com/ahp-go/ahp/internal/realagents"
+	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -43,25 +44,7 @@ type rig struct {
 	a, w   *client.Client
 	ctx    context.Context
 	home   string
-	logBuf *syncBuffer
-}
-
-// syncBuffer collects log lines.
-type syncBuffer struct {
-	mu    sync.Mutex
-	lines strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lines.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lines.String()
+	logBuf *syncbuf.Buffer
 }
 
 // newRig installs (or finds) the agent, configures it against a new model
@@ -70,7 +53,7 @@ func (s *syncBuffer) String() string {
 func newRig(t *testing.T, a realagents.Agent, edit func(*acp.Config)) *rig {
 	t.Helper()
 	bin := realagents.Find(t, a)
-	r := &rig{t: t, model: modelserver.Start(t), home: t.TempDir(), logBuf: &syncBuffer{}}
+	r := &rig{t: t, model: modelserver.Start(t), home: t.TempDir(), logBuf: &syncbuf.Buffer{}}
 	cfg, err := realagents.Config(a, bin, r.model.URL(), r.home)
 	if err != nil {
 		t.Fatal(err)

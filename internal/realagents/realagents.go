@@ -11,13 +11,12 @@
 package realagents
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/ahp-go/ahp/internal/npmpkg"
 )
 
 // Env names the folder holding the installed agents.
@@ -50,15 +49,10 @@ var (
 func Find(tb testing.TB, a Agent) string {
 	tb.Helper()
 	ci := os.Getenv("CI") == "true"
-	if _, err := exec.LookPath("node"); err != nil {
-		if ci {
-			tb.Fatalf("node is required for the %s end-to-end tests in CI", a.Name)
-		}
-		tb.Skip("node is not installed")
-	}
+	npmpkg.RequireNode(tb, "the "+a.Name+" end-to-end tests")
 	dir := os.Getenv(Env)
 	if dir == "" {
-		root, err := moduleRoot()
+		root, err := npmpkg.ModuleRoot()
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -77,8 +71,7 @@ func Find(tb testing.TB, a Agent) string {
 }
 
 // install runs npm into prefix unless bin is there and the installed
-// version is the pinned one. A lock file keeps test binaries running in
-// parallel from installing at the same time.
+// version is the pinned one.
 func install(prefix, bin string, a Agent) error {
 	installed := func() bool {
 		if _, err := os.Stat(bin); err != nil {
@@ -87,50 +80,11 @@ func install(prefix, bin string, a Agent) error {
 		b, err := os.ReadFile(filepath.Join(prefix, "node_modules", filepath.FromSlash(a.Package), "package.json"))
 		return err == nil && versionIs(b, a.Version)
 	}
-	if installed() {
-		return nil
-	}
-	if err := os.MkdirAll(prefix, 0o755); err != nil {
+	if err := npmpkg.Install(prefix, a.Package+"@"+a.Version, installed); err != nil {
 		return err
-	}
-	lock, err := os.OpenFile(filepath.Join(prefix, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if installed() {
-		return nil
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return errors.New("npm is not installed")
-	}
-	cmd := exec.Command(npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", a.Package+"@"+a.Version)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm install: %w\n%s", err, out)
 	}
 	if !installed() {
 		return fmt.Errorf("npm installed %s but %s is missing", a.Package, bin)
 	}
 	return nil
-}
-
-// moduleRoot finds the folder holding go.mod above the working directory.
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", errors.New("no go.mod above " + wd)
-		}
-	}
 }

@@ -8,13 +8,11 @@
 package tsagent
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/ahp-go/ahp/internal/npmpkg"
 )
 
 // Version is the SDK release the tests run.
@@ -30,22 +28,20 @@ const Env = "AHP_ACP_TS_SDK"
 func Find(tb testing.TB) (node, script string) {
 	tb.Helper()
 	ci := os.Getenv("CI") == "true"
-	node, err := exec.LookPath("node")
-	if err != nil {
-		if ci {
-			tb.Fatal("node is required for the ACP interop test in CI")
-		}
-		tb.Skip("node is not installed")
-	}
+	node = npmpkg.RequireNode(tb, "the ACP interop test")
 	dir := os.Getenv(Env)
 	if dir == "" {
-		root, err := moduleRoot()
+		root, err := npmpkg.ModuleRoot()
 		if err != nil {
 			tb.Fatal(err)
 		}
 		prefix := filepath.Join(root, ".cache", "acp-sdk")
 		dir = filepath.Join(prefix, "node_modules", "@agentclientprotocol", "sdk")
-		if err := install(prefix, dir); err != nil {
+		installed := func() bool {
+			_, err := os.Stat(filepath.Join(dir, "dist", "examples", "agent.js"))
+			return err == nil
+		}
+		if err := npmpkg.Install(prefix, "@agentclientprotocol/sdk@"+Version, installed); err != nil {
 			if ci {
 				tb.Fatalf("installing the TypeScript ACP SDK: %v", err)
 			}
@@ -58,53 +54,4 @@ func Find(tb testing.TB) (node, script string) {
 		tb.Fatalf("the TypeScript ACP SDK example agent is missing: %v", err)
 	}
 	return node, script
-}
-
-// install runs npm into prefix unless dir already holds the package. A
-// lock file keeps test binaries running in parallel from installing at
-// the same time.
-func install(prefix, dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "dist", "examples", "agent.js")); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(prefix, 0o755); err != nil {
-		return err
-	}
-	lock, err := os.OpenFile(filepath.Join(prefix, ".install.lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(filepath.Join(dir, "dist", "examples", "agent.js")); err == nil {
-		return nil // installed while we waited
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		return errors.New("npm is not installed")
-	}
-	cmd := exec.Command(npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", "@agentclientprotocol/sdk@"+Version)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("npm install: %w\n%s", err, out)
-	}
-	return nil
-}
-
-// moduleRoot finds the folder holding go.mod above the working directory.
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", errors.New("no go.mod above " + wd)
-		}
-	}
 }

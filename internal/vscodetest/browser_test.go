@@ -2,78 +2,45 @@ package vscodetest
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// chromium returns the path of a Chromium or Chrome binary: $AHP_CHROMIUM,
-// else the first found on PATH. Without one the test skips, except under
-// CI=true, where it fails.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("AHP_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("no Chromium found (install Debian's chromium, or set AHP_CHROMIUM); the VS Code test is required under CI=true")
-	}
-	t.Skip("no Chromium found (install chromium or set AHP_CHROMIUM); skipping the VS Code test")
-	return ""
-}
+	"github.com/ahp-go/ahp/internal/browsertest"
+)
 
 // browser is one headless Chromium tab, with numbered screenshots of each
 // step among the test's artifacts.
 type browser struct {
-	t     *testing.T
-	ctx   context.Context
-	dir   string
-	shots int
+	t   *testing.T
+	ctx context.Context
+	dir string
+	tab *browsertest.Tab
 }
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	exe := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1400, 900),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf), chromedp.WithListener(func(ev any) {
-		// The workbench's uncaught errors go to the test log.
-		if ev, ok := ev.(*runtime.EventExceptionThrown); ok {
-			d := ev.ExceptionDetails
-			desc := ""
-			if d.Exception != nil {
-				desc = d.Exception.Description
+	tab := browsertest.Start(t, browsertest.Options{
+		What:   "the VS Code test",
+		Width:  1400,
+		Height: 900,
+		Listen: func(ev any) {
+			// The workbench's uncaught errors go to the test log.
+			if ev, ok := ev.(*runtime.EventExceptionThrown); ok {
+				d := ev.ExceptionDetails
+				desc := ""
+				if d.Exception != nil {
+					desc = d.Exception.Description
+				}
+				t.Logf("page exception: %s %.300s (%s:%d)", d.Text, desc, d.URL, d.LineNumber)
 			}
-			t.Logf("page exception: %s %.300s (%s:%d)", d.Text, desc, d.URL, d.LineNumber)
-		}
-	}))
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
-	return &browser{t: t, ctx: ctx, dir: t.ArtifactDir()}
+		},
+	})
+	return &browser{t: t, ctx: tab.Ctx, dir: tab.Dir, tab: tab}
 }
 
 // run runs chromedp actions with a deadline, failing the test (with a
@@ -101,26 +68,7 @@ func (b *browser) wait(what, cond string) {
 }
 
 // shot saves a screenshot of the page as a numbered test artifact.
-func (b *browser) shot(name string) {
-	b.shots++
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		b.t.Logf("screenshot %s: %v", name, err)
-		return
-	}
-	name = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '/' || r == '\'' || r == '"' {
-			return '-'
-		}
-		return r
-	}, name)
-	path := filepath.Join(b.dir, fmt.Sprintf("%02d-%s.png", b.shots, name))
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		b.t.Logf("screenshot %s: %v", name, err)
-	}
-}
+func (b *browser) shot(name string) { b.tab.Shot(name) }
 
 // poll reports whether a JavaScript condition holds within d.
 func (b *browser) poll(cond string, d time.Duration) bool {

@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/workspace"
 )
 
@@ -163,7 +163,7 @@ func freePort(t *testing.T) int {
 type codeServer struct {
 	url    string // http://127.0.0.1:port
 	folder string // the workspace folder VS Code opens
-	log    *lockedBuffer
+	log    *syncbuf.Buffer
 }
 
 // userSettings are VS Code's user settings for the test: no welcome page,
@@ -238,7 +238,7 @@ func startCodeServer(t *testing.T, node, entry, bridgeAddr, bridgeToken string) 
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	log := &lockedBuffer{}
+	log := &syncbuf.Buffer{}
 	logf, err := os.Create(filepath.Join(t.ArtifactDir(), "code-server.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -286,24 +286,6 @@ func startCodeServer(t *testing.T, node, entry, bridgeAddr, bridgeToken string) 
 // workbenchURL opens the test's folder in VS Code.
 func (cs *codeServer) workbenchURL() string {
 	return cs.url + "/?folder=" + cs.folder
-}
-
-// lockedBuffer collects a process's output for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // jsString quotes s as a JavaScript string literal.

@@ -9,35 +9,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/store"
 )
 
-// lockedBuffer is a log sink that tests read while the store writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func openLogged(t *testing.T, dir string, interval time.Duration) (*Store, *lockedBuffer) {
+func openLogged(t *testing.T, dir string, interval time.Duration) (*Store, *syncbuf.Buffer) {
 	t.Helper()
-	buf := &lockedBuffer{}
+	buf := &syncbuf.Buffer{}
 	st, err := Open(dir, &Options{BackupInterval: interval, Logger: slog.New(slog.NewTextHandler(buf, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +107,7 @@ func TestBackup(t *testing.T) {
 func TestBackupLoop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
-		buf := &lockedBuffer{}
+		buf := &syncbuf.Buffer{}
 		st, err := Open(dir, &Options{BackupInterval: time.Minute, Logger: slog.New(slog.NewTextHandler(buf, nil))})
 		if err != nil {
 			t.Fatal(err)
