@@ -19,7 +19,7 @@ import (
 	"github.com/ahp-go/ahp/protocol"
 )
 
-// burstBackend is an agent that answers every turn with one markdown part
+// burstBackend is the turn of a test agent (turnAgent) that answers with one markdown part
 // and n deltas of 8 bytes, dispatched as fast as the host takes them, and
 // records when each delta was sequenced.
 type burstBackend struct {
@@ -29,37 +29,44 @@ type burstBackend struct {
 	done chan struct{}
 }
 
-func (b *burstBackend) Info() protocol.AgentInfo {
-	return protocol.AgentInfo{Provider: "burst", DisplayName: "Burst", Models: []protocol.SessionModelInfo{}}
-}
-func (b *burstBackend) Close() error { return nil }
-func (b *burstBackend) Open(_ context.Context, _ agent.OpenRequest, h agent.Host) (agent.Session, error) {
-	return &burstSession{b: b, h: h}, nil
+// turnAgent is a test agent whose every turn is answered by answer, on a
+// goroutine of its own.
+type turnAgent struct {
+	provider string
+	answer   func(h agent.Host, channel, turnID string)
 }
 
-type burstSession struct {
-	b *burstBackend
+func (a *turnAgent) Info() protocol.AgentInfo {
+	return protocol.AgentInfo{Provider: a.provider, DisplayName: a.provider, Models: []protocol.SessionModelInfo{}}
+}
+func (a *turnAgent) Close() error { return nil }
+func (a *turnAgent) Open(_ context.Context, _ agent.OpenRequest, h agent.Host) (agent.Session, error) {
+	return &turnAgentSession{a: a, h: h}, nil
+}
+
+type turnAgentSession struct {
+	a *turnAgent
 	h agent.Host
 }
 
-func (s *burstSession) Close() error { return nil }
-func (s *burstSession) Handle(ev agent.Event) {
-	start, ok := ev.Action.(*protocol.ChatTurnStartedAction)
-	if !ok {
-		return
+func (s *turnAgentSession) Close() error { return nil }
+func (s *turnAgentSession) Handle(ev agent.Event) {
+	if start, ok := ev.Action.(*protocol.ChatTurnStartedAction); ok {
+		go s.a.answer(s.h, ev.Channel, start.TurnID)
 	}
-	go func() {
-		b := s.b
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		s.h.Dispatch(ev.Channel, &protocol.ChatResponsePartAction{TurnID: start.TurnID, Part: &protocol.MarkdownResponsePart{ID: "p"}})
-		for i := range b.n {
-			b.sent[i] = time.Now()
-			s.h.Dispatch(ev.Channel, &protocol.ChatDeltaAction{TurnID: start.TurnID, PartID: "p", Content: "8 bytes "})
-		}
-		s.h.Dispatch(ev.Channel, &protocol.ChatTurnCompleteAction{TurnID: start.TurnID})
-		close(b.done)
-	}()
+}
+
+// answer is burstBackend's turn.
+func (b *burstBackend) answer(h agent.Host, channel, turnID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	h.Dispatch(channel, &protocol.ChatResponsePartAction{TurnID: turnID, Part: &protocol.MarkdownResponsePart{ID: "p"}})
+	for i := range b.n {
+		b.sent[i] = time.Now()
+		h.Dispatch(channel, &protocol.ChatDeltaAction{TurnID: turnID, PartID: "p", Content: "8 bytes "})
+	}
+	h.Dispatch(channel, &protocol.ChatTurnCompleteAction{TurnID: turnID})
+	close(b.done)
 }
 
 // receiver reads frames from one WebSocket and records when each arrived.
@@ -165,7 +172,7 @@ func serveOnce(h *host.Host) (url string, stop func()) {
 func runHostFanout(b *testing.B, subs, deltas int) fanoutStats {
 	b.StopTimer()
 	burst := &burstBackend{n: deltas, sent: make([]time.Time, deltas), done: make(chan struct{})}
-	h, err := host.New(&host.Options{Agents: []agent.Backend{burst}, QueueSize: deltas + 100, ReplayEntries: deltas + 100})
+	h, err := host.New(&host.Options{Agents: []agent.Backend{&turnAgent{provider: "burst", answer: burst.answer}}, QueueSize: deltas + 100, ReplayEntries: deltas + 100})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/ahp-go/ahp/store"
 )
 
-// streamBackend answers every turn with one markdown part and n deltas of
+// streamBackend is the turn of a test agent (turnAgent) that answers with one markdown part and n deltas of
 // its text, paced the way a model is: it never runs more than window
 // deltas ahead of the slowest reader (read).
 type streamBackend struct {
@@ -35,46 +35,26 @@ type streamBackend struct {
 	fail      func() // stops the readers
 }
 
-func (b *streamBackend) Info() protocol.AgentInfo {
-	return protocol.AgentInfo{Provider: "stream", DisplayName: "Stream", Models: []protocol.SessionModelInfo{}}
-}
-func (b *streamBackend) Close() error { return nil }
-func (b *streamBackend) Open(_ context.Context, _ agent.OpenRequest, h agent.Host) (agent.Session, error) {
-	return &streamSession{b: b, h: h}, nil
-}
-
-type streamSession struct {
-	b *streamBackend
-	h agent.Host
-}
-
-func (s *streamSession) Close() error { return nil }
-func (s *streamSession) Handle(ev agent.Event) {
-	start, ok := ev.Action.(*protocol.ChatTurnStartedAction)
-	if !ok {
-		return
-	}
-	go func() {
-		b := s.b
-		defer close(b.done)
-		s.h.Dispatch(ev.Channel, &protocol.ChatResponsePartAction{TurnID: start.TurnID, Part: &protocol.MarkdownResponsePart{ID: "p"}})
-		for i := range b.n {
-			for b.read() < i-b.window {
-				select {
-				case <-b.wake:
-				case <-b.stop:
-					b.err = fmt.Errorf("delta %d: the readers stopped", i)
-					return
-				}
-			}
-			if err := s.h.Dispatch(ev.Channel, &protocol.ChatDeltaAction{TurnID: start.TurnID, PartID: "p", Content: b.text}); err != nil {
-				b.err = fmt.Errorf("delta %d: %w", i, err)
-				b.fail()
+// answer is streamBackend's turn.
+func (b *streamBackend) answer(h agent.Host, channel, turnID string) {
+	defer close(b.done)
+	h.Dispatch(channel, &protocol.ChatResponsePartAction{TurnID: turnID, Part: &protocol.MarkdownResponsePart{ID: "p"}})
+	for i := range b.n {
+		for b.read() < i-b.window {
+			select {
+			case <-b.wake:
+			case <-b.stop:
+				b.err = fmt.Errorf("delta %d: the readers stopped", i)
 				return
 			}
 		}
-		s.h.Dispatch(ev.Channel, &protocol.ChatTurnCompleteAction{TurnID: start.TurnID})
-	}()
+		if err := h.Dispatch(channel, &protocol.ChatDeltaAction{TurnID: turnID, PartID: "p", Content: b.text}); err != nil {
+			b.err = fmt.Errorf("delta %d: %w", i, err)
+			b.fail()
+			return
+		}
+	}
+	h.Dispatch(channel, &protocol.ChatTurnCompleteAction{TurnID: turnID})
 }
 
 // sinkStore keeps the catalog and drops the channels' contents: what a
@@ -157,7 +137,7 @@ func streamOnce(b *testing.B, n, window int, text string) float64 {
 		read: func() int { return int(min(counts[0].Load(), counts[1].Load())) }}
 	// A shared machine can stall the store's writer for seconds; the
 	// benchmark measures memory, not speed.
-	h, err := host.New(&host.Options{Agents: []agent.Backend{be}, Store: st, MaxSaveDelay: time.Minute})
+	h, err := host.New(&host.Options{Agents: []agent.Backend{&turnAgent{provider: "stream", answer: be.answer}}, Store: st, MaxSaveDelay: time.Minute})
 	if err != nil {
 		b.Fatal(err)
 	}
