@@ -62,20 +62,3 @@ func Install(prefix, spec string, installed func() bool) error {
 	}
 	return nil
 }
-
-// ModuleRoot finds the folder holding go.mod at or above the working
-// directory.
-func ModuleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", errors.New("no go.mod above " + wd)
-		}
-	}
-}

@@ -45,16 +45,3 @@ func TestInstallWithoutNPM(t *testing.T) {
 		t.Fatalf("Install = %v, want npm is not installed", err)
 	}
 }
-
-func TestModuleRoot(t *testing.T) {
-	root, err := ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "internal", "npmpkg", "npmpkg.go")); err != nil {
-		t.Fatalf("%s is not this module's root: %v", root, err)
-	}
-}

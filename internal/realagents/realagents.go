@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ahp-go/ahp/internal/modroot"
 	"github.com/ahp-go/ahp/internal/npmpkg"
 )
 
@@ -52,7 +53,7 @@ func Find(tb testing.TB, a Agent) string {
 	npmpkg.RequireNode(tb, "the "+a.Name+" end-to-end tests")
 	dir := os.Getenv(Env)
 	if dir == "" {
-		root, err := npmpkg.ModuleRoot()
+		root, err := modroot.Here()
 		if err != nil {
 			tb.Fatal(err)
 		}

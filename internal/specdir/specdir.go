@@ -11,10 +11,11 @@
 package specdir
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ahp-go/ahp/internal/modroot"
 )
 
 // A Pack names one reference pack.
@@ -44,7 +45,7 @@ func (p Pack) Dir() (string, error) {
 	if d := os.Getenv(p.env); d != "" {
 		return d, nil
 	}
-	root, err := moduleRoot()
+	root, err := modroot.Here()
 	if err != nil {
 		return "", err
 	}
@@ -58,28 +59,11 @@ func (p Pack) Upstream() (string, error) {
 	if d := os.Getenv(p.env); d != "" {
 		return d, nil
 	}
-	root, err := moduleRoot()
+	root, err := modroot.Here()
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(filepath.Dir(root), "shared", p.folder), nil
-}
-
-// moduleRoot is the nearest directory holding go.mod at or above the
-// working directory.
-func moduleRoot() (string, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", errors.New("specdir: no go.mod above " + wd)
-		}
-	}
 }
 
 // ForTest returns the pack's folder joined with elem, for conformance

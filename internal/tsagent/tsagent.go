@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ahp-go/ahp/internal/modroot"
 	"github.com/ahp-go/ahp/internal/npmpkg"
 )
 
@@ -31,7 +32,7 @@ func Find(tb testing.TB) (node, script string) {
 	node = npmpkg.RequireNode(tb, "the ACP interop test")
 	dir := os.Getenv(Env)
 	if dir == "" {
-		root, err := npmpkg.ModuleRoot()
+		root, err := modroot.Here()
 		if err != nil {
 			tb.Fatal(err)
 		}

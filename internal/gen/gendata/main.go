@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/ahp-go/ahp/internal/gen/gendata/datagen"
+	"github.com/ahp-go/ahp/internal/modroot"
 	"github.com/ahp-go/ahp/internal/specdir"
 )
 
@@ -33,7 +34,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	root, err := datagen.ModuleRoot(wd)
+	root, err := modroot.Find(wd)
 	if err != nil {
 		return err
 	}

@@ -158,18 +158,3 @@ func TestGenerateRejectsInconsistentData(t *testing.T) {
 		})
 	}
 }
-
-func TestModuleRoot(t *testing.T) {
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "go.mod"), []byte("module example.com/m\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sub := filepath.Join(root, "a", "b")
-	if err := os.MkdirAll(sub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ModuleRoot(sub)
-	if err != nil || got != root {
-		t.Errorf("ModuleRoot(%s) = %q, %v; want %q", sub, got, err, root)
-	}
-}

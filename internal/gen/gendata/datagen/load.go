@@ -340,22 +340,3 @@ func rootOnly(paramsChannel string) (bool, error) {
 var goNameRE = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
 
 func isGoName(s string) bool { return goNameRE.MatchString(s) }
-
-// ModuleRoot returns the nearest directory at or above dir holding a go.mod
-// file.
-func ModuleRoot(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", fmt.Errorf("no go.mod at or above %s", dir)
-		}
-		d = parent
-	}
-}
