@@ -46,6 +46,8 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/storereader"
+	"github.com/ahp-go/ahp/host/internal/versions"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/store"
@@ -163,18 +165,18 @@ type Host struct {
 	mu         sync.Mutex
 	closed     bool
 	seq        int64
-	lastSeq    atomic.Int64 // seq, readable without the lock
-	reads      *storeReads  // what the step running under mu read from the store (see Host.locked)
-	reader     *storeReader // runs every read from the store
-	leaseAsked int64        // the serverSeq limit last queued for the store
-	clock      time.Time    // the time of the change being committed
+	lastSeq    atomic.Int64        // seq, readable without the lock
+	reads      *storeReads         // what the step running under mu read from the store (see Host.locked)
+	reader     *storereader.Reader // runs every read from the store
+	leaseAsked int64               // the serverSeq limit last queued for the store
+	clock      time.Time           // the time of the change being committed
 	channels   map[string]*channel
 	sessions   map[string]*session // every session, in memory or not
 	catalog    *catalog            // every session, in listing order
 	chatOwner  map[string]*session // chat URI -> its session, for every chat
 	conns      map[*conn]struct{}
 	replay     *replayLog
-	versions   *versionMemory // clientId -> last negotiated version, bounded
+	versions   *versions.Memory // clientId -> last negotiated version, bounded
 	// held are the sessions whose agent opened before anyone subscribed;
 	// their session/ready or session/creationFailed waits for a first
 	// subscriber (see releaseHeldLocked).
@@ -294,9 +296,9 @@ func New(opts *Options) (*Host, error) {
 		held:      map[*session]struct{}{},
 		conns:     map[*conn]struct{}{},
 		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
-		versions:  newVersionMemory(maxRememberedClients),
+		versions:  versions.NewMemory(versions.MaxClients),
 	}
-	h.reader = newStoreReader(o.StoreReadShare, h.lastSeq.Load)
+	h.reader = storereader.New(o.StoreReadShare, h.lastSeq.Load)
 	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
 	if h.st == nil {
 		h.st, h.ownStore = store.NewMemory(), true
@@ -315,7 +317,7 @@ func New(opts *Options) (*Host, error) {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.goFunc(func() {
-		h.reader.run(h.ctx, func(err error) {
+		h.reader.Run(h.ctx, func(err error) {
 			if err != nil {
 				h.log.Debug("store reads run at normal priority", "err", err)
 			}

@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/storereader"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 )
@@ -18,7 +19,7 @@ import (
 // was missing, and runs the step again with it at hand. Sessions are read
 // once however many steps wait for them (single-flight) and installed
 // under the lock. Every read runs on the host's one store reader
-// (reader.go), one at a time: reading and decoding a session is CPU work,
+// (package storereader), one at a time: reading and decoding a session is CPU work,
 // and streams to clients must keep the rest of the machine.
 
 // loadedTurns is how many completed turns of each chat a session brings
@@ -129,8 +130,18 @@ func (h *Host) readTurns(ctx context.Context, rd *storeReads, r turnRange) error
 	ctx, cancel := h.storeContext(ctx)
 	defer cancel()
 	var err error
-	if rerr := h.reader.do(ctx, h.ctx, func() { err = h.readTurnsNow(ctx, rd, r) }); rerr != nil {
+	if rerr := h.readerDo(ctx, func() { err = h.readTurnsNow(ctx, rd, r) }); rerr != nil {
 		return rerr
+	}
+	return err
+}
+
+// readerDo runs f on the store reader (see storereader.Reader.Do),
+// answering errHostShutdown once the host has stopped.
+func (h *Host) readerDo(ctx context.Context, f func()) error {
+	err := h.reader.Do(ctx, f)
+	if errors.Is(err, storereader.ErrStopped) || err != nil && h.ctx.Err() != nil {
+		return errHostShutdown
 	}
 	return err
 }
@@ -243,7 +254,7 @@ func (h *Host) readSession(s *session, lc *loadCall) {
 	ctx, cancel := h.storeContext(h.ctx)
 	var channels []*channel
 	var err error
-	rerr := h.reader.do(ctx, h.ctx, func() {
+	rerr := h.readerDo(ctx, func() {
 		var data *store.SessionData
 		data, err = h.st.LoadSession(ctx, s.uri, min(loadedTurns, h.opts.RecentTurns))
 		if err != nil {

@@ -311,7 +311,7 @@ func (c *conn) setIdentityLocked(clientID, version string) {
 	c.version = version
 	c.view = view.For(version)
 	clear(c.known)
-	c.h.versions.put(clientID, version)
+	c.h.versions.Put(clientID, version)
 }
 
 // pendingSub is a subscription ready to be added, with its snapshot.
@@ -408,7 +408,7 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 		// lifecycle.md has a restarted server do, in the newest version
 		// the host speaks: reconnect carries no versions to choose from
 		// (docs/protocol.md, "Reconnecting").
-		version = h.versions.get(p.ClientID)
+		version = h.versions.Get(p.ClientID)
 		if version == "" {
 			var ok bool
 			if version, ok = reconnectVersion(p.Meta); !ok {
