@@ -13,6 +13,13 @@ import (
 // the one exception, when the store is far behind). It returns the encoded
 // "action" notification (nil if encoding failed).
 func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protocol.ActionOrigin) []byte {
+	return h.commitReadLocked(nil, ch, a, origin)
+}
+
+// commitReadLocked is commitLocked in the change of a step (see step): what
+// follows from the change (the transcripts of a turn's chat attachments)
+// is resolved with what the step read, rd.
+func (h *Host) commitReadLocked(rd *storeReads, ch *channel, a protocol.StateAction, origin *protocol.ActionOrigin) []byte {
 	prev := ch.state
 	h.clock = h.opts.Now()
 	next := h.red.Apply(prev, a)
@@ -72,7 +79,7 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 	ch.state = next
 	h.persistLocked(ch, prev, a, body)
 	if ch.session != nil && !ch.session.disposing {
-		h.afterCommitLocked(ch, prev, a, origin)
+		h.afterCommitLocked(rd, ch, prev, a, origin)
 	}
 	return msg
 }
@@ -86,8 +93,8 @@ func (h *Host) nextSeqLocked() int64 {
 }
 
 // afterCommitLocked keeps derived state in step after a change on a session
-// or chat channel.
-func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a protocol.StateAction, origin *protocol.ActionOrigin) {
+// or chat channel. rd is what the step committing read, nil outside one.
+func (h *Host) afterCommitLocked(rd *storeReads, ch *channel, prev protocol.SnapshotState, a protocol.StateAction, origin *protocol.ActionOrigin) {
 	s := ch.session
 	switch ch.kind {
 	case protocol.ChannelChat:
@@ -114,7 +121,7 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 		if origin != nil || isHostTurnStart(a) {
 			ev := agent.Event{Channel: ch.uri, Action: a, Origin: origin, Chat: chat}
 			if ts, ok := a.(*protocol.ChatTurnStartedAction); ok {
-				ev.Transcripts = h.transcriptsLocked(&ts.Message)
+				ev.Transcripts = h.transcriptsLocked(rd, &ts.Message)
 			}
 			steering := h.consumeSteeringLocked(ch, a)
 			if steering != nil {
@@ -123,7 +130,7 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 			}
 			s.deliver(ev)
 		}
-		h.consumeQueuedLocked(ch, ch.state.(*protocol.ChatState))
+		h.consumeQueuedLocked(rd, ch, ch.state.(*protocol.ChatState))
 	case protocol.ChannelSession:
 		if origin != nil {
 			s.deliver(agent.Event{Channel: ch.uri, Action: a, Origin: origin})

@@ -28,9 +28,12 @@
 // on the network or the disk while holding it (queues to clients, agents
 // and the store never block). What a request needs from the store (a
 // session not in memory yet, turns older than a chat's window) is read
-// outside the lock, one read per session at a time, and the request's work
-// under the lock runs once it is at hand (see Host.locked). Lock order:
-// Host.mu, then a connection's queue lock or the journal's lock.
+// outside the lock, one read per session at a time. Work under the lock
+// that may need the store is a step in two phases: a read phase, which
+// changes nothing and is run again after each read, and a change, run
+// once everything is at hand; the step type says the rule and
+// Host.locked runs it. Validators answer with a typed *rejection. Lock
+// order: Host.mu, then a connection's queue lock or the journal's lock.
 package host
 
 import (
@@ -166,7 +169,6 @@ type Host struct {
 	closed     bool
 	seq        int64
 	lastSeq    atomic.Int64        // seq, readable without the lock
-	reads      *storeReads         // what the step running under mu read from the store (see Host.locked)
 	reader     *storereader.Reader // runs every read from the store
 	leaseAsked int64               // the serverSeq limit last queued for the store
 	clock      time.Time           // the time of the change being committed

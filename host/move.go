@@ -47,11 +47,15 @@ func (c *conn) moveChat(ctx context.Context, p *protocol.MoveChatParams) (*proto
 	}
 	var res *protocol.MoveChatResult
 	var seq int64
-	err := h.locked(ctx, func() error {
-		var err error
-		res, err = h.moveChatLocked(p)
-		seq = h.seq
-		return err
+	err := h.locked(ctx, func(rd *storeReads) (change, error) {
+		move, err := h.moveChatLocked(rd, p)
+		if err != nil {
+			return nil, err
+		}
+		return only(func() {
+			res = move()
+			seq = h.seq
+		}), nil
 	})
 	if err != nil {
 		var pe *protocol.Error
@@ -66,10 +70,10 @@ func (c *conn) moveChat(ctx context.Context, p *protocol.MoveChatParams) (*proto
 	return res, nil
 }
 
-// moveChatLocked validates the whole move, then makes it. It changes
-// nothing before its last store read (see Host.locked) or when it refuses.
-func (h *Host) moveChatLocked(p *protocol.MoveChatParams) (*protocol.MoveChatResult, error) {
-	ch, err := h.channelLocked(p.Channel)
+// moveChatLocked is the read phase of a move (see step): it validates the
+// whole move, changing nothing, and returns the function that makes it.
+func (h *Host) moveChatLocked(rd *storeReads, p *protocol.MoveChatParams) (func() *protocol.MoveChatResult, error) {
+	ch, err := h.channelLocked(rd, p.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +97,7 @@ func (h *Host) moveChatLocked(p *protocol.MoveChatParams) (*protocol.MoveChatRes
 		if d.Session == s.uri {
 			return h.reorderChatLocked(s, p.Channel, d.After)
 		}
-		dch, err := h.channelLocked(d.Session)
+		dch, err := h.channelLocked(rd, d.Session)
 		if err != nil {
 			return nil, err
 		}
@@ -135,21 +139,24 @@ func (h *Host) moveChatLocked(p *protocol.MoveChatParams) (*protocol.MoveChatRes
 		return nil, err
 	}
 
-	// Everything the move writes goes to the store in one batch.
-	h.jr.hold()
-	defer h.jr.release()
-	memo := h.detachChatLocked(ch)
-	if dest == nil {
-		dest = h.newSessionForChatLocked(s, ch, memo)
-	} else {
-		h.attachChatLocked(dest, ch, after, memo)
-	}
-	return &protocol.MoveChatResult{Session: dest.uri}, nil
+	return func() *protocol.MoveChatResult {
+		// Everything the move writes goes to the store in one batch.
+		h.jr.hold()
+		defer h.jr.release()
+		memo := h.detachChatLocked(ch)
+		if dest == nil {
+			dest = h.newSessionForChatLocked(s, ch, memo)
+		} else {
+			h.attachChatLocked(dest, ch, after, memo)
+		}
+		return &protocol.MoveChatResult{Session: dest.uri}
+	}, nil
 }
 
 // reorderChatLocked moves a chat within its session's catalog: first, or
-// after the anchor.
-func (h *Host) reorderChatLocked(s *session, chat string, after *string) (*protocol.MoveChatResult, error) {
+// after the anchor. Like moveChatLocked it validates and returns the
+// function that makes the change.
+func (h *Host) reorderChatLocked(s *session, chat string, after *string) (func() *protocol.MoveChatResult, error) {
 	sch := h.channels[s.uri]
 	st := sch.state.(*protocol.SessionState)
 	order := make([]protocol.URI, 0, len(st.Chats))
@@ -165,9 +172,10 @@ func (h *Host) reorderChatLocked(s *session, chat string, after *string) (*proto
 	if err := h.refuseLocked("moveChat"); err != nil {
 		return nil, err
 	}
-	order = slices.Insert(order, at, chat)
-	h.reorderLocked(sch, order)
-	return &protocol.MoveChatResult{Session: s.uri}, nil
+	return func() *protocol.MoveChatResult {
+		h.reorderLocked(sch, slices.Insert(order, at, chat))
+		return &protocol.MoveChatResult{Session: s.uri}
+	}, nil
 }
 
 // anchorIndex is where a chat goes in an order that leaves it out: first
