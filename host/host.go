@@ -12,7 +12,10 @@
 // Every change, whether a client dispatched it or an agent produced it,
 // takes one path: validate, reduce with package reducer, record in the
 // replay log, encode once, and queue the same bytes to every subscriber.
-// One host-wide sequence number (serverSeq) orders all changes.
+// One host-wide sequence number (serverSeq) orders all changes. Inside,
+// that path is the channel engine's (engine.go); the session and chat
+// domain (Host) validates, and derives what follows each change through
+// the engine's after-commit hook.
 //
 // Persistence: the host writes every change through a store.Store
 // (Options.Store; package store/sqlite keeps it on disk). Changes are queued
@@ -52,7 +55,6 @@ import (
 	"github.com/ahp-go/ahp/host/internal/storereader"
 	"github.com/ahp-go/ahp/host/internal/versions"
 	"github.com/ahp-go/ahp/protocol"
-	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/store"
 )
 
@@ -147,10 +149,15 @@ type Options struct {
 }
 
 // Host is an AHP host. Create one with New.
+//
+// Inside, Host is the session and chat domain (sessions, chats, turns,
+// moves, derived state, attachments, agents, persistence) on top of the
+// channel engine it embeds (engine.go): the engine commits and fans out,
+// and tells the domain of every commit through its hooks.
 type Host struct {
+	engine // the channels, the lock, the sequence and the commit path
+
 	opts   Options
-	log    *slog.Logger
-	red    reducer.Reducer
 	agents map[string]agent.Backend
 
 	ctx    context.Context // ends when the host closes
@@ -165,20 +172,15 @@ type Host struct {
 	// built; its capacity bounds them (Host.bulkRead).
 	bulk chan struct{}
 
-	mu         sync.Mutex
+	reader *storereader.Reader // runs every read from the store
+
+	// Guarded by engine.mu:
 	closed     bool
-	seq        int64
-	lastSeq    atomic.Int64        // seq, readable without the lock
-	reader     *storereader.Reader // runs every read from the store
 	leaseAsked int64               // the serverSeq limit last queued for the store
-	clock      time.Time           // the time of the change being committed
-	channels   map[string]*channel
 	sessions   map[string]*session // every session, in memory or not
 	catalog    *catalog            // every session, in listing order
 	chatOwner  map[string]*session // chat URI -> its session, for every chat
-	conns      map[*conn]struct{}
-	replay     *replayLog
-	versions   *versions.Memory // clientId -> last negotiated version, bounded
+	versions   *versions.Memory    // clientId -> last negotiated version, bounded
 	// held are the sessions whose agent opened before anyone subscribed;
 	// their session/ready or session/creationFailed waits for a first
 	// subscriber (see releaseHeldLocked).
@@ -287,21 +289,20 @@ func New(opts *Options) (*Host, error) {
 	}
 	h := &Host{
 		opts:      o,
-		log:       o.Logger,
 		agents:    map[string]agent.Backend{},
 		st:        o.Store,
-		channels:  map[string]*channel{},
 		sessions:  map[string]*session{},
 		catalog:   newCatalog(),
 		bulk:      make(chan struct{}, max(runtime.GOMAXPROCS(0)-1, 1)),
 		chatOwner: map[string]*session{},
 		held:      map[*session]struct{}{},
-		conns:     map[*conn]struct{}{},
-		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
 		versions:  versions.NewMemory(versions.MaxClients),
 	}
+	h.engine.init(o.Logger, o.Now, newReplayLog(o.ReplayEntries, o.ReplayBytes), engineHooks{
+		sequenced: h.leaseLocked,
+		committed: h.committed,
+	})
 	h.reader = storereader.New(o.StoreReadShare, h.lastSeq.Load)
-	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
 	if h.st == nil {
 		h.st, h.ownStore = store.NewMemory(), true
 	}
