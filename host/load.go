@@ -152,7 +152,13 @@ func (h *Host) lockedStep(rd *storeReads, st step) error {
 		return err
 	}
 	rd.sealed = true
-	return apply()
+	err = apply()
+	var miss *storeMiss
+	if errors.As(err, &miss) {
+		// Not run again: the change has begun.
+		return rd.miss(miss)
+	}
+	return err
 }
 
 // only is the change of a step whose change cannot fail.

@@ -42,16 +42,19 @@ func TestStepReadsBeforeChange(t *testing.T) {
 		// reads are the turn ranges the read phase needs, [from, to).
 		reads [][2]int64
 		// late is a range the change needs that was not read.
-		late        *[2]int64
+		late *[2]int64
+		// missing: the change returns a store miss of its own.
+		missing     bool
 		wantRuns    int // read phases run
 		wantChanges int
 		wantErr     error // nil, errReadAfterChange, or errAny
 	}{
-		{"no reads", nil, nil, 1, 1, nil},
-		{"one read", [][2]int64{{0, 2}}, nil, 2, 1, nil},
-		{"two reads", [][2]int64{{0, 1}, {1, 3}}, nil, 3, 1, nil},
-		{"read in the change", [][2]int64{{0, 1}}, &[2]int64{1, 2}, 2, 1, errReadAfterChange},
-		{"failed read", [][2]int64{{0, 5}}, nil, 1, 0, errAny},
+		{"no reads", nil, nil, false, 1, 1, nil},
+		{"one read", [][2]int64{{0, 2}}, nil, false, 2, 1, nil},
+		{"two reads", [][2]int64{{0, 1}, {1, 3}}, nil, false, 3, 1, nil},
+		{"read in the change", [][2]int64{{0, 1}}, &[2]int64{1, 2}, false, 2, 1, errReadAfterChange},
+		{"miss from the change", nil, nil, true, 1, 1, errReadAfterChange},
+		{"failed read", [][2]int64{{0, 5}}, nil, false, 1, 0, errAny},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runs, changes := 0, 0
@@ -67,6 +70,9 @@ func TestStepReadsBeforeChange(t *testing.T) {
 				}
 				return func() error {
 					changes++
+					if tc.missing {
+						return &storeMiss{turns: &turnRange{chat: chat, from: 0, to: 1}}
+					}
 					if tc.late != nil {
 						if _, err := storedTurnsLocked(rd, ch, tc.late[0], tc.late[1]); err != nil {
 							return err
