@@ -87,7 +87,7 @@ func encodeNotification(method string, params any) ([]byte, error) {
 // The action is shown as v, the recipient's version, sees it.
 func (h *Host) privateEnvelope(v *view.View, channel string, action protocol.StateAction, origin *protocol.ActionOrigin, rejection string) []byte {
 	seq := h.nextSeqLocked()
-	h.jr.queue(seq)
+	h.jr.Queue(seq)
 	env := protocol.ActionEnvelope{Channel: channel, Action: v.Action(action), ServerSeq: seq, Origin: origin}
 	if rejection != "" {
 		env.RejectionReason = &rejection

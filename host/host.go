@@ -52,6 +52,7 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/journal"
 	"github.com/ahp-go/ahp/host/internal/storereader"
 	"github.com/ahp-go/ahp/host/internal/versions"
 	"github.com/ahp-go/ahp/protocol"
@@ -166,7 +167,7 @@ type Host struct {
 
 	st       store.Store
 	ownStore bool
-	jr       *journal
+	jr       *journal.Journal
 
 	// bulk holds a token for each bulk read (a catalog page) being
 	// built; its capacity bounds them (Host.bulkRead).
@@ -336,7 +337,7 @@ func New(opts *Options) (*Host, error) {
 	h.startSeq = h.seq
 	root.ActiveSessions = protocol.Ptr(int64(len(h.sessions)))
 	h.channels[protocol.RootURI] = &channel{uri: protocol.RootURI, kind: protocol.ChannelRoot, state: root, subs: map[*conn]*subscription{}}
-	h.jr.start()
+	h.jr.Start()
 	if err := h.restoreRunning(); err != nil {
 		h.shutdown(false)
 		return nil, err
@@ -426,7 +427,7 @@ func (h *Host) shutdown(graceful bool) error {
 	h.mu.Unlock()
 
 	if !graceful {
-		h.jr.abandon()
+		h.jr.Abandon()
 	}
 	var wg sync.WaitGroup
 	for _, c := range conns {
@@ -443,7 +444,7 @@ func (h *Host) shutdown(graceful bool) error {
 	h.cancel()
 	h.wg.Wait()
 	if graceful {
-		if err := h.jr.close(); err != nil {
+		if err := h.jr.Close(); err != nil {
 			h.log.Error("changes were lost on shutdown", "err", err)
 			errs = append(errs, fmt.Errorf("host: %w", err))
 		}
@@ -463,7 +464,7 @@ func (h *Host) Sync(ctx context.Context) error {
 	h.mu.Lock()
 	seq := h.seq
 	h.mu.Unlock()
-	return h.jr.wait(ctx, seq)
+	return h.jr.Wait(ctx, seq)
 }
 
 // sortedSessions returns sessions ordered by URI.

@@ -161,14 +161,6 @@ func (h *Host) lockedStep(rd *storeReads, st step) error {
 	return err
 }
 
-// only is the change of a step whose change cannot fail.
-func only(f func()) change {
-	return func() error {
-		f()
-		return nil
-	}
-}
-
 // readTurns reads a range of turns into rd.
 func (h *Host) readTurns(ctx context.Context, rd *storeReads, r turnRange) error {
 	ctx, cancel := h.storeContext(ctx)
@@ -422,8 +414,8 @@ const leaseMargin = leaseStep / 4
 // leaseMargin of the limit the store has recorded. Commits under the lock
 // then find the lease in place and never wait; see leaseLocked.
 func (h *Host) leaseRoom() {
-	if seq := h.lastSeq.Load() + leaseMargin; seq > h.jr.leaseOK.Load() {
-		h.jr.waitLease(seq)
+	if seq := h.lastSeq.Load() + leaseMargin; seq > h.jr.LeaseOK() {
+		h.jr.WaitLease(seq)
 	}
 }
 

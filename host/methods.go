@@ -33,10 +33,11 @@ type route struct {
 	// locked handlers are steps (see step) run through Host.locked, and a
 	// request is answered in the step's change, before the lock is
 	// released, so that no change committed afterwards can overtake the
-	// answer (a snapshot, a page). serveLocked is their read phase.
+	// answer (a snapshot, a page). serveLocked is their read phase; the
+	// change it returns answers req.
 	locked      bool
 	serve       func(c *conn, ctx context.Context, params any) (any, error)
-	serveLocked func(c *conn, ctx context.Context, rd *storeReads, params any) (func() (any, error), error)
+	serveLocked func(c *conn, ctx context.Context, rd *storeReads, params any, req *jsonrpc.Request) (change, error)
 	params      reflect.Type
 }
 
@@ -63,17 +64,19 @@ func lockedHandler[P, R any](f func(*conn, context.Context, *storeReads, *P) (fu
 		serve: func(*conn, context.Context, any) (any, error) {
 			return nil, rpcError(protocol.CodeInternalError, "internal error: a locked handler was served without the lock")
 		},
-		serveLocked: func(c *conn, ctx context.Context, rd *storeReads, params any) (func() (any, error), error) {
+		serveLocked: func(c *conn, ctx context.Context, rd *storeReads, params any, req *jsonrpc.Request) (change, error) {
 			apply, err := f(c, ctx, rd, params.(*P))
 			if err != nil {
 				return nil, err
 			}
-			return func() (any, error) {
-				r, err := apply()
-				if err != nil || r == nil {
-					return nil, err
+			return func() error {
+				if r, err := apply(); err != nil || r == nil {
+					req.Reply(nil, err)
+				} else {
+					req.Reply(r, nil)
 				}
-				return r, nil
+				c.h.releaseHeldLocked()
+				return nil
 			}, nil
 		},
 	}
@@ -220,19 +223,16 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 		return r.serve(c, ctx, params)
 	}
 	err = c.h.locked(ctx, func(rd *storeReads) (change, error) {
-		apply, err := r.serveLocked(c, ctx, rd, params)
+		apply, err := r.serveLocked(c, ctx, rd, params, req)
 		var miss *storeMiss
-		if errors.As(err, &miss) {
-			return nil, err
+		if err == nil || errors.As(err, &miss) {
+			return apply, err
 		}
-		return only(func() {
-			var res any
-			if err == nil {
-				res, err = apply()
-			}
-			req.Reply(res, err)
+		return func() error {
+			req.Reply(nil, err)
 			c.h.releaseHeldLocked()
-		}), nil
+			return nil
+		}, nil
 	})
 	if err != nil {
 		return nil, rpcError(protocol.CodeInternalError, "%s: %v", req.Method, err)

@@ -52,10 +52,11 @@ func (c *conn) moveChat(ctx context.Context, p *protocol.MoveChatParams) (*proto
 		if err != nil {
 			return nil, err
 		}
-		return only(func() {
+		return func() error {
 			res = move()
 			seq = h.seq
-		}), nil
+			return nil
+		}, nil
 	})
 	if err != nil {
 		var pe *protocol.Error
@@ -141,8 +142,8 @@ func (h *Host) moveChatLocked(rd *storeReads, p *protocol.MoveChatParams) (func(
 
 	return func() *protocol.MoveChatResult {
 		// Everything the move writes goes to the store in one batch.
-		h.jr.hold()
-		defer h.jr.release()
+		h.jr.Hold()
+		defer h.jr.Release()
 		memo := h.detachChatLocked(ch)
 		if dest == nil {
 			dest = h.newSessionForChatLocked(s, ch, memo)
@@ -271,7 +272,7 @@ func (h *Host) attachChatLocked(dest *session, ch *channel, after *string, memo 
 // movedSnapshotLocked writes a moved chat's snapshot under its new
 // session: the store files the chat's channel by its session.
 func (h *Host) movedSnapshotLocked(ch *channel) {
-	h.jr.queue(h.seq, snapshotOf(ch, h.seq))
+	h.jr.Queue(h.seq, snapshotOf(ch, h.seq))
 	ch.logged, ch.loggedBytes = 0, 0
 }
 
@@ -312,7 +313,7 @@ func (h *Host) newSessionForChatLocked(src *session, ch *channel, memo map[strin
 	sch := &channel{uri: uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, session: s}
 	h.channels[uri] = sch
 	h.setSummaryLocked(s, h.summaryLocked(s))
-	h.jr.queue(h.seq, snapshotOf(sch, h.seq))
+	h.jr.Queue(h.seq, snapshotOf(sch, h.seq))
 	h.movedSnapshotLocked(ch)
 	h.catalogLocked(s)
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)

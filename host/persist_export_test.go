@@ -15,7 +15,7 @@ func (h *Host) Crash() { h.shutdown(false) }
 // SaveStats reports the writer's batches, operations and the longest a
 // change waited to be saved.
 func (h *Host) SaveStats() (batches, ops int64, maxLag time.Duration) {
-	s := h.jr.statsNow()
+	s := h.jr.Stats(time.Now())
 	return s.Batches, s.Ops, s.MaxLag
 }
 
@@ -50,11 +50,8 @@ func RememberedVersion(h *Host, clientID string) string {
 // WaitWrite waits for the store writer's next outcome (a batch written or
 // a write failed), or for ctx.
 func (h *Host) WaitWrite(ctx context.Context) {
-	h.jr.mu.Lock()
-	ch := h.jr.changed
-	h.jr.mu.Unlock()
 	select {
-	case <-ch:
+	case <-h.jr.Changed():
 	case <-ctx.Done():
 	}
 }

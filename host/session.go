@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/journal"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 )
@@ -208,7 +209,7 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 	if scope := protocol.ActionScope(a.Type()); scope != "" && scope != ch.kind {
 		return fmt.Errorf("host: %s action on a %s channel", a.Type(), ch.kind)
 	}
-	if err := h.jr.failing(); err != nil {
+	if err := h.jr.Failing(); err != nil {
 		// The agent's work cannot be saved: end its turn, so clients
 		// do not wait for it.
 		if cs, ok := ch.state.(*protocol.ChatState); ok && cs.ActiveTurn != nil {
@@ -319,7 +320,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	}
 	h.setSummaryLocked(s, h.summaryLocked(s))
 	h.catalogLocked(s)
-	h.jr.queue(h.seq, snapshotOf(sch, h.seq), snapshotOf(s.chats[chatURI], h.seq))
+	h.jr.Queue(h.seq, snapshotOf(sch, h.seq), snapshotOf(s.chats[chatURI], h.seq))
 
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
 	h.broadcastLocked(protocol.RootURI, "root/sessionAdded", &protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: s.summary})
@@ -467,8 +468,8 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	}
 	h.unlistLocked(s)
 	s.stop()
-	h.jr.forget(s.uri)
-	h.jr.queue(h.seq, pending{op: store.DeleteSession{URI: s.uri}})
+	h.jr.Forget(s.uri)
+	h.jr.Queue(h.seq, journal.Pending{Op: store.DeleteSession{URI: s.uri}})
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
 	h.broadcastLocked(protocol.RootURI, "root/sessionRemoved", &protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: s.uri}, subs)
 	seq := h.seq
@@ -637,7 +638,7 @@ func (h *Host) createChatLocked(rd *storeReads, s *session, p *protocol.CreateCh
 	s.chats[p.Chat] = ch
 	s.chatURIs = append(s.chatURIs, p.Chat)
 	h.chatOwner[p.Chat] = s
-	h.jr.queue(h.seq, snapshotOf(ch, h.seq))
+	h.jr.Queue(h.seq, snapshotOf(ch, h.seq))
 	h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
 	h.catalogLocked(s)
 	if p.InitialMessage != nil {
@@ -668,7 +669,7 @@ func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) e
 	}
 	s := ch.session
 	delete(h.chatOwner, ch.uri)
-	h.jr.queue(h.seq, pending{op: store.DeleteChannel{URI: ch.uri}})
+	h.jr.Queue(h.seq, journal.Pending{Op: store.DeleteChannel{URI: ch.uri}})
 	h.removeChatLocked(ch)
 	h.catalogLocked(s)
 	seq := h.seq

@@ -100,7 +100,8 @@ func (h *Host) Stats() Stats {
 		}
 	}
 	s.Dropped = h.dropped.Load()
-	h.jr.statsInto(&s, h.opts.Now())
-	s.SaveError = h.jr.failing()
+	js := h.jr.Stats(h.opts.Now())
+	s.SaveBacklog, s.SaveBatches, s.SaveRetries, s.SaveOldest = js.Backlog, js.Batches, js.Retries, js.Oldest
+	s.SaveError = h.jr.Failing()
 	return s
 }

@@ -76,10 +76,11 @@ func (h *Host) rejectUndecodable(ctx context.Context, c *conn, params jsontext.V
 		if err != nil || ch == nil {
 			return nil, err
 		}
-		return only(func() {
+		return func() error {
 			h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(action.Tag, maxLoggedValue), "reason", clip(reason, maxLoggedValue))
 			c.sendLocked(h.privateEnvelope(c.view, p.Channel, action, &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}, reason))
-		}), nil
+			return nil
+		}, nil
 	})
 	if err != nil {
 		h.log.Error("reading from the store failed", "channel", clip(p.Channel, maxLoggedValue), "err", err)
@@ -123,14 +124,16 @@ func (h *Host) dispatchClientStep(c *conn, p *protocol.DispatchActionParams, mis
 			return nil, err
 		}
 		if ch == nil {
-			return only(func() {
+			return func() error {
 				h.log.Debug("action on an unknown channel ignored", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue))
-			}), nil
+				return nil
+			}, nil
 		}
 		if p.Action == nil {
-			return only(func() {
+			return func() error {
 				c.sendLocked(h.privateEnvelope(c.view, p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
-			}), nil
+				return nil
+			}, nil
 		}
 		// An older version's action is validated and applied in its 1.x
 		// shape; what coming up supplied is not missing.
@@ -144,7 +147,7 @@ func (h *Host) dispatchClientStep(c *conn, p *protocol.DispatchActionParams, mis
 			err = h.validateLocked(rd, c, ch, a)
 		}
 		if err == nil {
-			if ferr := h.jr.failing(); ferr != nil {
+			if ferr := h.jr.Failing(); ferr != nil {
 				err = rejectf("the host cannot save changes right now: %v", ferr)
 			}
 		}
@@ -154,15 +157,16 @@ func (h *Host) dispatchClientStep(c *conn, p *protocol.DispatchActionParams, mis
 		}
 		var rej *rejection
 		if errors.As(err, &rej) {
-			return only(func() {
+			return func() error {
 				h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(a.Type(), maxLoggedValue), "reason", clip(rej.reason, maxLoggedValue))
 				c.sendLocked(h.privateEnvelope(c.view, p.Channel, a, origin, rej.reason))
-			}), nil
+				return nil
+			}, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		return only(func() {
+		return func() error {
 			if load != nil {
 				h.loadOlderTurnsLocked(ch, load)
 			}
@@ -179,7 +183,8 @@ func (h *Host) dispatchClientStep(c *conn, p *protocol.DispatchActionParams, mis
 			if ch.owner != nil {
 				ch.owner.ActionAccepted(clientLocked(c), a)
 			}
-		}), nil
+			return nil
+		}, nil
 	}
 }
 
