@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ahp-go/ahp/host/internal/replay"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/protocol/view"
 	"github.com/ahp-go/ahp/reducer"
@@ -28,7 +29,7 @@ type engine struct {
 	log      *slog.Logger
 	channels map[string]*channel
 	conns    map[*conn]struct{}
-	replay   *replayLog
+	replay   *replay.Log
 	hooks    engineHooks
 }
 
@@ -49,7 +50,7 @@ type engineHooks struct {
 
 // init readies an engine with no channel: logs go to log, now is the
 // clock, replay the log of commits kept for reconnects.
-func (e *engine) init(log *slog.Logger, now func() time.Time, replay *replayLog, hooks engineHooks) {
+func (e *engine) init(log *slog.Logger, now func() time.Time, replay *replay.Log, hooks engineHooks) {
 	e.log, e.now, e.replay, e.hooks = log, now, replay, hooks
 	e.channels = map[string]*channel{}
 	e.conns = map[*conn]struct{}{}
@@ -83,7 +84,7 @@ func (e *engine) commitReadLocked(rd *storeReads, ch *channel, a protocol.StateA
 		e.log.Error("encoding an action failed", "channel", ch.uri, "type", a.Type(), "err", err)
 	} else {
 		typ := a.Type()
-		e.replay.add(replayEntry{seq: e.seq, channel: ch.uri, actionType: typ, envelope: body, env: env, bounded: ch.owner != nil})
+		e.replay.Add(replay.Entry{Seq: e.seq, Channel: ch.uri, ActionType: typ, Envelope: body, Env: env, Bounded: ch.owner != nil})
 		// Connections that see other shapes get the action converted and
 		// encoded once per set of shapes, and the same bytes when it does
 		// not change.

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-go/ahp/host/internal/replay"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -25,7 +26,7 @@ func TestEngineCommit(t *testing.T) {
 			var e engine
 			var sequenced []int64
 			var seen []int64
-			e.init(slog.New(slog.DiscardHandler), time.Now, newReplayLog(16, 1<<20), engineHooks{
+			e.init(slog.New(slog.DiscardHandler), time.Now, replay.New(16, 1<<20), engineHooks{
 				sequenced: func() { sequenced = append(sequenced, e.seq) },
 				committed: func(rd *storeReads, ch *channel, prev protocol.SnapshotState, a protocol.StateAction, origin *protocol.ActionOrigin, env []byte) {
 					seen = append(seen, e.seq)
@@ -50,7 +51,7 @@ func TestEngineCommit(t *testing.T) {
 			if len(seen) != tc.commits || len(sequenced) != tc.commits {
 				t.Fatalf("the hook saw serverSeqs %v, the lease %v; want %d of each", seen, sequenced, tc.commits)
 			}
-			entries, ok := e.replay.since(0, map[string]bool{protocol.RootURI: true})
+			entries, ok := e.replay.Since(0, map[string]bool{protocol.RootURI: true})
 			if !ok || len(entries) != tc.commits {
 				t.Fatalf("the replay log holds %d entries (complete %v), want %d", len(entries), ok, tc.commits)
 			}

@@ -53,6 +53,7 @@ import (
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/host/internal/journal"
+	"github.com/ahp-go/ahp/host/internal/replay"
 	"github.com/ahp-go/ahp/host/internal/storereader"
 	"github.com/ahp-go/ahp/host/internal/versions"
 	"github.com/ahp-go/ahp/protocol"
@@ -299,7 +300,7 @@ func New(opts *Options) (*Host, error) {
 		held:      map[*session]struct{}{},
 		versions:  versions.NewMemory(versions.MaxClients),
 	}
-	h.engine.init(o.Logger, o.Now, newReplayLog(o.ReplayEntries, o.ReplayBytes), engineHooks{
+	h.engine.init(o.Logger, o.Now, replay.New(o.ReplayEntries, o.ReplayBytes), engineHooks{
 		sequenced: h.leaseLocked,
 		committed: h.committed,
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/host/internal/replay"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/protocol/view"
@@ -480,10 +481,10 @@ func (c *conn) reconnectLocked(ctx context.Context, rd *storeReads, p *protocol.
 	var reply reconnectReply
 	// The serverSeq an unknown client saw may be another run's: only
 	// snapshots are safe.
-	var entries []replayEntry
+	var entries []replay.Entry
 	replayed := false
 	if p.LastSeenServerSeq <= h.seq && !unknown {
-		entries, replayed = h.replay.since(p.LastSeenServerSeq, wanted)
+		entries, replayed = h.replay.Since(p.LastSeenServerSeq, wanted)
 	}
 	if !replayed {
 		reply.snapshot = &protocol.ReconnectSnapshotResult{Snapshots: []protocol.Snapshot{}}
@@ -502,7 +503,7 @@ func (c *conn) reconnectLocked(ctx context.Context, rd *storeReads, p *protocol.
 			c.view = view.For(version)
 			clear(c.known)
 			for _, e := range entries {
-				if c.knowsLocked(e.actionType) {
+				if c.knowsLocked(e.ActionType) {
 					reply.replay.Actions = append(reply.replay.Actions, c.replayedLocked(e))
 				}
 			}

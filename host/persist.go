@@ -57,7 +57,7 @@ func (h *Host) open() error {
 	// reconnecting clients that nothing before can be replayed.
 	h.seq = last + 1
 	h.lastSeq.Store(h.seq)
-	h.replay.restart(h.seq)
+	h.replay.Restart(h.seq)
 	h.leaseAsked = h.seq + leaseStep
 	if err := h.st.Write(ctx, store.Batch{store.SetSeq{Seq: h.leaseAsked}}); err != nil {
 		return fmt.Errorf("host: writing to the store: %w", err)

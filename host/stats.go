@@ -64,14 +64,15 @@ type turnCounts struct{ complete, error, cancelled int64 }
 // a scrape every few seconds, not for every change.
 func (h *Host) Stats() Stats {
 	h.mu.Lock()
+	replayEntries, replayBytes := h.replay.Len()
 	s := Stats{
 		Connections:    len(h.conns),
 		SessionsStored: len(h.sessions),
 		Chats:          len(h.chatOwner),
 		Channels:       len(h.channels),
 		Actions:        h.seq - h.startSeq,
-		ReplayEntries:  h.replay.n,
-		ReplayBytes:    h.replay.bytes,
+		ReplayEntries:  replayEntries,
+		ReplayBytes:    replayBytes,
 		TurnsEnded: map[string]int64{
 			TurnComplete:  h.turns.complete,
 			TurnError:     h.turns.error,
