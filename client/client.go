@@ -43,15 +43,22 @@ type Options struct {
 	// Locale is the client's preferred language (a BCP 47 tag) sent in
 	// initialize; empty sends none.
 	Locale string
+	// ProtocolVersions are the versions Connect offers, preferred first.
+	// Empty means every version this package supports, newest first.
+	ProtocolVersions []string
+	// InitialSubscriptions are the channels Connect subscribes to in the
+	// handshake; Subscribe then attaches to them without asking the host
+	// again.
+	InitialSubscriptions []string
 
 	// Token, when set, is sent as "Authorization: Bearer <token>" on the
-	// WebSocket handshake. Dial only.
+	// WebSocket handshake. Connect and Dial only.
 	Token string
 	// HTTPHeader holds more headers for the WebSocket handshake. Dial
 	// only.
 	HTTPHeader http.Header
 	// HTTPClient makes the WebSocket handshake. Nil means
-	// http.DefaultClient. Dial only.
+	// http.DefaultClient. Connect and Dial only.
 	HTTPClient *http.Client
 
 	// MaxMessageBytes bounds an incoming message. Zero means
@@ -129,6 +136,7 @@ type Client struct {
 	version     string
 	view        *view.View                // the negotiated version's shapes
 	initParams  protocol.InitializeParams // what Initialize sent, for initializing again
+	initResult  *protocol.InitializeResult
 	lastSeq     int64                     // highest serverSeq seen
 	channels    map[string]*feed
 	closed      bool
@@ -144,18 +152,49 @@ type feed struct {
 	subs []*Subscription
 }
 
-// Dial connects to the host's WebSocket endpoint at url (ws:// or wss://).
-// The returned client is connected but not initialized: call Initialize
-// next. ctx bounds the connection attempt only.
+// Connect connects to the host's WebSocket endpoint at url (ws:// or
+// wss://) and performs the handshake: the client it returns is
+// initialized, and InitializeResult holds what the host answered. ctx
+// bounds both steps. When the handshake fails, the connection is closed.
+//
+// Callers that need the two steps apart (to send initialize params of
+// their own, or to test the handshake) use Dial and then Initialize.
+func Connect(ctx context.Context, url string, opts *Options) (*Client, error) {
+	return ConnectTransport(ctx, webSocketDialer(url, opts), opts)
+}
+
+// ConnectTransport is Connect over any transport: dial opens it, now and
+// on every reconnection.
+func ConnectTransport(ctx context.Context, dial Dialer, opts *Options) (*Client, error) {
+	c, err := DialTransport(ctx, dial, opts)
+	if err != nil {
+		return nil, err
+	}
+	var p protocol.InitializeParams
+	if opts != nil {
+		p.ProtocolVersions = opts.ProtocolVersions
+		p.InitialSubscriptions = opts.InitialSubscriptions
+	}
+	if _, err := c.Initialize(ctx, &p); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Dial connects to the host's WebSocket endpoint at url without the
+// handshake: the returned client is connected but not initialized, and
+// Initialize comes next. ctx bounds the connection attempt only. Most
+// callers want Connect.
 func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
+	return DialTransport(ctx, webSocketDialer(url, opts), opts)
+}
+
+func webSocketDialer(url string, opts *Options) Dialer {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	return Connect(ctx, webSocketDialer(url, o), opts)
-}
-
-func webSocketDialer(url string, o Options) Dialer {
 	header := o.HTTPHeader.Clone()
 	if header == nil {
 		header = http.Header{}
@@ -163,9 +202,9 @@ func webSocketDialer(url string, o Options) Dialer {
 	if o.Token != "" {
 		header.Set("Authorization", "Bearer "+o.Token)
 	}
-	opts := &jsonrpc.WebSocketOptions{HTTPHeader: header, HTTPClient: o.HTTPClient}
+	wsOpts := &jsonrpc.WebSocketOptions{HTTPHeader: header, HTTPClient: o.HTTPClient}
 	return func(ctx context.Context) (jsonrpc.Transport, error) {
-		t, resp, err := jsonrpc.DialWebSocket(ctx, url, opts)
+		t, resp, err := jsonrpc.DialWebSocket(ctx, url, wsOpts)
 		if err != nil {
 			de := &DialError{URL: url, Err: err}
 			if resp != nil {
@@ -177,9 +216,9 @@ func webSocketDialer(url string, o Options) Dialer {
 	}
 }
 
-// Connect is Dial over any transport: dial opens it, now and on every
-// reconnection.
-func Connect(ctx context.Context, dial Dialer, opts *Options) (*Client, error) {
+// DialTransport is Dial over any transport: dial opens it, now and on
+// every reconnection.
+func DialTransport(ctx context.Context, dial Dialer, opts *Options) (*Client, error) {
 	c := newClient(dial, opts)
 	t, err := dial(ctx)
 	if err != nil {
@@ -265,6 +304,15 @@ func (c *Client) ProtocolVersion() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.version
+}
+
+// InitializeResult returns what the host answered to the handshake, or nil
+// before Initialize has succeeded. It is not changed by reconnections and
+// must not be modified.
+func (c *Client) InitializeResult() *protocol.InitializeResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initResult
 }
 
 // Done returns a channel that is closed when the client stops: after Close,
@@ -362,7 +410,8 @@ func (c *Client) current(ctx context.Context, needInit bool) (*link, error) {
 	}
 }
 
-// Initialize performs the handshake. Nil params, or params with fields left
+// Initialize performs the handshake on a client made by Dial; Connect
+// calls it itself. Nil params, or params with fields left
 // empty, mean: every protocol version this package supports (newest
 // first), the client's ID, Options.ClientInfo and Options.Locale. Channels
 // named in InitialSubscriptions are mirrored from the snapshots in the
@@ -401,6 +450,7 @@ func (c *Client) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.initialized = true
+		c.initResult = &res
 		c.initParams = q
 		c.initParams.InitialSubscriptions = nil
 		c.version = res.ProtocolVersion

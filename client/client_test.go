@@ -179,12 +179,11 @@ func TestErrors(t *testing.T) {
 	}
 
 	// An unsupported version carries details in the error data.
-	c2, err := client.Dial(ctx, th.url, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Connect fails as a whole when the handshake does.
+	c2, err := client.Connect(ctx, th.url, &client.Options{ProtocolVersions: []string{"0.1.0"}})
+	if c2 != nil {
+		t.Fatal("Connect returned a client after a failed handshake")
 	}
-	defer c2.Close()
-	_, err = c2.Initialize(ctx, &protocol.InitializeParams{ProtocolVersions: []string{"0.1.0"}})
 	var e *client.Error
 	if !errors.As(err, &e) || !errors.Is(err, client.ErrUnsupportedProtocolVersion) {
 		t.Fatalf("initialize with an old version: %v", err)
@@ -207,15 +206,12 @@ func TestErrors(t *testing.T) {
 func TestInitialize(t *testing.T) {
 	th := startHost(t, nil)
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, th.url, &client.Options{ClientID: "me", Now: fixedClock})
+	c, err := client.Connect(ctx, th.url, &client.Options{ClientID: "me", Now: fixedClock, InitialSubscriptions: []string{protocol.RootURI}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Initialize(ctx, &protocol.InitializeParams{InitialSubscriptions: []string{protocol.RootURI}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := c.InitializeResult()
 	if res.ProtocolVersion != protocol.SupportedVersions()[0] || c.ProtocolVersion() != res.ProtocolVersion {
 		t.Fatalf("negotiated %q", res.ProtocolVersion)
 	}

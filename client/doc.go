@@ -6,10 +6,9 @@
 // Quick start, against `go run ./cmd/ahpd`:
 //
 //	ctx := context.Background()
-//	c, err := client.Dial(ctx, "ws://127.0.0.1:7247/", nil)
+//	c, err := client.Connect(ctx, "ws://127.0.0.1:7247/", nil) // dials and initializes
 //	if err != nil { ... }
 //	defer c.Close()
-//	if _, err := c.Initialize(ctx, nil); err != nil { ... }
 //
 //	session := protocol.SessionURI(client.NewID())
 //	if err := c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: session}); err != nil { ... }
@@ -34,8 +33,11 @@
 //
 // Every command a client sends is a method of [Client] of the form
 // Method(ctx, *Params) (*Result, error): [Client.CreateSession],
-// [Client.ListSessions], [Client.FetchTurns] and so on. [Client.Initialize]
-// offers every protocol version this module supports. A failure the host
+// [Client.ListSessions], [Client.FetchTurns] and so on. [Connect] dials
+// and performs the handshake, offering every protocol version this module
+// supports (or [Options].ProtocolVersions); [Client.InitializeResult] holds
+// the host's answer. [Dial] and [Client.Initialize] keep the two steps
+// apart for callers that need them. A failure the host
 // reports is an [*Error] carrying the JSON-RPC code and the AHP error
 // data; errors.Is matches it against sentinels such as
 // [ErrSessionNotFound].

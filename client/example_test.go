@@ -24,14 +24,11 @@ func Example() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, "ws"+srv.URL[len("http"):], nil)
+	c, err := client.Connect(ctx, "ws"+srv.URL[len("http"):], nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		log.Fatal(err)
-	}
 
 	// Create a session and follow its default chat.
 	uri := protocol.SessionURI(client.NewID())

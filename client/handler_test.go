@@ -18,7 +18,7 @@ func pipeHost(t *testing.T, opts *client.Options) (*client.Client, *jsonrpc.Conn
 	hostConn := jsonrpc.NewConn(hostEnd, nil, nil)
 	t.Cleanup(func() { hostConn.Close() })
 	dialed := false
-	c, err := client.Connect(testCtx(t), func(context.Context) (jsonrpc.Transport, error) {
+	c, err := client.DialTransport(testCtx(t), func(context.Context) (jsonrpc.Transport, error) {
 		if dialed {
 			return nil, errors.New("no second connection")
 		}

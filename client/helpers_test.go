@@ -75,14 +75,11 @@ func dial(t testing.TB, url string, opts *client.Options) *client.Client {
 		o.MaxReconnectDelay = 50 * time.Millisecond
 	}
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, url, &o)
+	c, err := client.Connect(ctx, url, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
 	return c
 }
 

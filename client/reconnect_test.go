@@ -106,7 +106,7 @@ func connect(t *testing.T, url string) (*client.Client, *testDialer, *eventLog) 
 	d := &testDialer{url: url}
 	log := &eventLog{wake: make(chan struct{}, 1)}
 	ctx := testCtx(t)
-	c, err := client.Connect(ctx, d.dial, &client.Options{
+	c, err := client.ConnectTransport(ctx, d.dial, &client.Options{
 		Now:               fixedClock,
 		ReconnectDelay:    5 * time.Millisecond,
 		MaxReconnectDelay: 50 * time.Millisecond,
@@ -116,9 +116,6 @@ func connect(t *testing.T, url string) (*client.Client, *testDialer, *eventLog) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
 	return c, d, log
 }
 
@@ -403,16 +400,13 @@ func TestReconnectStops(t *testing.T) {
 			d := &testDialer{url: th.url}
 			log := &eventLog{wake: make(chan struct{}, 1)}
 			ctx := testCtx(t)
-			c, err := client.Connect(ctx, d.dial, &client.Options{
+			c, err := client.ConnectTransport(ctx, d.dial, &client.Options{
 				ReconnectDelay: time.Millisecond, MaxReconnectAttempts: tc.attempts, OnConnection: log.add,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.Initialize(ctx, nil); err != nil {
-				t.Fatal(err)
-			}
 			d.mu.Lock()
 			d.fail = tc.fail
 			d.mu.Unlock()
@@ -438,7 +432,7 @@ func TestReconnectStops(t *testing.T) {
 func TestLossBeforeInitializeStops(t *testing.T) {
 	th := startHost(t, nil)
 	d := &testDialer{url: th.url}
-	c, err := client.Connect(testCtx(t), d.dial, nil)
+	c, err := client.DialTransport(testCtx(t), d.dial, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

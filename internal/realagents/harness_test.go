@@ -98,14 +98,11 @@ func (r *rig) dial(id string) *client.Client {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, wait)
 	defer cancel()
-	c, err := client.Dial(ctx, r.srv.URL, &client.Options{ClientID: id})
+	c, err := client.Connect(ctx, r.srv.URL, &client.Options{ClientID: id})
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { c.Close() })
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		r.t.Fatal(err)
-	}
 	return c
 }
 
