@@ -137,7 +137,7 @@ type Client struct {
 	view        *view.View                // the negotiated version's shapes
 	initParams  protocol.InitializeParams // what Initialize sent, for initializing again
 	initResult  *protocol.InitializeResult
-	lastSeq     int64                     // highest serverSeq seen
+	lastSeq     int64 // highest serverSeq seen
 	channels    map[string]*feed
 	closed      bool
 	err         error // why the client stopped, nil after Close
