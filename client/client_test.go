@@ -221,6 +221,10 @@ func TestInitialize(t *testing.T) {
 	// The root channel is mirrored from the initialize snapshot: a
 	// subscription attaches to it without a new snapshot.
 	root := subscribe(t, c, protocol.RootURI)
+	// Typed accessors answer nil for another kind of channel.
+	if root.Root() == nil || root.Session() != nil || root.Chat() != nil || root.Terminal() != nil || client.StateOf[*protocol.ChangesetState](root) != nil {
+		t.Fatalf("typed accessors of the root channel: %v %v %v", root.Root(), root.Session(), root.Chat())
+	}
 	if root.Snapshot().FromSeq != res.Snapshots[0].FromSeq {
 		t.Fatalf("root snapshot at %d, initialize said %d", root.Snapshot().FromSeq, res.Snapshots[0].FromSeq)
 	}
@@ -247,7 +251,7 @@ func TestDispatchAndEcho(t *testing.T) {
 	if err := r.Wait(ctx); err != nil {
 		t.Fatalf("title change: %v", err)
 	}
-	if got := session.State().(*protocol.SessionState).Title; got != "Renamed" {
+	if got := session.Session().Title; got != "Renamed" {
 		t.Fatalf("title %q", got)
 	}
 	if p := session.Pending(); len(p) != 0 {
@@ -316,7 +320,7 @@ func TestRejectedActionsRevert(t *testing.T) {
 	if err := r.Wait(ctx); !errors.As(err, &rej) {
 		t.Fatalf("second turn: %v", err)
 	}
-	if at := chat.State().(*protocol.ChatState).ActiveTurn; at == nil || at.ID != "slow" {
+	if at := chat.Chat().ActiveTurn; at == nil || at.ID != "slow" {
 		t.Fatalf("active turn after the rejection: %+v", at)
 	}
 	// The rejection is on the stream too.
@@ -440,7 +444,7 @@ func TestFetchTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := tail.State().(*protocol.ChatState)
+	st := tail.Chat()
 	if len(st.Turns) != 1 || st.TurnsNextCursor == nil {
 		t.Fatalf("tail view: %d turns, cursor %v", len(st.Turns), st.TurnsNextCursor)
 	}

@@ -15,7 +15,7 @@
 //	ss, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: session})
 //	if err != nil { ... }
 //	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{
-//		Channel: *ss.State().(*protocol.SessionState).DefaultChat,
+//		Channel: *ss.Session().DefaultChat,
 //	})
 //	if err != nil { ... }
 //	chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{
@@ -25,7 +25,7 @@
 //	for {
 //		ev, err := chat.Next(ctx)
 //		if err != nil { ... }
-//		state := chat.State().(*protocol.ChatState) // the reply, so far
+//		state := chat.Chat() // the reply, so far
 //		...
 //	}
 //

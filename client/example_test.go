@@ -39,7 +39,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: *session.State().(*protocol.SessionState).DefaultChat})
+	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: *session.Session().DefaultChat})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -53,14 +53,14 @@ func Example() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("running:", chat.State().(*protocol.ChatState).ActiveTurn.ID == turn)
+	fmt.Println("running:", chat.Chat().ActiveTurn.ID == turn)
 
 	// Follow the chat until the turn is over.
 	for {
 		if _, err := chat.Next(ctx); err != nil {
 			log.Fatal(err)
 		}
-		st := chat.State().(*protocol.ChatState)
+		st := chat.Chat()
 		if st.ActiveTurn == nil && len(st.Turns) == 1 {
 			fmt.Println(st.Turns[0].State, st.Turns[0].ResponseParts[0].(*protocol.MarkdownResponsePart).Content)
 			return

@@ -193,7 +193,7 @@ func TestReconnectReplayMidTurn(t *testing.T) {
 	// Let the turn go on without us: another client sees more words than
 	// the mirror has, so the replay has something to bring.
 	had := 0
-	if c := chat.State().(*protocol.ChatState); c.ActiveTurn != nil && len(c.ActiveTurn.ResponseParts) > 0 {
+	if c := chat.Chat(); c.ActiveTurn != nil && len(c.ActiveTurn.ResponseParts) > 0 {
 		had = strings.Count(c.ActiveTurn.ResponseParts[0].(*protocol.MarkdownResponsePart).Content.String(), "word")
 	}
 	waitState(t, subscribe(t, dial(t, th.url, nil), chat.Channel()), "the turn going on", streamedWords(had+2))
@@ -282,7 +282,7 @@ func TestPendingClearedOnReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := session.State().(*protocol.SessionState).Title; got != "lost" {
+	if got := session.Session().Title; got != "lost" {
 		t.Fatalf("optimistic title %q", got)
 	}
 	d.cut()()
@@ -293,7 +293,7 @@ func TestPendingClearedOnReconnect(t *testing.T) {
 	if len(ev.Resume.Unconfirmed) != 1 || ev.Resume.Unconfirmed[0] != r {
 		t.Fatalf("unconfirmed %+v", ev.Resume.Unconfirmed)
 	}
-	if got := session.State().(*protocol.SessionState).Title; got == "lost" || len(session.Pending()) != 0 {
+	if got := session.Session().Title; got == "lost" || len(session.Pending()) != 0 {
 		t.Fatalf("after reconnecting: title %q, %d pending", got, len(session.Pending()))
 	}
 	converge(t, "session", session, hostState(t, th.url, session.Channel()))
@@ -369,7 +369,7 @@ func TestCallsWaitForReconnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := session.State().(*protocol.SessionState).Title; got != "later" {
+	if got := session.Session().Title; got != "later" {
 		t.Fatalf("title %q", got)
 	}
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)

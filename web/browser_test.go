@@ -265,7 +265,7 @@ func (o *other) state(what string, ok func(*protocol.ChatState) bool) *protocol.
 	o.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st := o.chat.State().(*protocol.ChatState)
+		st := o.chat.Chat()
 		if ok(st) {
 			return st
 		}
