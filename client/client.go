@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"sync"
 	"time"
 
@@ -744,20 +743,13 @@ func (c *Client) upLocked(snap *protocol.Snapshot) {
 	snap.State = c.view.UpState(snap.Resource, snap.State)
 }
 
-// channelOf returns the Channel field of a params struct.
+// channelOf returns the channel a notification's params name, or "" for
+// params that name none.
 func channelOf(params any) string {
-	v := reflect.ValueOf(params)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
+	if m, ok := params.(protocol.ChannelMessage); ok {
+		return m.ChannelURI()
 	}
-	if v.Kind() != reflect.Struct {
-		return ""
-	}
-	f := v.FieldByName("Channel")
-	if f.Kind() != reflect.String {
-		return ""
-	}
-	return f.String()
+	return ""
 }
 
 // receiveLocked reconciles one envelope from the host.
