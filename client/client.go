@@ -64,10 +64,11 @@ type Options struct {
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
 
-	// Handler answers the requests the host sends to the client (the
-	// resource* family and createResourceWatch). Nil answers each with a
+	// Handlers answer the requests the host sends to the client (the
+	// resource* family and createResourceWatch), one typed function per
+	// method. A method whose function is nil is answered with a
 	// method-not-found error.
-	Handler Handler
+	Handlers Handlers
 
 	// OnConnection, when set, is told about connection losses and
 	// reconnections, one event at a time, in order, on a goroutine of the
@@ -840,25 +841,25 @@ func (c *Client) goneLocked(uri string) {
 	}
 }
 
-// serveRequest answers a request from the host.
+// serveRequest answers a request from the host with the matching
+// function of Options.Handlers.
 func (c *Client) serveRequest(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	m, ok := protocol.LookupMethod(req.Method)
 	if !ok || !m.FromServer || m.Notification {
 		return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, req.Method)
 	}
-	if c.opts.Handler == nil {
+	fn, params := c.opts.Handlers.lookup(req.Method)
+	if fn == nil {
 		return nil, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("this client does not serve %s", req.Method)}
 	}
-	params := m.NewParams()
 	if len(req.Params) > 0 {
 		if err := protocol.Unmarshal(req.Params, params); err != nil {
 			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", req.Method, err)}
 		}
 	}
-	h := c.opts.Handler
 	v := c.shapes()
 	return jsonrpc.Async(func(ctx context.Context) (any, error) {
-		res, err := h.HandleRequest(ctx, req.Method, params)
+		res, err := fn(ctx, params)
 		// An older host knows the older error codes (view.View.Error).
 		var pe *protocol.Error
 		if errors.As(err, &pe) {

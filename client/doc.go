@@ -85,8 +85,10 @@
 // # Requests from the host
 //
 // A host may send the resource* requests and createResourceWatch to a
-// client. They go to [Options].Handler; without one the client answers
-// each with a method-not-found error, so the host never waits.
+// client. They go to the typed functions of [Options].Handlers, one per
+// method, generated from the protocol's method table; a method without a
+// function is answered with a method-not-found error, so the host never
+// waits.
 //
 // # Concurrency
 //

@@ -128,9 +128,11 @@ func TestOlderHost(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			ctx := testCtx(t)
 			lh, dial := newLegacyHost(t, version)
-			c, err := client.ConnectTransport(ctx, dial, &client.Options{Handler: client.HandlerFunc(func(context.Context, string, any) (any, error) {
-				return nil, &protocol.Error{Code: protocol.CodeConflict, Message: "resourceWrite: the file changed"}
-			})})
+			c, err := client.ConnectTransport(ctx, dial, &client.Options{Handlers: client.Handlers{
+				ResourceWrite: func(context.Context, *protocol.ResourceWriteParams) (*protocol.ResourceWriteResult, error) {
+					return nil, &protocol.Error{Code: protocol.CodeConflict, Message: "resourceWrite: the file changed"}
+				},
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}
