@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -69,4 +71,45 @@ func Example() {
 	// Output:
 	// running: true
 	// complete You said: hello world
+}
+
+// A client that publishes files to the host answers the host's resource
+// requests with typed handlers. Here a bare JSON-RPC peer plays the host
+// and asks for a file.
+func ExampleHandlers() {
+	clientSide, hostSide := jsonrpc.Pipe()
+	hostConn := jsonrpc.NewConn(hostSide, nil, nil)
+	defer hostConn.Close()
+
+	files := map[string]string{"file:///notes.txt": "buy milk"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.DialTransport(ctx, func(context.Context) (jsonrpc.Transport, error) { return clientSide, nil }, &client.Options{
+		Handlers: client.Handlers{
+			ResourceRead: func(ctx context.Context, p *protocol.ResourceReadParams) (*protocol.ResourceReadResult, error) {
+				data, ok := files[p.URI]
+				if !ok {
+					return nil, &protocol.Error{Code: protocol.CodeNotFound, Message: "no such file: " + p.URI}
+				}
+				return &protocol.ResourceReadResult{Data: data, Encoding: protocol.ContentEncodingUtf8}, nil
+			},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	var res protocol.ResourceReadResult
+	err = hostConn.Call(ctx, "resourceRead", &protocol.ResourceReadParams{URI: "file:///notes.txt"}, &res)
+	fmt.Println(res.Data, err)
+	err = hostConn.Call(ctx, "resourceRead", &protocol.ResourceReadParams{URI: "file:///other.txt"}, nil)
+	fmt.Println(errors.Is(err, client.ErrNotFound))
+	// A request without a handler is refused at once.
+	err = hostConn.Call(ctx, "resourceDelete", &protocol.ResourceDeleteParams{URI: "file:///notes.txt"}, nil)
+	fmt.Println(errors.Is(err, client.ErrMethodNotFound))
+	// Output:
+	// buy milk <nil>
+	// true
+	// true
 }
