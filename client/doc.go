@@ -68,7 +68,10 @@
 //
 // Subscriptions stream what arrives on their channel ([Subscription.Next])
 // and call watchers with the new optimistic state after every change
-// ([Subscription.Watch]).
+// ([Subscription.Watch], or [WatchOf] with the state typed). The state
+// comes typed from [Subscription.Root], [Subscription.Session],
+// [Subscription.Chat], [Subscription.Terminal] and [StateOf], each nil for
+// another kind of channel.
 //
 // # Reconnection
 //
