@@ -42,12 +42,12 @@ type Options struct {
 	// Locale is the client's preferred language (a BCP 47 tag) sent in
 	// initialize; empty sends none.
 	Locale string
-	// ProtocolVersions are the versions Connect offers, preferred first.
-	// Empty means every version this package supports, newest first.
+	// ProtocolVersions are the versions the handshake offers, preferred
+	// first. Empty means every version this package supports, newest
+	// first.
 	ProtocolVersions []string
-	// InitialSubscriptions are the channels Connect subscribes to in the
-	// handshake; Subscribe then attaches to them without asking the host
-	// again.
+	// InitialSubscriptions are the channels the handshake subscribes to;
+	// Subscribe then attaches to them without asking the host again.
 	InitialSubscriptions []string
 
 	// Token, when set, is sent as "Authorization: Bearer <token>" on the
@@ -170,12 +170,7 @@ func ConnectTransport(ctx context.Context, dial Dialer, opts *Options) (*Client,
 	if err != nil {
 		return nil, err
 	}
-	var p protocol.InitializeParams
-	if opts != nil {
-		p.ProtocolVersions = opts.ProtocolVersions
-		p.InitialSubscriptions = opts.InitialSubscriptions
-	}
-	if _, err := c.Initialize(ctx, &p); err != nil {
+	if _, err := c.Initialize(ctx, nil); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -411,9 +406,11 @@ func (c *Client) current(ctx context.Context, needInit bool) (*link, error) {
 }
 
 // Initialize performs the handshake on a client made by Dial; Connect
-// calls it itself. Nil params, or params with fields left
-// empty, mean: every protocol version this package supports (newest
-// first), the client's ID, Options.ClientInfo and Options.Locale. Channels
+// calls it itself. Nil params, or params with fields left empty, mean
+// what Options says: Options.ProtocolVersions (or, when that is empty,
+// every protocol version this package supports, newest first), the
+// client's ID, Options.ClientInfo, Options.Locale and
+// Options.InitialSubscriptions. Channels
 // named in InitialSubscriptions are mirrored from the snapshots in the
 // result; Subscribe attaches to them without asking the host again.
 //
@@ -425,7 +422,13 @@ func (c *Client) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 		q = *p
 	}
 	if len(q.ProtocolVersions) == 0 {
+		q.ProtocolVersions = c.opts.ProtocolVersions
+	}
+	if len(q.ProtocolVersions) == 0 {
 		q.ProtocolVersions = protocol.SupportedVersions()
+	}
+	if q.InitialSubscriptions == nil {
+		q.InitialSubscriptions = c.opts.InitialSubscriptions
 	}
 	if q.ClientID == "" {
 		q.ClientID = c.id
