@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -82,7 +83,7 @@ type Error struct {
 	Message string
 	// Data holds the error's details as sent, nil when there are none.
 	// DecodeData reads them into the type the code documents.
-	Data []byte
+	Data json.RawMessage
 }
 
 // Error names the method once, even when the host's message starts with
@@ -157,7 +158,7 @@ func wrapCallError(method string, err error) error {
 	}
 	var pe *protocol.Error
 	if errors.As(err, &pe) {
-		return &Error{Method: method, Code: pe.Code, Message: pe.Message, Data: pe.Data}
+		return &Error{Method: method, Code: pe.Code, Message: pe.Message, Data: json.RawMessage(pe.Data)}
 	}
 	if isConnErr(err) {
 		return fmt.Errorf("ahp: %s: %w (%w)", method, ErrDisconnected, err)
