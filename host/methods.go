@@ -86,7 +86,13 @@ func (r route) anytime() route        { r.anyTime = true; return r }
 func (r route) paramsOptional() route { r.optional = true; return r }
 func (r route) underLock() route      { r.locked = true; return r }
 
-// served lists the client methods the host implements itself.
+// served lists the client methods the host implements itself. To serve
+// one more, add its entry: handler(f), or strictHandler(f) when f must see
+// the members the params lacked, with .anytime() (served before
+// initialize), .paramsOptional() and .underLock() as the method needs.
+// f's params type must be the one protocol.Methods gives the method, or
+// the package does not load. A component outside the package registers
+// through Handle and HandleStrict instead (Workspace.Methods).
 var served = map[string]route{
 	"initialize":     handler((*conn).initializeLocked).anytime().underLock(),
 	"reconnect":      handler((*conn).reconnectLocked).anytime().underLock(),

@@ -167,7 +167,7 @@ func TestWorkspaceMethodsChecked(t *testing.T) {
 func TestWorkspaceHandlerArguments(t *testing.T) {
 	strict := host.HandleStrict("createTcpConnection", func(_ context.Context, c host.Client, p *protocol.CreateTCPConnectionParams, missing *protocol.MissingError) (*struct{}, error) {
 		if missing != nil {
-			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s lacks %s", c.ID(), strings.Join(missing.Paths, ","))}
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", c.ID(), missing)}
 		}
 		return nil, &protocol.Error{Code: protocol.CodeNotFound, Message: fmt.Sprintf("%s asked for %s:%d", c.ID(), p.Host, p.Port)}
 	})
@@ -184,8 +184,9 @@ func TestWorkspaceHandlerArguments(t *testing.T) {
 		code   protocol.ErrorCode
 		want   string
 	}{
-		{`{"channel":"ahp-root://","host":"example.org"}`, protocol.CodeInvalidParams, "strict lacks port"},
-		{`{"channel":"ahp-root://"}`, protocol.CodeInvalidParams, "strict lacks host,port"},
+		{`{"channel":"ahp-root://","host":"example.org"}`, protocol.CodeInvalidParams, `strict: protocol: missing required member "port"`},
+		{`{"channel":"ahp-root://"}`, protocol.CodeInvalidParams, `strict: protocol: missing required members "host", "port"`},
+		{`{"channel":"ahp-root://","host":null,"port":80}`, protocol.CodeInvalidParams, `strict: protocol: "host"`},
 		{`{"channel":"ahp-root://","host":"example.org","port":80}`, protocol.CodeNotFound, "strict asked for example.org:80"},
 		{`{"channel":"ahp-root://","host":1,"port":80}`, protocol.CodeInvalidParams, "createTcpConnection: member host"},
 	} {

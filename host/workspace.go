@@ -137,8 +137,11 @@ func Handle[P, R any](name string, f func(ctx context.Context, c Client, p *P) (
 }
 
 // HandleStrict is Handle for a method whose handler must tell an absent
-// required member from a present one: f gets, as missing, the members the
-// params lacked (nil when none), and decides itself how to answer.
+// required member from a present one: f gets, as missing, the required
+// members the params lacked and the members present with a value their
+// type does not allow (null, a string outside an enumeration), nil when
+// there are none, and decides itself how to answer. A member of the wrong
+// JSON kind is still answered with -32602 before f runs.
 func HandleStrict[P, R any](name string, f func(ctx context.Context, c Client, p *P, missing *protocol.MissingError) (R, error)) Method {
 	return Method{name: name, r: route{
 		ws:     true,
