@@ -37,8 +37,7 @@ var notServed = map[string]string{
 // member, whichever entry serves it: the table decodes for all of them.
 func TestMethodTable(t *testing.T) {
 	th := startPipeHost(t, &host.Options{Workspace: workspace.New(nil)})
-	versions := append(protocol.SupportedVersions(), protocol.LegacyVersions()...)
-	for _, v := range versions {
+	for _, v := range protocol.SupportedVersions() {
 		t.Run(v, func(t *testing.T) {
 			c := th.dial(t, "table-"+v)
 			var res protocol.InitializeResult
@@ -58,10 +57,16 @@ func TestMethodTable(t *testing.T) {
 				case !deliberate && by == "":
 					t.Errorf("%s is served by no entry of the method table and not listed as not served", m.Name)
 				}
+				known := protocol.MethodKnownToVersion(m.Name, v)
 				if m.Notification {
+					if !known || by == "" {
+						// Dropped: nothing can answer a notification.
+						if err := c.RPC.Notify(t.Context(), m.Name, jsontext.Value(`{"channel":"ahp-root://"}`)); err != nil {
+							t.Fatalf("%s: %v", m.Name, err)
+						}
+					}
 					continue
 				}
-				known := protocol.MethodKnownToVersion(m.Name, v)
 				err := c.Call(m.Name, jsontext.Value(`{"channel":5}`), nil)
 				switch {
 				case !known || by == "":
@@ -75,7 +80,22 @@ func TestMethodTable(t *testing.T) {
 					}
 				}
 			}
+			// The connection outlived every refusal.
+			c.Must("ping", nil, nil)
 		})
+	}
+	// Before initialize every method but initialize, reconnect and ping is
+	// refused with -32600, the workspace's as the host's.
+	early := th.dial(t, "early")
+	for _, m := range protocol.Methods() {
+		switch {
+		case !m.FromClient || m.Notification || host.ServedBy(th.h, m.Name) == "":
+		case m.Name == "initialize" || m.Name == "reconnect" || m.Name == "ping":
+		default:
+			if err := early.Call(m.Name, jsontext.Value(`{"channel":5}`), nil); rpcCode(err) != protocol.CodeInvalidRequest {
+				t.Errorf("%s before initialize: got %v, want -32600", m.Name, err)
+			}
+		}
 	}
 }
 
