@@ -84,7 +84,7 @@ func (e *engine) commitReadLocked(rd *storeReads, ch *channel, a protocol.StateA
 		e.log.Error("encoding an action failed", "channel", ch.uri, "type", a.Type(), "err", err)
 	} else {
 		typ := a.Type()
-		e.replay.Add(replay.Entry{Seq: e.seq, Channel: ch.uri, ActionType: typ, Envelope: body, Env: env, Bounded: ch.owner != nil})
+		e.replay.Add(replay.Entry{Seq: e.seq, Channel: ch.uri, ActionType: typ, Envelope: body, Env: env, Bounded: true})
 		// Connections that see other shapes get the action converted and
 		// encoded once per set of shapes, and the same bytes when it does
 		// not change.
