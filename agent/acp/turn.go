@@ -72,6 +72,7 @@ func (t *turn) end(s *session) {
 		p.answer(acpsdk.NewRequestPermissionOutcomeCancelled())
 		delete(t.perms, id)
 	}
+	s.endClientCallsLocked(t)
 }
 
 // emit dispatches a chat action for the turn unless the turn has ended.
