@@ -169,9 +169,16 @@ func (ct *chatTools) acpServer() acpsdk.McpServer {
 	return acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Name: ClientToolsServer, Type: "http", Url: ct.url, Headers: []acpsdk.HttpHeader{}}}
 }
 
-// sync lists the tools of clients: each name once, from the first client
-// that publishes it. Tools whose name MCP does not allow are left out.
-func (ct *chatTools) sync(clients []protocol.SessionActiveClient) {
+// sync lists the tools of the session's active clients now: each name
+// once, from the first client that publishes it. Tools whose name MCP does
+// not allow are left out. The clients are read under ct.mu, so that a
+// sync never undoes a later one.
+func (ct *chatTools) sync() {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	ct.s.mu.Lock()
+	clients := ct.s.activeClientsLocked()
+	ct.s.mu.Unlock()
 	want := map[string]*mcp.Tool{}
 	defs := map[string]string{}
 	for _, c := range clients {
@@ -184,8 +191,6 @@ func (ct *chatTools) sync(clients []protocol.SessionActiveClient) {
 			want[d.Name], defs[d.Name] = t, string(b)
 		}
 	}
-	ct.mu.Lock()
-	defer ct.mu.Unlock()
 	var gone []string
 	for name := range ct.tools {
 		if _, ok := want[name]; !ok {
@@ -273,7 +278,6 @@ func (s *session) activeClientsLocked() []protocol.SessionActiveClient {
 // syncClientTools relists the clients' tools in every chat's server.
 func (s *session) syncClientTools() {
 	s.mu.Lock()
-	clients := s.activeClientsLocked()
 	var servers []*chatTools
 	for _, c := range s.chats {
 		if c.tools != nil {
@@ -282,7 +286,7 @@ func (s *session) syncClientTools() {
 	}
 	s.mu.Unlock()
 	for _, ct := range servers {
-		ct.sync(clients)
+		ct.sync()
 	}
 }
 
@@ -341,9 +345,8 @@ func (s *session) chatToolsFor(c *chat, p *process) *chatTools {
 		return existing
 	}
 	c.tools = ct
-	clients := s.activeClientsLocked()
 	s.mu.Unlock()
-	ct.sync(clients)
+	ct.sync()
 	return ct
 }
 

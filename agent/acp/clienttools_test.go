@@ -1,6 +1,10 @@
 package acp_test
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/agent/acp"
+	ahp "github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -113,5 +118,89 @@ func TestClientToolsFollowTheClients(t *testing.T) {
 	a.waitTurnEnd("t1")
 	if got := markdown(finishedTurn(t, th.chatState(t, chat), "t1").ResponseParts); !strings.Contains(got, "ahp-clients/lint failed") {
 		t.Errorf("the agent said %q, want the call of a withdrawn tool to fail", got)
+	}
+}
+
+// TestClientToolFromGoSDK: a client written with the Go SDK (client/)
+// publishes a tool, runs the agent's call of it from its chat
+// subscription, and the agent gets its result.
+func TestClientToolFromGoSDK(t *testing.T) {
+	th := startHost(t, newBackend(t, nil))
+	a := th.dialAt(t, "a", protocol.ProtocolVersion)
+	uri, chat := a.newSession("s1", "test", t.TempDir())
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := ahp.Dial(ctx, th.URL, &ahp.Options{ClientID: "sdk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Initialize(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: chat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sess.Dispatch(ctx, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{
+		ClientID: "sdk", Tools: []protocol.ToolDefinition{{Name: "word_count", Description: protocol.Ptr("Counts the words of a text")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// The client runs its tool when the agent calls it.
+	ran := make(chan error, 1)
+	go func() {
+		for {
+			ev, err := sub.Next(ctx)
+			if err != nil {
+				ran <- err
+				return
+			}
+			if ev.Envelope == nil {
+				continue
+			}
+			ready, ok := ev.Envelope.Action.(*protocol.ChatToolCallReadyAction)
+			if !ok {
+				continue
+			}
+			var call protocol.ToolCallState
+			for _, p := range sub.State().(*protocol.ChatState).ActiveTurn.ResponseParts {
+				if tp, ok := p.(*protocol.ToolCallResponsePart); ok {
+					call = tp.ToolCall
+				}
+			}
+			run, ok := call.(*protocol.ToolCallRunningState)
+			if cc, isClient := run.Contributor.(*protocol.ToolCallClientContributor); !ok || !isClient || cc.ClientID != "sdk" || run.ToolName != "word_count" {
+				ran <- fmt.Errorf("the tool call is %+v", call)
+				return
+			}
+			var args struct{ Text string }
+			if err := json.Unmarshal([]byte(*ready.ToolInput.Inline), &args); err != nil {
+				ran <- err
+				return
+			}
+			_, err = sub.Dispatch(ctx, &protocol.ChatToolCallCompleteAction{TurnID: ready.TurnID, ToolCallID: ready.ToolCallID, Result: protocol.ToolCallResult{
+				Success: true, PastTenseMessage: protocol.PlainText("Counted"),
+				Content: []protocol.ToolResultContent{&protocol.ToolResultTextContent{Text: strconv.Itoa(len(strings.Fields(args.Text))) + " words"}}}})
+			ran <- err
+			return
+		}
+	}()
+	a.startTurn(chat, "t1", `mcp ahp-clients word_count {"text":"one two three"}`)
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	a.waitTurnEnd("t1")
+	if got := markdown(finishedTurn(t, th.chatState(t, chat), "t1").ResponseParts); !strings.Contains(got, "ahp-clients/word_count: 3 words") {
+		t.Errorf("the agent said %q", got)
 	}
 }

@@ -224,9 +224,10 @@ func (s *session) release(uri string) {
 	if s.byACP[acpKey{c.gen, c.acpID}] == c {
 		delete(s.byACP, acpKey{c.gen, c.acpID})
 	}
-	if c.tools != nil {
-		c.tools.close()
+	if ct := c.tools; ct != nil {
+		// Closed without s.mu: its calls in flight take it.
 		c.tools = nil
+		s.wg.Go(ct.close)
 	}
 	if !s.closed {
 		// The terminals its ACP session created leave with it (the
