@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -139,6 +141,8 @@ type chatTools struct {
 
 	mu    sync.Mutex
 	tools map[string]string // listed tool name → its definition as JSON
+
+	listed atomic.Value // string: the names of the listed tools, sorted, space-separated
 }
 
 func newChatTools(s *session, chat string) (*chatTools, error) {
@@ -210,6 +214,21 @@ func (ct *chatTools) sync() {
 			return ct.s.callClientTool(ctx, ct.chat, name, req.Params.Arguments), nil
 		})
 	}
+	names := make([]string, 0, len(ct.tools))
+	for name := range ct.tools {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	ct.listed.Store(strings.Join(names, " "))
+}
+
+// signature names the server and its tools, for mcpServersLocked: a chat
+// whose ACP session was opened with other tools is loaded again before its
+// next prompt, for agents that list a server's tools only when they
+// connect to it (and miss notifications/tools/list_changed).
+func (ct *chatTools) signature() string {
+	names, _ := ct.listed.Load().(string)
+	return ClientToolsServer + "(" + names + ")"
 }
 
 // validToolName reports whether MCP allows name: 1 to 128 letters, digits,

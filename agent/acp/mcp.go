@@ -74,7 +74,7 @@ func (s *session) mcpServersLocked(c *chat, p *process) ([]acpsdk.McpServer, str
 	}
 	if c.tools != nil {
 		list = append(list, c.tools.acpServer())
-		names = append(names, ClientToolsServer)
+		names = append(names, c.tools.signature())
 	}
 	return list, strings.Join(names, ",")
 }
