@@ -477,6 +477,17 @@ func (s *session) clientToolDone(chatURI string, a *protocol.ChatToolCallComplet
 	}
 }
 
+// clientCallsOfLocked reports whether a client runs a tool for the turn.
+// Callers hold s.mu.
+func (s *session) clientCallsOfLocked(t *turn) bool {
+	for _, call := range s.clientCalls {
+		if call.turn == t {
+			return true
+		}
+	}
+	return false
+}
+
 // endClientCallsLocked fails the client tool calls of a turn that ended.
 // Callers hold s.mu.
 func (s *session) endClientCallsLocked(t *turn) {

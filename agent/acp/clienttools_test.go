@@ -204,3 +204,32 @@ func TestClientToolFromGoSDK(t *testing.T) {
 		t.Errorf("the agent said %q", got)
 	}
 }
+
+// TestClientToolCallEndsWithTheTurn: a client's tool call still running
+// when its turn is cancelled fails for the agent at once, so the agent's
+// prompt answers and the chat's next turn runs (neither the call nor the
+// agent's cancellation has a timeout that could end it instead).
+func TestClientToolCallEndsWithTheTurn(t *testing.T) {
+	cfg := testConfig("test")
+	cfg.ClientToolTimeout = acp.Duration(time.Hour)
+	cfg.CancelTimeout = acp.Duration(time.Hour)
+	b, err := acp.New(cfg, testOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := startHost(t, b)
+	a := th.dialAt(t, "a", protocol.ProtocolVersion)
+	uri, chat := a.newSession("s1", "test", t.TempDir())
+	a.Dispatch(uri, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{ClientID: "a", Tools: []protocol.ToolDefinition{lintTool}}})
+	a.startTurn(chat, "t1", `mcp ahp-clients lint {"path":"x.go"}`)
+	clientToolCall(a, "a")
+	a.Dispatch(chat, &protocol.ChatTurnCancelledAction{TurnID: "t1"})
+	a.waitTurnEnd("t1")
+	a.startTurn(chat, "t2", "say next")
+	if end := a.waitTurnEnd("t2"); end.Action.Type() != "chat/turnComplete" {
+		t.Fatalf("the next turn ended with %s", end.Action.Type())
+	}
+	if got := markdown(finishedTurn(t, th.chatState(t, chat), "t2").ResponseParts); got != "next" {
+		t.Errorf("the next turn says %q", got)
+	}
+}

@@ -259,10 +259,11 @@ func (s *session) Close() error {
 		}
 	}
 	s.mu.Unlock()
+	s.cancel()
+	// After the cancel, which ends the calls in flight.
 	for _, ct := range tools {
 		ct.close()
 	}
-	s.cancel()
 	if p != nil {
 		p.markStopping("the session was closed")
 		p.stop()

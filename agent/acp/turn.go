@@ -204,7 +204,7 @@ func (s *session) quietTurn(t *turn) {
 		return
 	}
 	d := s.b.opts.QuietAfter
-	if len(t.perms) > 0 {
+	if len(t.perms) > 0 || s.clientCallsOfLocked(t) {
 		// Waiting for a client, not for the agent.
 		t.lastOutput = time.Now()
 		t.quiet.Reset(d)
