@@ -31,10 +31,38 @@ import (
 // keeps the set of each ACP session it opened; the change reaches the
 // chats opened after it, and every chat after a restart of the agent.
 // The choice is remembered with the session (Host.Remember) and survives
-// a restart of ahpd.
+// a restart of ahpd. session/mcpServerStopRequested and
+// session/mcpServerStartRequested take a server out and put it back the
+// same way, from the next prompt, without touching its enablement (and
+// are forgotten at a restart).
 
 // mcpMemoKey is the Host.Remember key of the servers' enablement.
 const mcpMemoKey = "mcpEnabled"
+
+// mcpStartStop takes a client's session/mcpServerStopRequested (stop) or
+// session/mcpServerStartRequested. A stopped server is left out of the
+// chats' next prompts, as one turned off, without changing its
+// enablement; a start undoes a stop (a server turned off stays off). The
+// customizations are published again, replacing the reducer's optimistic
+// state with the host's.
+func (s *session) mcpStartStop(id string, stop bool) {
+	name, ok := strings.CutPrefix(id, "mcp-")
+	if !ok || !slices.ContainsFunc(s.b.cfg.MCPServers, func(m MCPServer) bool { return m.Name == name }) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if stop {
+		if s.mcpStopped == nil {
+			s.mcpStopped = map[string]bool{}
+		}
+		s.mcpStopped[name] = true
+	} else {
+		delete(s.mcpStopped, name)
+	}
+	s.custom = true
+	s.flushSessionLocked()
+}
 
 // mcpCustomizationID is the customization id of a configured server.
 func mcpCustomizationID(name string) string { return "mcp-" + name }
@@ -42,6 +70,9 @@ func mcpCustomizationID(name string) string { return "mcp-" + name }
 // mcpEnabledLocked reports whether a configured server is on: the
 // client's choice, else the configuration's.
 func (s *session) mcpEnabledLocked(m *MCPServer) bool {
+	if s.mcpStopped[m.Name] {
+		return false
+	}
 	if on, ok := s.mcpChoice[m.Name]; ok {
 		return on
 	}

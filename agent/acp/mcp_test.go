@@ -129,6 +129,32 @@ func TestConfiguredMCPServers(t *testing.T) {
 		t.Errorf("turned on server is %q, want ready", got)
 	}
 
+	// Stopped and started: the same, without touching the enablement.
+	a.Dispatch(uri, &protocol.SessionMCPServerStopRequestedAction{ID: "mcp-web"})
+	a.startTurn(chat, "t4", "mcp-servers")
+	a.waitTurnEnd("t4")
+	if got := markdown(finishedTurn(t, th.chatState(t, chat), "t4").ResponseParts); !strings.Contains(got, "mcp servers: files, "+acp.ClientToolsServer) {
+		t.Errorf("after stopping web the agent said %q", got)
+	}
+	st := th.sessionState(t, uri)
+	if got := mcpStates(st)["web"]; got != "stopped" {
+		t.Errorf("stopped server is %q", got)
+	}
+	for _, c := range st.Customizations {
+		if m, ok := c.(*protocol.MCPServerCustomization); ok && m.Name == "web" && len(m.Enablement) != 0 {
+			t.Errorf("stopping changed the enablement: %+v", m.Enablement)
+		}
+	}
+	a.Dispatch(uri, &protocol.SessionMCPServerStartRequestedAction{ID: "mcp-web"})
+	a.startTurn(chat, "t5", "mcp web hello")
+	a.waitTurnEnd("t5")
+	if got := markdown(finishedTurn(t, th.chatState(t, chat), "t5").ResponseParts); !strings.Contains(got, "web/hello: hello Bearer") {
+		t.Errorf("after starting web again the agent said %q", got)
+	}
+	if got := mcpStates(th.sessionState(t, uri))["web"]; got != "ready" {
+		t.Errorf("started server is %q", got)
+	}
+
 	for _, line := range rec.all() {
 		if strings.Contains(line, "s3cr3t") {
 			t.Errorf("a secret was logged: %s", line)

@@ -76,6 +76,7 @@ type session struct {
 	// MCP servers (mcp.go) and the clients' tools (clienttools.go).
 	mcpChoice     map[string]bool                               // clients' choice of configured server on or off, by name
 	mcpEnablement map[string][]protocol.CustomizationEnablement // the decisions behind it, as clients sent them
+	mcpStopped    map[string]bool                               // servers a client stopped (session/mcpServerStopRequested)
 	mcpLive       map[string]bool                               // servers the default chat's ACP session was opened with
 	mcpCaps       acpsdk.McpCapabilities                        // of the agent that ran last
 	clients       []protocol.SessionActiveClient                // active clients, as the session was told of them
@@ -180,6 +181,10 @@ func (s *session) Handle(ev agent.Event) {
 		s.clientsChanged(a)
 	case *protocol.SessionCustomizationToggledAction:
 		s.mcpToggled(a)
+	case *protocol.SessionMCPServerStopRequestedAction:
+		s.mcpStartStop(a.ID, true)
+	case *protocol.SessionMCPServerStartRequestedAction:
+		s.mcpStartStop(a.ID, false)
 	case *protocol.ChatTurnCancelledAction:
 		s.cancelTurn(ev.Channel, a.TurnID)
 	case *protocol.ChatTruncatedAction:
