@@ -64,6 +64,22 @@ func (s *session) mcpStartStop(id string, stop bool) {
 	s.flushSessionLocked()
 }
 
+// mcpContributor names the configured MCP server of an agent's tool call
+// by its title, when the agent titles MCP tool calls as Claude Code does
+// ("mcp__SERVER__TOOL"); nil otherwise. The server list is the
+// configuration's, which does not change: no lock is needed.
+func (s *session) mcpContributor(title string) protocol.ToolCallContributor {
+	rest, ok := strings.CutPrefix(title, "mcp__")
+	if !ok {
+		return nil
+	}
+	name, _, ok := strings.Cut(rest, "__")
+	if !ok || !slices.ContainsFunc(s.b.cfg.MCPServers, func(m MCPServer) bool { return m.Name == name }) {
+		return nil
+	}
+	return &protocol.ToolCallMCPContributor{CustomizationID: mcpCustomizationID(name)}
+}
+
 // mcpCustomizationID is the customization id of a configured server.
 func mcpCustomizationID(name string) string { return "mcp-" + name }
 

@@ -155,6 +155,23 @@ func TestConfiguredMCPServers(t *testing.T) {
 		t.Errorf("started server is %q", got)
 	}
 
+	// An agent's tool call titled as Claude Code titles MCP tools names
+	// the server's customization as its contributor.
+	a.startTurn(chat, "t6", "autotool mcp__files__echo\nautotool mcp__other__echo")
+	a.waitTurnEnd("t6")
+	calls := toolCalls(finishedTurn(t, th.chatState(t, chat), "t6").ResponseParts)
+	if len(calls) != 2 {
+		t.Fatalf("tool calls %+v", calls)
+	}
+	if done, ok := calls[0].(*protocol.ToolCallCompletedState); !ok {
+		t.Errorf("tool call %T", calls[0])
+	} else if c, ok := done.Contributor.(*protocol.ToolCallMCPContributor); !ok || c.CustomizationID != "mcp-files" {
+		t.Errorf("contributor %+v, want the customization mcp-files", done.Contributor)
+	}
+	if done, ok := calls[1].(*protocol.ToolCallCompletedState); !ok || done.Contributor != nil {
+		t.Errorf("a tool of no configured server has contributor %+v", calls[1])
+	}
+
 	for _, line := range rec.all() {
 		if strings.Contains(line, "s3cr3t") {
 			t.Errorf("a secret was logged: %s", line)
