@@ -150,7 +150,7 @@ func newChatTools(s *session, chat string) (*chatTools, error) {
 	rand.Read(secret[:])
 	ct := &chatTools{s: s, chat: chat, token: hex.EncodeToString(secret[:]), tools: map[string]string{}}
 	ct.server = mcp.NewServer(&mcp.Implementation{Name: "ahpd-clients", Title: "Tools of the AHP clients", Version: s.b.opts.ClientVersion},
-		&mcp.ServerOptions{Logger: s.log.With("mcp", ClientToolsServer)})
+		&mcp.ServerOptions{Logger: slog.New(warnings{s.log.With("mcp", ClientToolsServer).Handler()})})
 	ct.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ct.server }, nil)
 	url, err := s.b.hub.register(ct)
 	if err != nil {
@@ -159,6 +159,16 @@ func newChatTools(s *session, chat string) (*chatTools, error) {
 	ct.url = url
 	return ct, nil
 }
+
+// warnings passes on the records of Warn level and above: the MCP SDK
+// logs every connection at Info.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+func (w warnings) WithAttrs(a []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(a)} }
+func (w warnings) WithGroup(n string) slog.Handler      { return warnings{w.Handler.WithGroup(n)} }
 
 // close stops serving the chat's tools and ends the agent's connections.
 func (ct *chatTools) close() {
