@@ -301,7 +301,7 @@ func (s *session) activeClientsLocked() []protocol.SessionActiveClient {
 			return st.ActiveClients
 		}
 	}
-	return s.clients
+	return slices.Clone(s.clients)
 }
 
 // syncClientTools relists the clients' tools in every chat's server.
