@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -119,7 +120,9 @@ func (h *toolHub) close() {
 }
 
 func (h *toolHub) serve(w http.ResponseWriter, r *http.Request) {
-	token, ok := strings.CutPrefix(r.URL.Path, "/mcp/")
+	// /mcp/TOKEN/VERSION: the version tells agents the tools changed.
+	rest, ok := strings.CutPrefix(r.URL.Path, "/mcp/")
+	token, _, _ := strings.Cut(rest, "/")
 	h.mu.Lock()
 	ct := h.chats[token]
 	h.mu.Unlock()
@@ -178,9 +181,15 @@ func (ct *chatTools) close() {
 	}
 }
 
-// acpServer is the server as the chat's ACP session gets it.
+// acpServer is the server as the chat's ACP session gets it. Its URL ends
+// with a digest of the tools listed now: an agent that keeps its MCP
+// connections across session/load when the servers' declarations are the
+// same (Claude Code) then connects again and lists the new tools.
 func (ct *chatTools) acpServer() acpsdk.McpServer {
-	return acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Name: ClientToolsServer, Type: "http", Url: ct.url, Headers: []acpsdk.HttpHeader{}}}
+	names, _ := ct.listed.Load().(string)
+	sum := sha256.Sum256([]byte(names))
+	url := ct.url + "/" + hex.EncodeToString(sum[:6])
+	return acpsdk.McpServer{Http: &acpsdk.McpServerHttpInline{Name: ClientToolsServer, Type: "http", Url: url, Headers: []acpsdk.HttpHeader{}}}
 }
 
 // sync lists the tools of the session's active clients now: each name

@@ -22,6 +22,12 @@ func TestClaudeCallsAClientTool(t *testing.T) {
 	// (its auto mode would ask a classifier model, which the scripted
 	// model does not play).
 	c := r.newChat(claude.manual)
+	// A first turn: Claude Code connects to the MCP servers and lists
+	// their tools (none yet) before the client publishes its tool.
+	r.model.Handle("say hi", modelserver.Scenario{modelserver.Text("Hi.")})
+	if end := c.end(c.send("please say hi")); end.Type() != "chat/turnComplete" {
+		t.Fatalf("first turn ended with %+v", end)
+	}
 	ctx, cancel := context.WithTimeout(r.ctx, wait)
 	defer cancel()
 	rc, err := c.wss.Dispatch(ctx, &protocol.SessionActiveClientSetAction{ActiveClient: protocol.SessionActiveClient{
@@ -33,8 +39,10 @@ func TestClaudeCallsAClientTool(t *testing.T) {
 	if err := rc.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The tool reaches the agent's MCP client by tools/list_changed; the
-	// model calls it by the name Claude Code gives MCP tools.
+	// The tool reaches Claude Code as the chat's ACP session is loaded
+	// again before the next prompt (with a new URL for the server, so that
+	// Claude Code connects again); the model calls it by the name Claude
+	// Code gives MCP tools.
 	tool := "mcp__" + acp.ClientToolsServer + "__lint"
 	r.model.Handle("lint x.go", modelserver.Scenario{modelserver.Call(tool, map[string]any{"path": "x.go"}), modelserver.Text("Linted.")})
 	turn := c.send("please lint x.go")
