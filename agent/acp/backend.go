@@ -106,6 +106,8 @@ type Backend struct {
 	sessions map[*session]struct{}
 	closed   bool
 
+	hub *toolHub // serves the clients' tools to the agent (clienttools.go)
+
 	// processes counts the agent processes running; restarts the starts
 	// after a crash, over the backend's life.
 	processes atomic.Int64
@@ -198,6 +200,7 @@ func New(cfg Config, opts *Options) (*Backend, error) {
 		opts:     o,
 		log:      o.Logger.With("agent", cfg.Name),
 		sessions: map[*session]struct{}{},
+		hub:      &toolHub{log: o.Logger.With("agent", cfg.Name)},
 	}, nil
 }
 
@@ -404,6 +407,7 @@ func (b *Backend) Close() error {
 		wg.Go(func() { s.Close() })
 	}
 	wg.Wait()
+	b.hub.close()
 	return nil
 }
 

@@ -51,6 +51,13 @@ type Config struct {
 	// takes the host's "resource not found" answer for a file it is about
 	// to create as a failure.
 	DisableFileSystem bool `json:"disableFileSystem,omitempty"`
+	// MCPServers are given to each of the agent's sessions (see
+	// MCPServer); ahpd's config adds the servers declared for every agent.
+	MCPServers []MCPServer `json:"mcpServers,omitempty"`
+	// ClientToolTimeout is how long a client may take to run one of its
+	// tools the agent called (see ClientToolsServer) before the call
+	// fails. Zero means DefaultClientToolTimeout.
+	ClientToolTimeout Duration `json:"clientToolTimeout,omitzero"`
 }
 
 // Working directory policies.
@@ -130,7 +137,10 @@ func (c *Config) Validate() error {
 	if c.CancelTimeout < 0 {
 		return fmt.Errorf("agent %s: negative cancel timeout", c.Name)
 	}
-	return nil
+	if c.ClientToolTimeout < 0 {
+		return fmt.Errorf("agent %s: negative client tool timeout", c.Name)
+	}
+	return validateMCPServers(c.Name, c.MCPServers)
 }
 
 // CheckCommand reports an error when the agent's command cannot be run:

@@ -157,6 +157,7 @@ func lineDiff(old, new string) (added, removed int) {
 type turnContext struct {
 	steering    *protocol.Message
 	transcripts []agent.Transcript
+	client      string // the client that started the turn ("" for the host)
 }
 
 // promptBlocks builds the ACP prompt of an AHP message: its text, then its

@@ -72,6 +72,15 @@ type session struct {
 	config    map[string]jsontext.Value
 	cfgReport map[string]jsontext.Value
 	cfgQueued bool // a run applying config is queued and has not started
+
+	// MCP servers (mcp.go) and the clients' tools (clienttools.go).
+	mcpChoice     map[string]bool                               // clients' choice of configured server on or off, by name
+	mcpEnablement map[string][]protocol.CustomizationEnablement // the decisions behind it, as clients sent them
+	mcpStopped    map[string]bool                               // servers a client stopped (session/mcpServerStopRequested)
+	mcpLive       map[string]bool                               // servers the default chat's ACP session was opened with
+	mcpCaps       acpsdk.McpCapabilities                        // of the agent that ran last
+	clients       []protocol.SessionActiveClient                // active clients, as the session was told of them
+	clientCalls   map[clientCallKey]*clientCall                 // calls of clients' tools waiting for a result
 }
 
 // maxEarly bounds the updates kept for a session not registered yet.
@@ -97,7 +106,9 @@ type chat struct {
 	models  []acpsdk.ModelInfo
 	modes   []acpsdk.SessionMode
 	options []acpsdk.SessionConfigOption
-	config  acpConfig // its ACP session's configuration (sessionconfig.go)
+	config  acpConfig  // its ACP session's configuration (sessionconfig.go)
+	tools   *chatTools // the clients' tools server of the chat; nil until its first ACP session
+	mcpSig  string     // the MCP servers its ACP session was opened with (mcpServersLocked)
 }
 
 func newSession(b *Backend, req agent.OpenRequest, host agent.Host, dir string) *session {
@@ -122,6 +133,11 @@ func newSession(b *Backend, req agent.OpenRequest, host agent.Host, dir string) 
 		early:       map[acpKey][]*acpsdk.SessionNotification{},
 	}
 	s.resume = req.Resume
+	s.restoreMCPChoice(req.Resume[mcpMemoKey])
+	s.custom = len(b.cfg.MCPServers) > 0
+	if req.Params != nil && req.Params.ActiveClient != nil {
+		s.clients = []protocol.SessionActiveClient{*req.Params.ActiveClient}
+	}
 	s.config = maps.Clone(req.Config)
 	s.chats[req.Chat] = &chat{uri: req.Chat, acpID: acpsdk.SessionId(req.Resume[req.Chat])}
 	return s
@@ -154,7 +170,21 @@ func (s *session) open(ctx context.Context) error {
 func (s *session) Handle(ev agent.Event) {
 	switch a := ev.Action.(type) {
 	case *protocol.ChatTurnStartedAction:
-		s.startTurn(ev.Channel, a, turnContext{steering: ev.Steering, transcripts: ev.Transcripts})
+		tc := turnContext{steering: ev.Steering, transcripts: ev.Transcripts}
+		if ev.Origin != nil {
+			tc.client = ev.Origin.ClientID
+		}
+		s.startTurn(ev.Channel, a, tc)
+	case *protocol.ChatToolCallCompleteAction:
+		s.clientToolDone(ev.Channel, a)
+	case *protocol.SessionActiveClientSetAction, *protocol.SessionActiveClientRemovedAction:
+		s.clientsChanged(a)
+	case *protocol.SessionCustomizationToggledAction:
+		s.mcpToggled(a)
+	case *protocol.SessionMCPServerStopRequestedAction:
+		s.mcpStartStop(a.ID, true)
+	case *protocol.SessionMCPServerStartRequestedAction:
+		s.mcpStartStop(a.ID, false)
 	case *protocol.ChatTurnCancelledAction:
 		s.cancelTurn(ev.Channel, a.TurnID)
 	case *protocol.ChatTruncatedAction:
@@ -199,6 +229,11 @@ func (s *session) release(uri string) {
 	if s.byACP[acpKey{c.gen, c.acpID}] == c {
 		delete(s.byACP, acpKey{c.gen, c.acpID})
 	}
+	if ct := c.tools; ct != nil {
+		// Closed without s.mu: its calls in flight take it.
+		c.tools = nil
+		s.wg.Go(ct.close)
+	}
 	if !s.closed {
 		// The terminals its ACP session created leave with it (the
 		// workspace disposes a removed chat's terminals as well).
@@ -216,15 +251,24 @@ func (s *session) Close() error {
 	}
 	s.closed = true
 	p := s.proc
+	var tools []*chatTools
 	for _, c := range s.chats {
 		for _, t := range []*turn{c.last, c.running} {
 			if t != nil {
 				t.end(s)
 			}
 		}
+		if c.tools != nil {
+			tools = append(tools, c.tools)
+			c.tools = nil
+		}
 	}
 	s.mu.Unlock()
 	s.cancel()
+	// After the cancel, which ends the calls in flight.
+	for _, ct := range tools {
+		ct.close()
+	}
 	if p != nil {
 		p.markStopping("the session was closed")
 		p.stop()
@@ -409,9 +453,16 @@ func (s *session) processExited(p *process) {
 // ensureACPSession returns the ACP session of a chat on process p: the
 // one it has, or the previous process's one reloaded (when the agent can
 // load sessions), or a new one.
+//
+// The ACP session gets the MCP servers that are on (mcp.go) and the
+// clients' tools server (clienttools.go). When the servers that are on
+// changed since the chat's ACP session was opened, it is loaded again
+// with the new set, when the agent can load sessions.
 func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (acpsdk.SessionId, error) {
+	s.chatToolsFor(c, p)
 	s.mu.Lock()
-	if c.acpID != "" && c.gen == p.gen {
+	servers, sig := s.mcpServersLocked(c, p)
+	if c.acpID != "" && c.gen == p.gen && (c.mcpSig == sig || !p.init.AgentCapabilities.LoadSession) {
 		id := c.acpID
 		s.mu.Unlock()
 		return id, nil
@@ -425,11 +476,12 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 	}
 	s.mu.Unlock()
 	if canLoad {
-		res, err := p.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: old, Cwd: s.dir, McpServers: []acpsdk.McpServer{}})
+		res, err := p.conn.LoadSession(ctx, acpsdk.LoadSessionRequest{SessionId: old, Cwd: s.dir, McpServers: servers})
 		s.mu.Lock()
 		c.loading = false
 		if err == nil {
 			s.sessionOpenedLocked(c, p, old, res.Models, res.Modes, res.ConfigOptions)
+			s.mcpOpenedLocked(c, sig)
 			s.mu.Unlock()
 			s.host.Remember(c.uri, string(old))
 			s.applyConfig(c, p)
@@ -440,12 +492,13 @@ func (s *session) ensureACPSession(ctx context.Context, c *chat, p *process) (ac
 		s.log.Info("session/load failed; starting a new ACP session", "err", errorText(err))
 	}
 	mark := p.stderrMark()
-	res, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: s.dir, McpServers: []acpsdk.McpServer{}})
+	res, err := p.conn.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: s.dir, McpServers: servers})
 	if err != nil {
 		return "", p.explain(ctx, "session/new", err, mark)
 	}
 	s.mu.Lock()
 	s.sessionOpenedLocked(c, p, res.SessionId, res.Models, res.Modes, res.ConfigOptions)
+	s.mcpOpenedLocked(c, sig)
 	s.mu.Unlock()
 	// Kept with the session so that a host restart can reload it.
 	s.host.Remember(c.uri, string(res.SessionId))
@@ -505,6 +558,7 @@ func (s *session) flushSessionLocked() {
 		if len(s.commands) > 0 {
 			list = append(list, commandsCustomization(s.commands))
 		}
+		list = append(list, s.mcpCustomizationsLocked()...)
 		s.dispatchSession(&protocol.SessionCustomizationsChangedAction{Customizations: list})
 	}
 }

@@ -189,7 +189,7 @@ func (s *session) toolCall(t *turn, id string, f toolFields, permission bool) *t
 		tc = &tool{id: id, kind: string(acpsdk.ToolKindOther)}
 		titleChanged, contentChanged = s.merge(tc, f)
 		if !s.emit(t, &protocol.ChatToolCallStartAction{TurnID: t.id, ToolCallID: id,
-			ToolName: tc.kind, DisplayName: tc.displayName(), Meta: tc.meta()}) {
+			ToolName: tc.kind, DisplayName: tc.displayName(), Meta: tc.meta(), Contributor: s.mcpContributor(tc.title)}) {
 			return nil
 		}
 		t.tools[id] = tc
@@ -231,7 +231,7 @@ func (s *session) toolCall(t *turn, id string, f toolFields, permission bool) *t
 // options).
 func (s *session) ready(t *turn, tc *tool, autoConfirmed bool) {
 	a := &protocol.ChatToolCallReadyAction{TurnID: t.id, ToolCallID: tc.id,
-		InvocationMessage: protocol.PlainText(tc.displayTitle()), Meta: tc.meta()}
+		InvocationMessage: protocol.PlainText(tc.displayTitle()), Meta: tc.meta(), Contributor: s.mcpContributor(tc.title)}
 	if tc.input != nil {
 		a.ToolInput = protocol.Ptr(protocol.InlineToolInput(*tc.input))
 	}
@@ -310,6 +310,7 @@ func (c *client) RequestPermission(ctx context.Context, req acpsdk.RequestPermis
 		ConfirmationTitle: protocol.Ptr(protocol.PlainText("Allow " + tc.displayTitle() + "?")),
 		Options:           confirmationOptions(req.Options),
 		Meta:              tc.meta(),
+		Contributor:       s.mcpContributor(tc.title),
 	}
 	if tc.input != nil {
 		a.ToolInput = protocol.Ptr(protocol.InlineToolInput(*tc.input))

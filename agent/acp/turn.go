@@ -72,6 +72,7 @@ func (t *turn) end(s *session) {
 		p.answer(acpsdk.NewRequestPermissionOutcomeCancelled())
 		delete(t.perms, id)
 	}
+	s.endClientCallsLocked(t)
 }
 
 // emit dispatches a chat action for the turn unless the turn has ended.
@@ -203,7 +204,7 @@ func (s *session) quietTurn(t *turn) {
 		return
 	}
 	d := s.b.opts.QuietAfter
-	if len(t.perms) > 0 {
+	if len(t.perms) > 0 || s.clientCallsOfLocked(t) {
 		// Waiting for a client, not for the agent.
 		t.lastOutput = time.Now()
 		t.quiet.Reset(d)

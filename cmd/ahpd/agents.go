@@ -28,6 +28,9 @@ type agentConfig struct {
 	Agents       []acp.Config `json:"agents"`
 	DisableEcho  bool         `json:"disableEcho"`
 	DefaultAgent string       `json:"defaultAgent"`
+	// MCPServers are given to the sessions of every ACP agent, before
+	// the agent's own (an agent's server replaces one of the same name).
+	MCPServers []acp.MCPServer `json:"mcpServers"`
 
 	flagAgents []acp.Config // --agent flags, merged into Agents by validate
 }
@@ -61,8 +64,14 @@ func (c *agentConfig) validate() error {
 	if !c.DisableEcho {
 		seen[echo.Provider] = true
 	}
+	for i := range c.MCPServers {
+		if err := c.MCPServers[i].Validate(); err != nil {
+			return err
+		}
+	}
 	for i := range c.Agents {
 		a := &c.Agents[i]
+		a.MCPServers = acp.MergeMCPServers(c.MCPServers, a.MCPServers)
 		if err := a.Validate(); err != nil {
 			return err
 		}

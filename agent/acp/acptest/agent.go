@@ -44,6 +44,9 @@
 //	garbage              writes a line that is not JSON-RPC on stdout, then hangs
 //	bigline N            writes one line of N MiB on stdout, then hangs
 //	closeout             closes its stdout and keeps running
+//	mcp-servers          says the names of the session's MCP servers
+//	mcp SERVER TOOL JSON calls a tool of one of them and says the result
+//	                     (see mcp.go)
 //
 // With GarbageEnv set to "1" the agent writes a banner that is not
 // JSON-RPC on stdout before it serves. AuthMethodsEnv, a comma-separated
@@ -99,6 +102,13 @@ const AgentEnv = "AHP_ACPTEST_AGENT"
 // returns at once. Call it first in TestMain, and start the agent as the
 // test binary itself with AgentEnv=1 and -test.run=^$.
 func ServeIfAsked() {
+	if os.Getenv(MCPServerEnv) == "1" {
+		if err := ServeMCP(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv(AgentEnv) != "1" {
 		return
 	}
@@ -198,6 +208,7 @@ type agent struct {
 type session struct {
 	id     acpsdk.SessionId
 	cwd    string
+	mcp    []acpsdk.McpServer // the MCP servers of session/new or the latest session/load
 	mode   string
 	model  string
 	effort string
@@ -223,6 +234,7 @@ func (a *agent) Initialize(_ context.Context, _ acpsdk.InitializeRequest) (acpsd
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        a.canLoad,
 			PromptCapabilities: acpsdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			McpCapabilities:    acpsdk.McpCapabilities{Http: true},
 		},
 		AuthMethods: append([]acpsdk.AuthMethod{}, a.auth...),
 	}, nil
@@ -246,7 +258,7 @@ func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsd
 	a.next++
 	// The process id keeps ids apart across restarts of the agent.
 	id := acpsdk.SessionId("sess-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(a.next))
-	a.sessions[id] = &session{id: id, cwd: p.Cwd, mode: "ask", model: "small", effort: "medium", cancel: make(chan struct{})}
+	a.sessions[id] = &session{id: id, cwd: p.Cwd, mcp: p.McpServers, mode: "ask", model: "small", effort: "medium", cancel: make(chan struct{})}
 	a.mu.Unlock()
 	// Some agents announce their commands before answering.
 	err := a.conn.SessionUpdate(context.Background(), acpsdk.SessionNotification{SessionId: id, Update: acpsdk.SessionUpdate{
@@ -298,7 +310,11 @@ func (a *agent) LoadSession(_ context.Context, p acpsdk.LoadSessionRequest) (acp
 	if a.sessions[p.SessionId] == nil {
 		a.sessions[p.SessionId] = &session{id: p.SessionId, cwd: p.Cwd, mode: "ask", model: "small", effort: "medium", cancel: make(chan struct{})}
 	}
+	s := a.sessions[p.SessionId]
 	a.mu.Unlock()
+	s.mu.Lock()
+	s.mcp = p.McpServers
+	s.mu.Unlock()
 	return acpsdk.LoadSessionResponse{}, nil
 }
 
@@ -486,6 +502,7 @@ var commands = map[string]bool{
 	"plan": true, "usage": true, "title": true, "mode": true, "commands": true, "unknown": true,
 	"stop": true, "state": true, "whoami": true, "spam": true, "garbage": true, "bigline": true,
 	"closeout": true, "term": true, "termkeep": true, "effort": true, "fail": true,
+	"mcp": true, "mcp-servers": true,
 }
 
 func (r *run) play(text string) {
@@ -635,6 +652,10 @@ func (r *run) command(cmd, arg string) {
 		r.a.out.mu.Unlock()
 		<-r.ctx.Done()
 		r.err = r.ctx.Err()
+	case "mcp":
+		r.mcpCall(arg)
+	case "mcp-servers":
+		r.mcpServers()
 	case "state":
 		r.s.mu.Lock()
 		msg := fmt.Sprintf("mode=%s model=%s effort=%s cwd=%s", r.s.mode, r.s.model, r.s.effort, r.s.cwd)
