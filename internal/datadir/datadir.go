@@ -134,24 +134,33 @@ func readToken(path string) (token string, fixed bool, err error) {
 	return token, fixed, nil
 }
 
-// writeNew creates path with data, mode 0600; it fails with fs.ErrExist
-// when the file exists.
+// writeNew creates path with data and mode 0600 only if it does not exist
+// yet (an error satisfying errors.Is(err, fs.ErrExist) otherwise). The
+// file is written and synced under a temporary name and then linked into
+// place, so a concurrent reader sees the whole file or none.
 func writeNew(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
-		os.Remove(path)
 		return err
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		os.Remove(path)
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Link(tmp, path)
 }
 
 // Runtime is what a running ahpd tells local clients: where it listens
