@@ -105,6 +105,7 @@ func (h *Host) afterCommitLocked(ch *channel, prev protocol.SnapshotState, a pro
 		case *protocol.ChatTurnCancelledAction:
 			h.turns.cancelled++
 		}
+		h.turnEndedLocked(ch, a)
 		chat := ch.state.(*protocol.ChatState)
 		h.syncChatSummaryLocked(s, chat)
 		h.syncInputNeededLocked(s, chat)

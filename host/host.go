@@ -139,6 +139,10 @@ type Options struct {
 	// that serves files, terminals, watches and changesets. Nil means the
 	// host answers those commands with -32601.
 	Workspace func(*Host) (Workspace, error)
+	// Automations, when set, is called once by New, after Workspace, to
+	// make the automations the host serves (package automation). Nil
+	// means none: the automation commands answer -32601.
+	Automations func(*Host) (Automations, error)
 }
 
 // Host is an AHP host. Create one with New.
@@ -181,6 +185,9 @@ type Host struct {
 	held map[*session]struct{}
 
 	ws Workspace // nil when none
+
+	auto        Automations           // nil when none; set once by New
+	turnWatches map[string]*turnWatch // chat URI -> its watched turn (StartSession)
 
 	// For Stats: the serverSeq at start, the turns ended by outcome (both
 	// guarded by mu) and the clients dropped for falling behind.
@@ -355,6 +362,14 @@ func New(opts *Options) (*Host, error) {
 		}
 		h.mu.Unlock()
 	}
+	if o.Automations != nil {
+		a, err := o.Automations(h)
+		if err != nil {
+			h.shutdown(false)
+			return nil, fmt.Errorf("host: automations: %w", err)
+		}
+		h.auto = a
+	}
 	return h, nil
 }
 
@@ -400,6 +415,11 @@ func (h *Host) Shutdown(ctx context.Context) error {
 // everything queued; the other is a crash as far as the store can tell:
 // whatever is queued is dropped (tests use it).
 func (h *Host) shutdown(graceful bool) error {
+	var errs []error
+	if h.auto != nil {
+		// The scheduler stops first: no run starts on a closing host.
+		errs = append(errs, h.auto.Close())
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -431,7 +451,6 @@ func (h *Host) shutdown(graceful bool) error {
 	for _, s := range sessions {
 		s.stop()
 	}
-	var errs []error
 	if h.ws != nil {
 		errs = append(errs, h.ws.Close())
 	}

@@ -79,8 +79,12 @@ var served = map[string]route{
 	"completions":    handler((*conn).completions),
 	"authenticate":   handler((*conn).authenticate).strictParams(),
 
-	"resolveSessionConfig":     handler((*conn).resolveSessionConfig),
-	"sessionConfigCompletions": handler((*conn).sessionConfigCompletions),
+	"resolveSessionConfig": handler((*conn).resolveSessionConfig),
+
+	"listAutomationTriggerDefinitions": handler((*conn).listAutomationTriggerDefinitions),
+	"runAutomation":                    handler((*conn).runAutomation),
+	"fetchAutomationRuns":              handler((*conn).fetchAutomationRuns),
+	"sessionConfigCompletions":         handler((*conn).sessionConfigCompletions),
 }
 
 // routes holds a route for every method the method table lets clients
@@ -272,6 +276,7 @@ func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParam
 		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
 	}
 	res.Meta = initializeMeta
+	res.Automations = h.automationCapabilities()
 	res.CompletionTriggerCharacters = completionTriggers
 	var subs []pendingSub
 	for _, uri := range p.InitialSubscriptions {

@@ -564,7 +564,9 @@ func testRecords(t *testing.T, st store.Store) {
 	if !ok {
 		t.Fatalf("%T does not keep records", st)
 	}
-	rec := func(kind, key, data string) store.Record { return store.Record{Kind: kind, Key: key, Data: []byte(data)} }
+	rec := func(kind, key, data string) store.Record {
+		return store.Record{Kind: kind, Key: key, Data: []byte(data)}
+	}
 	write(t, st,
 		store.PutRecord{Record: rec("a", "k2", "two")},
 		store.PutRecord{Record: rec("a", "k1", "one")},
