@@ -395,3 +395,40 @@ func TestUpdateDisableRemove(t *testing.T) {
 		}
 	})
 }
+
+// TestRunOutcomes: a run whose turn fails is recorded failed with the
+// turn's error; a run still going when the host stops is recorded failed
+// (interrupted), and stays so after a restart.
+func TestRunOutcomes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := store.NewMemory()
+		h := newHost(t, st)
+		srv := hosttest.ServePipe(t, h)
+		c := srv.Dial(t, "c")
+		initialize(t, c, protocol.AutomationsURI)
+		failing, slow := definition("", ""), definition("", "")
+		failing.Message.Text = "/error"
+		slow.Message.Text = "/slow 100000"
+		create(t, c, "ahp-automation:/failing", failing)
+		create(t, c, "ahp-automation:/slow", slow)
+		c.Must("runAutomation", &protocol.RunAutomationParams{Automation: "ahp-automation:/failing", RequestID: "1"}, nil)
+		c.Must("runAutomation", &protocol.RunAutomationParams{Automation: "ahp-automation:/slow", RequestID: "1"}, nil)
+		synctest.Wait()
+		e := entry(h, "ahp-automation:/failing")
+		f, ok := e.Runs[0].Lifecycle.(*protocol.AutomationFailedRunLifecycle)
+		if !ok || f.Error.ErrorType != "turnFailed" || !strings.Contains(f.Error.Message, "on purpose") || f.StartedAt == nil {
+			t.Fatalf("the failing run: %#v", e.Runs[0].Lifecycle)
+		}
+		if _, ok := entry(h, "ahp-automation:/slow").Runs[0].Lifecycle.(*protocol.AutomationRunningRunLifecycle); !ok {
+			t.Fatalf("the slow run is not running: %#v", entry(h, "ahp-automation:/slow").Runs[0].Lifecycle)
+		}
+		h.Close()
+		h2 := newHost(t, st)
+		hosttest.ServePipe(t, h2)
+		f, ok = entry(h2, "ahp-automation:/slow").Runs[0].Lifecycle.(*protocol.AutomationFailedRunLifecycle)
+		if !ok || f.Error.ErrorType != "interrupted" {
+			t.Fatalf("the run a stop interrupted: %#v", entry(h2, "ahp-automation:/slow").Runs[0].Lifecycle)
+		}
+		h2.Close()
+	})
+}

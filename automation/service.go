@@ -286,15 +286,34 @@ func (s *Service) load() error {
 	return nil
 }
 
-// Close stops the scheduler and the runs' watchers. A run still going is
-// failed as interrupted when the service next starts.
+// Close stops the scheduler and the runs' watchers, and records the runs
+// still going as failed (interrupted): the host ends their turns as it
+// stops. A second Close does nothing.
 func (s *Service) Close() error {
 	s.mu.Lock()
+	already := s.closed
 	s.closed = true
 	s.mu.Unlock()
+	if already {
+		return nil
+	}
 	s.cancel()
 	s.wg.Wait()
-	return nil
+	return s.apply(func(ch *change) error {
+		at := now()
+		var active []*run
+		for _, uri := range s.order {
+			for _, r := range s.autos[uri].runs {
+				if !terminal(r.state.Lifecycle) {
+					active = append(active, r)
+				}
+			}
+		}
+		for _, r := range active {
+			s.runChangeLocked(ch, r, &protocol.AutomationRunLifecycleChangedAction{Lifecycle: failedLifecycle(r.state.Lifecycle, at, "interrupted", "ahpd stopped before the run ended")})
+		}
+		return nil
+	})
 }
 
 // Capabilities advertises the catalogue, creation and schedules.
