@@ -89,7 +89,7 @@ func (s *Service) step() {
 // schedule triggers that came due.
 func (s *Service) dueLocked(ch *change, a *auto, nowT time.Time) {
 	def := &a.entry.Definition
-	if !def.Enabled {
+	if !def.Enabled || s.removing[a.entry.Resource] {
 		return
 	}
 	if d := afterDate(def); d != "" {

@@ -400,9 +400,15 @@ type publication struct {
 	action protocol.StateAction
 }
 
-// setLocked publishes a's entry and saves its record.
+// setLocked publishes a's entry and saves its record. An automation a
+// client is removing is saved until the removal is applied, but no longer
+// published: the client's automation/removed took it out of the
+// catalogue.
 func (ch *change) setLocked(s *Service, a *auto) {
 	ch.ops = append(ch.ops, s.autoRecord(a))
+	if s.removing[a.entry.Resource] {
+		return
+	}
 	ch.publish = append(ch.publish, publication{protocol.AutomationsURI, &protocol.AutomationSetAction{Automation: s.entryLocked(a)}})
 }
 
