@@ -432,3 +432,44 @@ func TestRunOutcomes(t *testing.T) {
 		h2.Close()
 	})
 }
+
+// TestDisableConditions: afterRuns disables the schedule once that many
+// scheduled runs were admitted (manual runs do not count), and afterDate
+// once the date passes; enabling again starts a fresh allowance.
+func TestDisableConditions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHost(t, store.NewMemory())
+		srv := hosttest.ServePipe(t, h)
+		c := srv.Dial(t, "c")
+		initialize(t, c, protocol.AutomationsURI)
+		runs := definition("* * * * *", "UTC")
+		runs.DisableConditions = []protocol.AutomationDisableCondition{&protocol.AutomationAfterRunsCondition{Max: 2}}
+		create(t, c, "ahp-automation:/runs", runs)
+		dated := definition("* * * * *", "UTC")
+		dated.DisableConditions = []protocol.AutomationDisableCondition{&protocol.AutomationAfterDateCondition{Date: protocol.FormatTime(time.Now().Add(150 * time.Second))}}
+		create(t, c, "ahp-automation:/dated", dated)
+		c.Must("runAutomation", &protocol.RunAutomationParams{Automation: "ahp-automation:/runs", RequestID: "by-hand"}, nil)
+
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		e := entry(h, "ahp-automation:/runs")
+		if e.Definition.Enabled || e.RunCount == nil || *e.RunCount != 2 || len(e.Runs) != 3 || e.NextRunAt != nil {
+			t.Fatalf("afterRuns 2: enabled %v, runCount %v, %d runs, next %v", e.Definition.Enabled, e.RunCount, len(e.Runs), e.NextRunAt)
+		}
+		d := entry(h, "ahp-automation:/dated")
+		if d.Definition.Enabled || len(d.Runs) != 2 {
+			t.Fatalf("afterDate in 150 s: enabled %v, %d runs", d.Definition.Enabled, len(d.Runs))
+		}
+
+		c.Dispatch(protocol.AutomationsURI, &protocol.AutomationUpdateRequestedAction{Resource: "ahp-automation:/runs", Changes: protocol.AutomationDefinitionPatch{Enabled: protocol.Ptr(true)}})
+		synctest.Wait()
+		if e := entry(h, "ahp-automation:/runs"); !e.Definition.Enabled || e.RunCount == nil || *e.RunCount != 0 {
+			t.Fatalf("enabled again: enabled %v, runCount %v", e.Definition.Enabled, e.RunCount)
+		}
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		if e := entry(h, "ahp-automation:/runs"); e.Definition.Enabled || len(e.Runs) != 5 {
+			t.Fatalf("the fresh allowance: enabled %v, %d runs", e.Definition.Enabled, len(e.Runs))
+		}
+	})
+}
