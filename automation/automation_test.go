@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -275,6 +276,19 @@ func TestRunAutomationIdempotent(t *testing.T) {
 			t.Errorf("trigger definitions %+v, want an empty list", list.Items)
 		}
 		c.Must("fetchAutomationRuns", &protocol.FetchAutomationRunsParams{Automation: uri}, nil)
+
+		// The request id is kept with the run: a retry after a restart
+		// answers the same run.
+		h.Close()
+		h2 := newHost(t, st)
+		c2 := hosttest.ServePipe(t, h2).Dial(t, "c")
+		initialize(t, c2)
+		var again protocol.RunAutomationResult
+		c2.Must("runAutomation", &protocol.RunAutomationParams{Automation: uri, RequestID: "r1"}, &again)
+		if again.Resource != a {
+			t.Errorf("after a restart requestId r1 answered %s, not %s", again.Resource, a)
+		}
+		h2.Close()
 	})
 }
 
@@ -470,6 +484,60 @@ func TestDisableConditions(t *testing.T) {
 		synctest.Wait()
 		if e := entry(h, "ahp-automation:/runs"); e.Definition.Enabled || len(e.Runs) != 5 {
 			t.Fatalf("the fresh allowance: enabled %v, %d runs", e.Definition.Enabled, len(e.Runs))
+		}
+	})
+}
+
+// failingStore fails writes while failing is set.
+type failingStore struct {
+	*store.Memory
+	failing atomic.Bool
+}
+
+func (f *failingStore) Write(ctx context.Context, b store.Batch) error {
+	if f.failing.Load() {
+		return errors.New("disk on fire")
+	}
+	return f.Memory.Write(ctx, b)
+}
+
+// TestRunNotSaved: a manual run the store cannot save is refused with an
+// internal error and does not start: it is recorded failed; a retry with
+// the same requestId after the store recovers answers that run.
+func TestRunNotSaved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fs := &failingStore{Memory: store.NewMemory()}
+		h, err := host.New(&host.Options{
+			Agents:      []agent.Backend{echo.New(&echo.Options{WordDelay: -1})},
+			Automations: automation.Plug(&automation.Options{Store: fs}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := hosttest.ServePipe(t, h)
+		c := srv.Dial(t, "c")
+		initialize(t, c, protocol.AutomationsURI)
+		const uri = "ahp-automation:/a"
+		create(t, c, uri, definition("", ""))
+		fs.failing.Store(true)
+		err = c.Call("runAutomation", &protocol.RunAutomationParams{Automation: uri, RequestID: "r"}, nil)
+		if code(err) != protocol.CodeInternalError || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("runAutomation on a failing store: %v", err)
+		}
+		fs.failing.Store(false)
+		synctest.Wait()
+		e := entry(h, uri)
+		if len(e.Runs) != 1 || e.Runs[0].SessionCount != 0 {
+			t.Fatalf("runs %+v", e.Runs)
+		}
+		f, ok := e.Runs[0].Lifecycle.(*protocol.AutomationFailedRunLifecycle)
+		if !ok || f.Error.ErrorType != "storageError" || f.StartedAt != nil {
+			t.Fatalf("lifecycle %#v", e.Runs[0].Lifecycle)
+		}
+		var res protocol.RunAutomationResult
+		c.Must("runAutomation", &protocol.RunAutomationParams{Automation: uri, RequestID: "r"}, &res)
+		if res.Resource != e.Runs[0].Resource {
+			t.Errorf("the retry answered %s, not %s", res.Resource, e.Runs[0].Resource)
 		}
 	})
 }

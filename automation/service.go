@@ -425,13 +425,19 @@ func (s *Service) apply(f func(*change) error) error {
 	if err != nil {
 		return err
 	}
+	start := ch.start
 	if len(ch.ops) > 0 {
 		if werr := s.st.Write(context.WithoutCancel(s.ctx), ch.ops); werr != nil {
 			// Memory and store disagree from here; say so loudly. The
 			// published state follows memory, which the next successful
-			// write of the same records brings back in line.
+			// write of the same records brings back in line. A run that
+			// could not be saved does not start: it fails.
 			s.log.Error("saving automations failed", "err", werr)
 			err = &protocol.Error{Code: protocol.CodeInternalError, Message: "automations: saving failed: " + werr.Error()}
+			start = nil
+			for _, r := range ch.start {
+				s.wg.Go(func() { s.finish(r, "", "storageError", "the run could not be saved: "+werr.Error()) })
+			}
 		}
 	}
 	for _, r := range ch.open {
@@ -447,7 +453,7 @@ func (s *Service) apply(f func(*change) error) error {
 	for _, uri := range ch.close {
 		s.h.CloseChannel(uri)
 	}
-	for _, r := range ch.start {
+	for _, r := range start {
 		s.wg.Go(func() { s.execute(r) })
 	}
 	return err
@@ -598,7 +604,7 @@ func (s *Service) execute(r *run) {
 }
 
 // finish records a run's outcome: completed when errType is "", failed
-// otherwise.
+// otherwise. started is "" for a run that never started.
 func (s *Service) finish(r *run, started, errType, message string) {
 	s.apply(func(ch *change) error {
 		if s.runs[r.state.Resource] != r || terminal(r.state.Lifecycle) {
@@ -609,7 +615,11 @@ func (s *Service) finish(r *run, started, errType, message string) {
 		if errType == "" {
 			lc = &protocol.AutomationCompletedRunLifecycle{CreatedAt: created, StartedAt: started, CompletedAt: now()}
 		} else {
-			lc = &protocol.AutomationFailedRunLifecycle{CreatedAt: created, StartedAt: &started, CompletedAt: now(), Error: protocol.ErrorInfo{ErrorType: errType, Message: message}}
+			f := &protocol.AutomationFailedRunLifecycle{CreatedAt: created, CompletedAt: now(), Error: protocol.ErrorInfo{ErrorType: errType, Message: message}}
+			if started != "" {
+				f.StartedAt = &started
+			}
+			lc = f
 		}
 		s.runChangeLocked(ch, r, &protocol.AutomationRunLifecycleChangedAction{Lifecycle: lc})
 		return nil
