@@ -3,6 +3,7 @@ package automation_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -538,6 +539,43 @@ func TestRunNotSaved(t *testing.T) {
 		c.Must("runAutomation", &protocol.RunAutomationParams{Automation: uri, RequestID: "r"}, &res)
 		if res.Resource != e.Runs[0].Resource {
 			t.Errorf("the retry answered %s, not %s", res.Resource, e.Runs[0].Resource)
+		}
+	})
+}
+
+// TestFetchAutomationRuns: an entry shows the newest page of runs with a
+// cursor to the older ones; fetchAutomationRuns adds a page to the entry
+// every subscriber sees, until none is left; a cursor naming no run is
+// refused.
+func TestFetchAutomationRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHost(t, store.NewMemory())
+		srv := hosttest.ServePipe(t, h)
+		c := srv.Dial(t, "c")
+		initialize(t, c, protocol.AutomationsURI)
+		const uri = "ahp-automation:/paged"
+		create(t, c, uri, definition("", ""))
+		for i := range automation.RunsPage + 3 {
+			c.Must("runAutomation", &protocol.RunAutomationParams{Automation: uri, RequestID: fmt.Sprint(i)}, nil)
+			synctest.Wait()
+		}
+		e := entry(h, uri)
+		if len(e.Runs) != automation.RunsPage || e.RunsNextCursor == nil || *e.RunsNextCursor != e.Runs[len(e.Runs)-1].Resource {
+			t.Fatalf("first page: %d runs, cursor %v", len(e.Runs), e.RunsNextCursor)
+		}
+		newest := e.Runs[0].Resource
+		if err := c.Call("fetchAutomationRuns", &protocol.FetchAutomationRunsParams{Automation: uri, Cursor: protocol.Ptr("ahp-automation-run:/none")}, nil); code(err) != protocol.CodeInvalidParams {
+			t.Errorf("a cursor naming no run: %v", err)
+		}
+		c.Must("fetchAutomationRuns", &protocol.FetchAutomationRunsParams{Automation: uri, Cursor: e.RunsNextCursor}, nil)
+		synctest.Wait()
+		e = entry(h, uri)
+		if len(e.Runs) != automation.RunsPage+3 || e.RunsNextCursor != nil || e.Runs[0].Resource != newest {
+			t.Fatalf("after fetching: %d runs, cursor %v", len(e.Runs), e.RunsNextCursor)
+		}
+		c.Must("fetchAutomationRuns", &protocol.FetchAutomationRunsParams{Automation: uri}, nil)
+		if err := c.Call("fetchAutomationRuns", &protocol.FetchAutomationRunsParams{Automation: "ahp-automation:/none"}, nil); code(err) != protocol.CodeNotFound {
+			t.Errorf("an unknown automation: %v", err)
 		}
 	})
 }

@@ -237,7 +237,7 @@ func (s *Service) applyActionLocked(ch *change, q queued) {
 			return
 		}
 		at := protocol.FormatTime(nowT)
-		a := &auto{entry: protocol.AutomationEntry{Resource: act.Resource, Definition: act.Definition, CreatedAt: at, ModifiedAt: at}}
+		a := &auto{entry: protocol.AutomationEntry{Resource: act.Resource, Definition: act.Definition, CreatedAt: at, ModifiedAt: at}, window: RunsPage}
 		if afterRuns(&a.entry.Definition) != nil {
 			a.entry.RunCount = protocol.Ptr(0.0)
 		}

@@ -39,7 +39,10 @@ import (
 
 // Defaults for Options.
 const (
-	DefaultRunHistory = 20
+	DefaultRunHistory = 50
+	// RunsPage is how many runs an entry shows at first, and how many
+	// more each fetchAutomationRuns adds.
+	RunsPage          = 10
 	DefaultRunTimeout = 2 * time.Hour
 )
 
@@ -123,9 +126,10 @@ type queued struct {
 
 // auto is one automation.
 type auto struct {
-	entry protocol.AutomationEntry // Runs is built when published
-	trigs []*trigger
-	runs  []*run // newest first
+	entry  protocol.AutomationEntry // Runs is built when published
+	trigs  []*trigger
+	runs   []*run // newest first, every one kept
+	window int    // how many of runs the entry shows
 }
 
 // trigger is one schedule trigger's state.
@@ -229,7 +233,7 @@ func (s *Service) load() error {
 		return compareTime(a.Entry.CreatedAt, b.Entry.CreatedAt)
 	})
 	for _, sa := range stored {
-		a := &auto{entry: sa.Entry}
+		a := &auto{entry: sa.Entry, window: RunsPage}
 		a.entry.Runs = nil
 		s.setTriggers(a)
 		for _, t := range a.trigs {
@@ -364,17 +368,27 @@ func (s *Service) Run(ctx context.Context, c host.Client, p *protocol.RunAutomat
 	return &protocol.RunAutomationResult{Resource: res}, nil
 }
 
-// FetchRuns answers fetchAutomationRuns. Every run the host keeps is in
-// the entry already (runsNextCursor is never set), so there is no older
-// page: the entry is published again, as the acknowledgement's action.
+// FetchRuns answers fetchAutomationRuns: the entry shows RunsPage more of
+// the runs kept, for every subscriber of the catalogue, through
+// automation/set. The cursor is the entry's runsNextCursor (the oldest
+// run it shows); without one, the next page after what the entry shows.
+// With nothing older the entry is published again as it is.
 func (s *Service) FetchRuns(ctx context.Context, c host.Client, p *protocol.FetchAutomationRunsParams) error {
-	if p.Cursor != nil {
-		return invalid("fetchAutomationRuns: unknown cursor %q: this host keeps every retained run in the entry and issues no cursors", *p.Cursor)
-	}
 	return s.apply(func(ch *change) error {
 		a := s.autos[p.Automation]
-		if a == nil {
+		if a == nil || s.removing[p.Automation] {
 			return &protocol.Error{Code: protocol.CodeNotFound, Message: fmt.Sprintf("fetchAutomationRuns: no automation %s", p.Automation)}
+		}
+		if p.Cursor != nil {
+			i := slices.IndexFunc(a.runs, func(r *run) bool { return r.state.Resource == *p.Cursor })
+			if i < 0 {
+				return invalid("fetchAutomationRuns: the cursor %q names no run of %s (it is an entry's runsNextCursor)", *p.Cursor, p.Automation)
+			}
+			// The page after the run the cursor names.
+			a.window = max(a.window, i+1)
+		}
+		if a.window < len(a.runs) {
+			a.window += RunsPage
 		}
 		ch.setLocked(s, a)
 		return nil
@@ -684,8 +698,13 @@ func cloneRun(st *protocol.AutomationRunState) *protocol.AutomationRunState {
 // entryLocked returns a's entry as published, with its run summaries.
 func (s *Service) entryLocked(a *auto) protocol.AutomationEntry {
 	e := a.entry
-	e.Runs = make([]protocol.AutomationRunSummary, len(a.runs))
-	for i, r := range a.runs {
+	shown := a.runs
+	if a.window < len(shown) {
+		shown = shown[:a.window]
+		e.RunsNextCursor = protocol.Ptr(shown[len(shown)-1].state.Resource)
+	}
+	e.Runs = make([]protocol.AutomationRunSummary, len(shown))
+	for i, r := range shown {
 		e.Runs[i] = protocol.AutomationRunSummary{
 			Resource:       r.state.Resource,
 			Automation:     r.state.Automation,
