@@ -75,6 +75,18 @@ func runAutomations(ctx context.Context, a *app, pos []string, flags any) error 
 	case "show":
 		return a.showAutomation(e)
 	case "runs":
+		// Every run the host keeps, a page at a time.
+		for e.RunsNextCursor != nil {
+			cursor := *e.RunsNextCursor
+			if _, err := a.c.FetchAutomationRuns(ctx, &protocol.FetchAutomationRunsParams{Automation: e.Resource, Cursor: &cursor}); err != nil {
+				return err
+			}
+			if e, err = waitEntry(ctx, sub, e.Resource, func(x *protocol.AutomationEntry) bool {
+				return x.RunsNextCursor == nil || *x.RunsNextCursor != cursor
+			}); err != nil {
+				return err
+			}
+		}
 		return a.listRuns(e)
 	case "enable", "disable":
 		enabled := verb == "enable"

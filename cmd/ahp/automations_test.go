@@ -45,6 +45,8 @@ func TestAutomationsCommand(t *testing.T) {
 		{[]string{"automations", "show", "week"}, exitOK, []string{"Standup (weekday)", "summarize yesterday", "next run:"}, nil},
 		{[]string{"automations", "run", "--wait", "weekday"}, exitOK, []string{"ahp-automation-run:/", "completed", "session "}, nil},
 		{[]string{"automations", "runs", "weekday"}, exitOK, []string{"completed", "manual"}, nil},
+		// More runs than a page (ten more): runs fetches them all.
+		{[]string{"--json", "automations", "runs", "weekday"}, exitOK, nil, nil},
 		{[]string{"automations", "disable", "weekday"}, exitOK, nil, []string{"disabled weekday"}},
 		{[]string{"automations", "list"}, exitOK, []string{"disabled"}, nil},
 		{[]string{"automations", "enable", "weekday"}, exitOK, nil, []string{"enabled weekday"}},
@@ -53,8 +55,20 @@ func TestAutomationsCommand(t *testing.T) {
 		{[]string{"automations", "rm", "weekday"}, exitOK, nil, []string{"removed weekday"}},
 		{[]string{"automations", "list"}, exitOK, nil, []string{"no automations"}},
 	}
-	for _, s := range steps {
+	for i, s := range steps {
+		if s.args[0] == "--json" {
+			for range 10 {
+				if r := h.cmd("", "automations", "run", "--wait", "weekday").run(t); r.code != exitOK {
+					t.Fatalf("run %d: %+v", i, r)
+				}
+			}
+		}
 		r := h.cmd("", s.args...).run(t)
+		if s.args[0] == "--json" && s.args[2] == "runs" {
+			if n := strings.Count(r.stdout, "\n"); n != 11 {
+				t.Errorf("runs --json printed %d runs, want all 11", n)
+			}
+		}
 		if r.code != s.code {
 			t.Fatalf("ahp %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(s.args, " "), r.code, s.code, r.stdout, r.stderr)
 		}
