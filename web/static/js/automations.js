@@ -154,7 +154,7 @@ export class AutomationsView {
     const remove = h('button', { type: 'button', class: 'danger' }, 'Remove');
     remove.disabled = !ops.has('remove');
     remove.onclick = () => this.client.dispatch(CATALOGUE, { type: 'automation/removed', resource: e.resource });
-    const runs = (e.runs || []).slice(0, 10).map((r) => {
+    const runs = (e.runs || []).map((r) => {
       const session = r.primarySession
         ? h('a', { href: `#/s/${encodeURIComponent(r.primarySession)}` }, 'open session')
         : '';
@@ -169,6 +169,11 @@ export class AutomationsView {
         h('span', { class: 'spacer' }), run, toggle, remove),
       h('div', { class: 'muted' }, `${scheduleText(d)}${e.nextRunAt && d.enabled ? ` · next ${when(e.nextRunAt)}` : ''}`),
       h('div', { class: 'a-message' }, d.message.text),
-      runs.length ? h('ul', { class: 'a-runs' }, ...runs) : h('div', { class: 'muted' }, 'No runs yet.'));
+      runs.length ? h('ul', { class: 'a-runs' }, ...runs) : h('div', { class: 'muted' }, 'No runs yet.'),
+      e.runsNextCursor ? h('button', {
+        type: 'button', class: 'link a-older',
+        onclick: () => this.client.request('fetchAutomationRuns', { channel: CATALOGUE, automation: e.resource, cursor: e.runsNextCursor })
+          .catch((err) => this.app.toast(`Cannot load older runs: ${err.message}`)),
+      }, 'Older runs') : null);
   }
 }
