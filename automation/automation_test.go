@@ -101,7 +101,14 @@ func ended(e *protocol.AutomationEntry) (completed, failed int) {
 func create(t *testing.T, c *hosttest.Client, uri string, d protocol.AutomationDefinition) {
 	t.Helper()
 	c.Dispatch(protocol.AutomationsURI, &protocol.AutomationCreateRequestedAction{Resource: uri, Definition: d})
-	c.WaitFor("automation/set", hosttest.HasType("automation/set"))
+	c.WaitFor("automation/set of "+uri, func(envs []protocol.ActionEnvelope) bool {
+		for _, e := range envs {
+			if a, ok := e.Action.(*protocol.AutomationSetAction); ok && a.Automation.Resource == uri {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // TestScheduleRunsWithNoClient: an automation due every minute runs twice
@@ -576,6 +583,68 @@ func TestFetchAutomationRuns(t *testing.T) {
 		c.Must("fetchAutomationRuns", &protocol.FetchAutomationRunsParams{Automation: uri}, nil)
 		if err := c.Call("fetchAutomationRuns", &protocol.FetchAutomationRunsParams{Automation: "ahp-automation:/none"}, nil); code(err) != protocol.CodeNotFound {
 			t.Errorf("an unknown automation: %v", err)
+		}
+	})
+}
+
+// broken is an agent that never starts.
+type broken struct{}
+
+func (broken) Info() protocol.AgentInfo {
+	return protocol.AgentInfo{Provider: "broken", DisplayName: "Broken", Models: []protocol.SessionModelInfo{}}
+}
+func (broken) Open(context.Context, agent.OpenRequest, agent.Host) (agent.Session, error) {
+	return nil, errors.New("no such binary")
+}
+func (broken) Close() error { return nil }
+
+// TestRunFailures: a run fails with a reason when its provider is
+// unknown, when its agent does not start, and when its session is
+// disposed while the turn runs.
+func TestRunFailures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := store.NewMemory()
+		h, err := host.New(&host.Options{
+			Store:       st,
+			Agents:      []agent.Backend{echo.New(&echo.Options{WordDelay: -1}), broken{}},
+			Automations: automation.Plug(&automation.Options{Store: st}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := hosttest.ServePipe(t, h)
+		c := srv.Dial(t, "c")
+		initialize(t, c, protocol.AutomationsURI)
+		withProvider := func(p string) protocol.AutomationDefinition {
+			d := definition("", "")
+			d.Session.Provider = &p
+			return d
+		}
+		slow := definition("", "")
+		slow.Message.Text = "/slow 100000"
+		create(t, c, "ahp-automation:/unknown", withProvider("nobody"))
+		create(t, c, "ahp-automation:/broken", withProvider("broken"))
+		create(t, c, "ahp-automation:/disposed", slow)
+		for _, a := range []string{"unknown", "broken", "disposed"} {
+			c.Must("runAutomation", &protocol.RunAutomationParams{Automation: "ahp-automation:/" + a, RequestID: "1"}, nil)
+		}
+		synctest.Wait()
+		running := entry(h, "ahp-automation:/disposed").Runs[0]
+		if _, ok := running.Lifecycle.(*protocol.AutomationRunningRunLifecycle); !ok || running.PrimarySession == nil {
+			t.Fatalf("the slow run: %#v", running)
+		}
+		c.Must("disposeSession", &protocol.DisposeSessionParams{Channel: *running.PrimarySession}, nil)
+		synctest.Wait()
+		for _, tc := range []struct{ automation, errType, says string }{
+			{"unknown", "sessionFailed", "nobody"},
+			{"broken", "turnFailed", "no such binary"},
+			{"disposed", "turnFailed", "disposed"},
+		} {
+			r := entry(h, "ahp-automation:/"+tc.automation).Runs[0]
+			f, ok := r.Lifecycle.(*protocol.AutomationFailedRunLifecycle)
+			if !ok || f.Error.ErrorType != tc.errType || !strings.Contains(f.Error.Message, tc.says) {
+				t.Errorf("%s: %#v", tc.automation, r.Lifecycle)
+			}
 		}
 	})
 }
