@@ -89,6 +89,14 @@ func (h *Host) StartSession(ctx context.Context, r *SessionStart) error {
 	if !ok || len(s.chatURIs) == 0 {
 		return fmt.Errorf("host: session %s went away before its first message", r.Session)
 	}
+	// The agent may have failed to open already, before any watch: its
+	// failure is held for a first subscriber, or applied.
+	if f, ok := s.heldLifecycle.(*protocol.SessionCreationFailedAction); ok {
+		return fmt.Errorf("the agent failed to start: %s", f.Error.Message)
+	}
+	if st, ok := h.channels[s.uri].state.(*protocol.SessionState); ok && st.CreationError != nil {
+		return fmt.Errorf("the agent failed to start: %s", st.CreationError.Message)
+	}
 	ch := s.chats[s.chatURIs[0]]
 	if ch == nil {
 		return fmt.Errorf("host: session %s has no default chat", r.Session)
