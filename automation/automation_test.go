@@ -650,3 +650,36 @@ func TestRunFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestRunTimeout: a run whose turn is still going after RunTimeout fails.
+func TestRunTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := store.NewMemory()
+		h, err := host.New(&host.Options{
+			Store:       st,
+			Agents:      []agent.Backend{echo.New(&echo.Options{WordDelay: -1, SlowDelay: time.Second})},
+			Automations: automation.Plug(&automation.Options{Store: st, RunTimeout: time.Minute}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := hosttest.ServePipe(t, h)
+		c := srv.Dial(t, "c")
+		initialize(t, c, protocol.AutomationsURI)
+		d := definition("", "")
+		d.Message.Text = "/slow 1000"
+		create(t, c, "ahp-automation:/long", d)
+		c.Must("runAutomation", &protocol.RunAutomationParams{Automation: "ahp-automation:/long", RequestID: "1"}, nil)
+		time.Sleep(59 * time.Second)
+		synctest.Wait()
+		if _, ok := entry(h, "ahp-automation:/long").Runs[0].Lifecycle.(*protocol.AutomationRunningRunLifecycle); !ok {
+			t.Fatal("the run ended before its timeout")
+		}
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		f, ok := entry(h, "ahp-automation:/long").Runs[0].Lifecycle.(*protocol.AutomationFailedRunLifecycle)
+		if !ok || f.Error.ErrorType != "timeout" {
+			t.Fatalf("after the timeout: %#v", entry(h, "ahp-automation:/long").Runs[0].Lifecycle)
+		}
+	})
+}
