@@ -79,12 +79,13 @@ var served = map[string]route{
 	"completions":    handler((*conn).completions),
 	"authenticate":   handler((*conn).authenticate).strictParams(),
 
-	"resolveSessionConfig": handler((*conn).resolveSessionConfig),
+	"resolveSessionConfig":     handler((*conn).resolveSessionConfig),
+	"sessionConfigCompletions": handler((*conn).sessionConfigCompletions),
 
+	// Automations (host/automations.go), served when Options.Automations is set.
 	"listAutomationTriggerDefinitions": handler((*conn).listAutomationTriggerDefinitions),
 	"runAutomation":                    handler((*conn).runAutomation),
 	"fetchAutomationRuns":              handler((*conn).fetchAutomationRuns),
-	"sessionConfigCompletions":         handler((*conn).sessionConfigCompletions),
 }
 
 // routes holds a route for every method the method table lets clients
