@@ -49,7 +49,9 @@ func (s *Service) wakeLocked() time.Time {
 			continue
 		}
 		for _, t := range a.trigs {
-			earlier(t.next)
+			if t.sched != nil { // a schedule that cannot run never wakes the loop
+				earlier(t.next)
+			}
 		}
 		if d := afterDate(&a.entry.Definition); d != "" {
 			if tm, err := protocol.ParseTime(d); err == nil {
