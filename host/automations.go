@@ -178,6 +178,9 @@ func (h *Host) automationCapabilities() *protocol.AutomationCapabilities {
 	return h.auto.Capabilities()
 }
 
+// hasAutomations reports whether the host serves automations.
+func hasAutomations(h *Host) bool { return h.auto != nil }
+
 func (c *conn) client() Client {
 	c.h.mu.Lock()
 	defer c.h.mu.Unlock()

@@ -34,6 +34,10 @@ type route struct {
 	// request is answered before the lock is released, so that no change
 	// committed afterwards can overtake the answer (a snapshot, a page).
 	locked bool
+	// when, if set, says whether the host serves the method at all (a
+	// part plugged in through Options): one it does not is answered
+	// -32601 before its params are read, as a method without a handler.
+	when   func(*Host) bool
 	serve  func(c *conn, ctx context.Context, params any) (any, error)
 	params reflect.Type
 }
@@ -56,6 +60,10 @@ func (r route) anytime() route        { r.anyTime = true; return r }
 func (r route) paramsOptional() route { r.optional = true; return r }
 func (r route) underLock() route      { r.locked = true; return r }
 func (r route) strictParams() route   { r.strict = true; return r }
+func (r route) servedIf(f func(*Host) bool) route {
+	r.when = f
+	return r
+}
 
 // missingKey is the context key of the required members a strict route's
 // params lacked.
@@ -83,9 +91,9 @@ var served = map[string]route{
 	"sessionConfigCompletions": handler((*conn).sessionConfigCompletions),
 
 	// Automations (host/automations.go), served when Options.Automations is set.
-	"listAutomationTriggerDefinitions": handler((*conn).listAutomationTriggerDefinitions),
-	"runAutomation":                    handler((*conn).runAutomation),
-	"fetchAutomationRuns":              handler((*conn).fetchAutomationRuns),
+	"listAutomationTriggerDefinitions": handler((*conn).listAutomationTriggerDefinitions).servedIf(hasAutomations),
+	"runAutomation":                    handler((*conn).runAutomation).servedIf(hasAutomations),
+	"fetchAutomationRuns":              handler((*conn).fetchAutomationRuns).servedIf(hasAutomations),
 }
 
 // routes holds a route for every method the method table lets clients
@@ -171,7 +179,7 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 			return nil, rpcError(protocol.CodeMethodNotFound, "%s is not part of protocol version %s", req.Method, version)
 		}
 	}
-	if r.serve == nil {
+	if r.serve == nil || (r.when != nil && !r.when(c.h)) {
 		// The workspace, when there is one, serves what the host does not.
 		if res, ok, err := c.serveWorkspace(ctx, req.Method, req.Params); ok {
 			return res, err
