@@ -70,18 +70,13 @@ type Options struct {
 	RunTimeout time.Duration
 }
 
-// Host is what a Service needs from the host that serves it; *host.Host
-// implements it.
-type Host interface {
-	OpenChannel(uri string, state protocol.SnapshotState, owner host.ChannelOwner) error
-	CloseChannel(uri string)
-	Publish(uri string, a protocol.StateAction) error
-	StartSession(ctx context.Context, r *host.SessionStart) error
-}
+// Host is what a Service needs from the host that serves it: the
+// host.AutomationHost that host.Options.Automations is given.
+type Host = host.AutomationHost
 
 // Plug returns the constructor host.Options.Automations takes.
-func Plug(opts *Options) func(*host.Host) (host.Automations, error) {
-	return func(h *host.Host) (host.Automations, error) { return New(h, opts) }
+func Plug(opts *Options) func(host.AutomationHost) (host.Automations, error) {
+	return func(h host.AutomationHost) (host.Automations, error) { return New(h, opts) }
 }
 
 // Service is the automations of one host. Create one with New.
@@ -318,6 +313,20 @@ func (s *Service) Close() error {
 		}
 		return nil
 	})
+}
+
+// Methods lists the automation commands for the host's method table.
+func (s *Service) Methods() []host.Method {
+	return []host.Method{
+		host.Handle("listAutomationTriggerDefinitions", s.ListTriggerDefinitions),
+		host.Handle("runAutomation", s.Run),
+		host.Handle("fetchAutomationRuns", func(ctx context.Context, c host.Client, p *protocol.FetchAutomationRunsParams) (*protocol.FetchAutomationRunsResult, error) {
+			if err := s.FetchRuns(ctx, c, p); err != nil {
+				return nil, err
+			}
+			return &protocol.FetchAutomationRunsResult{}, nil
+		}),
+	}
 }
 
 // Capabilities advertises the catalogue, creation and schedules.

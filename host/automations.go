@@ -12,24 +12,45 @@ import (
 	"github.com/ahp-go/ahp/protocol/view"
 )
 
-// Automations serves the automation commands (runAutomation,
-// fetchAutomationRuns, listAutomationTriggerDefinitions) and owns the
-// ahp-automations:// catalogue and the ahp-automation-run: channels, which
-// it opens with OpenChannel. Package automation provides one;
-// Options.Automations plugs it in. Without one the host answers the
+// Automations serve the automation commands (runAutomation,
+// fetchAutomationRuns, listAutomationTriggerDefinitions), which they list
+// in Methods like a Workspace, and own the ahp-automations:// catalogue
+// and the ahp-automation-run: channels, which they open with
+// AutomationHost.OpenChannel. Package automation provides them;
+// Options.Automations plugs them in. Without them the host answers the
 // commands with -32601 and initialize advertises no automations.
-//
-// The host calls its methods on the connection's goroutine, without its
-// lock.
 type Automations interface {
+	// Methods lists the client methods served, made with Handle or
+	// HandleStrict, under the same rules as Workspace.Methods.
+	Methods() []Method
 	// Capabilities is what initialize advertises.
 	Capabilities() *protocol.AutomationCapabilities
-	ListTriggerDefinitions(ctx context.Context, c Client, p *protocol.ListAutomationTriggerDefinitionsParams) (*protocol.ListAutomationTriggerDefinitionsResult, error)
-	Run(ctx context.Context, c Client, p *protocol.RunAutomationParams) (*protocol.RunAutomationResult, error)
-	FetchRuns(ctx context.Context, c Client, p *protocol.FetchAutomationRunsParams) error
 	// Close stops the scheduler and waits for the automations' own
 	// goroutines. The host calls it first while shutting down.
 	Close() error
+}
+
+// AutomationHost is what Automations may ask of their host: channels of
+// their own and what they publish on them, and sessions made for runs.
+// Its methods take the host's lock: they must not be called from the
+// callbacks the host makes with it held (ChannelOwner,
+// SessionStart.TurnEnded).
+type AutomationHost interface {
+	OpenChannel(uri string, state protocol.SnapshotState, owner ChannelOwner) error
+	CloseChannel(uri string)
+	Publish(uri string, a protocol.StateAction) error
+	// StartSession creates a session as createSession does, with no
+	// client behind it, and starts its default chat's first turn with
+	// r.Message, as a client's first message would. It returns once the
+	// session is saved; the turn's end is reported to r.TurnEnded.
+	StartSession(ctx context.Context, r *SessionStart) error
+}
+
+// automationHost is the AutomationHost of a Host.
+type automationHost struct{ workspaceHost }
+
+func (ah automationHost) StartSession(ctx context.Context, r *SessionStart) error {
+	return ah.h.startSession(ctx, r)
 }
 
 // SessionStart is a session the host creates on behalf of the host's own
@@ -62,11 +83,8 @@ type turnWatch struct {
 	ended   func(error)
 }
 
-// StartSession creates a session as createSession does, with no client
-// behind it, and starts its default chat's first turn with r.Message, as a
-// client's first message would. It returns once the session is saved; the
-// turn's end is reported to r.TurnEnded.
-func (h *Host) StartSession(ctx context.Context, r *SessionStart) error {
+// startSession serves AutomationHost.StartSession.
+func (h *Host) startSession(ctx context.Context, r *SessionStart) error {
 	c := &conn{h: h, view: view.Current, subs: map[string]*subscription{}, known: map[string]bool{}, ended: make(chan struct{})}
 	p := &protocol.CreateSessionParams{
 		Channel:            r.Session,
@@ -176,47 +194,4 @@ func (h *Host) automationCapabilities() *protocol.AutomationCapabilities {
 		return nil
 	}
 	return h.auto.Capabilities()
-}
-
-// hasAutomations reports whether the host serves automations.
-func hasAutomations(h *Host) bool { return h.auto != nil }
-
-func (c *conn) client() Client {
-	c.h.mu.Lock()
-	defer c.h.mu.Unlock()
-	return clientLocked(c)
-}
-
-func (c *conn) automations(method string) (Automations, error) {
-	if c.h.auto == nil {
-		return nil, rpcError(protocol.CodeMethodNotFound, "%s is not supported by this host", method)
-	}
-	return c.h.auto, nil
-}
-
-func (c *conn) listAutomationTriggerDefinitions(ctx context.Context, p *protocol.ListAutomationTriggerDefinitionsParams) (*protocol.ListAutomationTriggerDefinitionsResult, error) {
-	a, err := c.automations("listAutomationTriggerDefinitions")
-	if err != nil {
-		return nil, err
-	}
-	return a.ListTriggerDefinitions(ctx, c.client(), p)
-}
-
-func (c *conn) runAutomation(ctx context.Context, p *protocol.RunAutomationParams) (*protocol.RunAutomationResult, error) {
-	a, err := c.automations("runAutomation")
-	if err != nil {
-		return nil, err
-	}
-	return a.Run(ctx, c.client(), p)
-}
-
-func (c *conn) fetchAutomationRuns(ctx context.Context, p *protocol.FetchAutomationRunsParams) (*protocol.FetchAutomationRunsResult, error) {
-	a, err := c.automations("fetchAutomationRuns")
-	if err != nil {
-		return nil, err
-	}
-	if err := a.FetchRuns(ctx, c.client(), p); err != nil {
-		return nil, err
-	}
-	return &protocol.FetchAutomationRunsResult{}, nil
 }
