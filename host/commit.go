@@ -35,6 +35,7 @@ func (h *Host) afterCommitLocked(rd *storeReads, ch *channel, prev protocol.Snap
 		case *protocol.ChatTurnCancelledAction:
 			h.turns.cancelled++
 		}
+		h.turnEndedLocked(ch, a)
 		chat := ch.state.(*protocol.ChatState)
 		h.syncChatSummaryLocked(s, chat)
 		h.syncInputNeededLocked(s, chat)

@@ -219,8 +219,10 @@ func TestTurnResume(t *testing.T) {
 	_ = envs
 }
 
-// TestExperimentalMethodsAreNotServed: canvases, TCP and automations are
-// not advertised and their methods answer -32601.
+// TestExperimentalMethodsAreNotServed: canvases and TCP are not
+// advertised and their methods answer -32601; so are automations on a
+// host made without Options.Automations (package automation tests them
+// served).
 func TestExperimentalMethodsAreNotServed(t *testing.T) {
 	th := startHost(t, nil)
 	c := th.dial(t, "c")

@@ -162,6 +162,12 @@ type Options struct {
 	// join the host's method table. Nil means the host answers those
 	// methods with -32601.
 	Workspace func(WorkspaceHost) (Workspace, error)
+	// Automations, when set, is called once by New, after Workspace, to
+	// make the automations the host serves (package automation), with the
+	// AutomationHost they reach the host through; the methods they list
+	// join the method table. Nil means none: the automation commands
+	// answer -32601 and initialize advertises no automations.
+	Automations func(AutomationHost) (Automations, error)
 }
 
 // Host is an AHP host. Create one with New.
@@ -207,6 +213,9 @@ type Host struct {
 	// send, the host's and the workspace's handlers in it. It is set by
 	// New and read-only afterwards.
 	routes map[string]route
+
+	auto        Automations           // nil when none; set once by New
+	turnWatches map[string]*turnWatch // chat URI -> its watched turn (StartSession)
 
 	// For Stats: the serverSeq at start, the turns ended by outcome (both
 	// guarded by mu) and the clients dropped for falling behind.
@@ -362,13 +371,15 @@ func New(opts *Options) (*Host, error) {
 		return nil, err
 	}
 	h.routes = hostRoutes
+	var extra []Method // the methods of the workspace and the automations
 	if o.Workspace != nil {
 		ws, err := o.Workspace(workspaceHost{h})
 		if err != nil {
 			h.shutdown(false)
 			return nil, fmt.Errorf("host: workspace: %w", err)
 		}
-		routes, err := buildRoutes(ws.Methods())
+		extra = ws.Methods()
+		routes, err := buildRoutes(extra)
 		if err != nil {
 			err = errors.Join(err, ws.Close())
 			h.shutdown(false)
@@ -387,6 +398,21 @@ func New(opts *Options) (*Host, error) {
 			}
 		}
 		h.mu.Unlock()
+	}
+	if o.Automations != nil {
+		a, err := o.Automations(automationHost{workspaceHost{h}})
+		if err != nil {
+			h.shutdown(false)
+			return nil, fmt.Errorf("host: automations: %w", err)
+		}
+		routes, err := buildRoutes(append(slices.Clone(extra), a.Methods()...))
+		if err != nil {
+			err = errors.Join(err, a.Close())
+			h.shutdown(false)
+			return nil, fmt.Errorf("host: automations: %w", err)
+		}
+		h.routes = routes
+		h.auto = a
 	}
 	return h, nil
 }
@@ -433,6 +459,11 @@ func (h *Host) Shutdown(ctx context.Context) error {
 // everything queued; the other is a crash as far as the store can tell:
 // whatever is queued is dropped (tests use it).
 func (h *Host) shutdown(graceful bool) error {
+	var errs []error
+	if h.auto != nil {
+		// The scheduler stops first: no run starts on a closing host.
+		errs = append(errs, h.auto.Close())
+	}
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
@@ -464,7 +495,6 @@ func (h *Host) shutdown(graceful bool) error {
 	for _, s := range sessions {
 		s.stop()
 	}
-	var errs []error
 	if h.ws != nil {
 		errs = append(errs, h.ws.Close())
 	}

@@ -375,6 +375,7 @@ func (c *conn) initializeLocked(ctx context.Context, rd *storeReads, p *protocol
 		res.DefaultDirectory = protocol.Ptr(h.opts.DefaultDirectory)
 	}
 	res.Meta = initializeMeta
+	res.Automations = h.automationCapabilities()
 	res.CompletionTriggerCharacters = completionTriggers
 	var subs []pendingSub
 	failed := map[string]error{}

@@ -304,6 +304,9 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		DefaultChat:        &chatURI,
 		Config:             config,
 	}
+	if o, ok := ctx.Value(sessionOriginKey{}).(protocol.SessionOrigin); ok {
+		state.Origin = o // an automation run's (StartSession)
+	}
 	if p.ActiveClient != nil {
 		state.ActiveClients = append(state.ActiveClients, *p.ActiveClient)
 	}
@@ -381,6 +384,7 @@ func (h *Host) openAgent(s *session, req agent.OpenRequest) {
 	if err != nil {
 		h.log.Warn("agent failed to open a session", "session", s.uri, "provider", s.provider, "err", err)
 		next = &protocol.SessionCreationFailedAction{Error: protocol.ErrorInfo{ErrorType: "agentError", Message: err.Error()}}
+		h.sessionGoneLocked(s.uri, fmt.Errorf("the agent failed to start: %w", err))
 	} else if ch.state.(*protocol.SessionState).Lifecycle != protocol.SessionLifecycleReady {
 		next = &protocol.SessionReadyAction{}
 	}
@@ -463,6 +467,7 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	}
 	h.dropChannelLocked(s.uri)
 	delete(h.sessions, s.uri)
+	h.sessionGoneLocked(s.uri, errors.New("the session was disposed"))
 	if o := h.observerLocked(); o != nil {
 		o.SessionClosed(s.uri)
 	}

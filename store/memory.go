@@ -19,7 +19,8 @@ type Memory struct {
 	lastSeq  int64 // highest appended action seq
 	sessions map[string]Session
 	channels map[string]*memChannel
-	owned    map[string]map[string]bool // session URI -> its channel URIs
+	owned    map[string]map[string]bool   // session URI -> its channel URIs
+	records  map[string]map[string][]byte // kind -> key -> data
 }
 
 type memChannel struct {
@@ -35,10 +36,32 @@ func NewMemory() *Memory {
 		sessions: map[string]Session{},
 		channels: map[string]*memChannel{},
 		owned:    map[string]map[string]bool{},
+		records:  map[string]map[string][]byte{},
 	}
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ Store   = (*Memory)(nil)
+	_ Records = (*Memory)(nil)
+)
+
+// Records returns every record of a kind, ordered by key.
+func (m *Memory) Records(ctx context.Context, kind string) ([]Record, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	out := []Record{}
+	for key, data := range m.records[kind] {
+		out = append(out, Record{Kind: kind, Key: key, Data: slices.Clone(data)})
+	}
+	slices.SortFunc(out, func(a, b Record) int { return cmp.Compare(a.Key, b.Key) })
+	return out, nil
+}
 
 // Write applies b atomically: it checks every operation before applying
 // any.
@@ -118,6 +141,14 @@ func (m *Memory) apply(op Op) {
 		}
 	case SetSeq:
 		m.seq = max(m.seq, op.Seq)
+	case PutRecord:
+		r := op.Record
+		if m.records[r.Kind] == nil {
+			m.records[r.Kind] = map[string][]byte{}
+		}
+		m.records[r.Kind][r.Key] = slices.Clone(r.Data)
+	case DeleteRecord:
+		delete(m.records[op.Kind], op.Key)
 	}
 }
 

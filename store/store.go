@@ -213,6 +213,30 @@ type TruncateTurns struct {
 // value at or below the recorded one changes nothing.
 type SetSeq struct{ Seq int64 }
 
+// PutRecord inserts a record or replaces the one with the same kind and
+// key. Records hold what a host keeps beside its sessions (automation
+// definitions and runs): documents under a key, read back by kind.
+type PutRecord struct{ Record Record }
+
+// DeleteRecord drops a record; an unknown one is no change.
+type DeleteRecord struct{ Kind, Key string }
+
+// Record is one document kept under a kind and a key.
+type Record struct {
+	Kind string
+	Key  string
+	Data []byte
+}
+
+// Records is implemented by stores that keep records (PutRecord,
+// DeleteRecord). Both stores of this module do.
+type Records interface {
+	// Records returns every record of a kind, ordered by key.
+	Records(ctx context.Context, kind string) ([]Record, error)
+}
+
+func (PutRecord) isOp()     {}
+func (DeleteRecord) isOp()  {}
 func (PutSession) isOp()    {}
 func (DeleteSession) isOp() {}
 func (PutSnapshot) isOp()   {}
@@ -269,6 +293,14 @@ func checkOp(op Op, lastSeq *int64) string {
 	case TruncateTurns:
 		if op.Chat == "" || op.Keep < 0 {
 			return "chat URI is empty or keep negative"
+		}
+	case PutRecord:
+		if op.Record.Kind == "" || op.Record.Key == "" {
+			return "record kind or key is empty"
+		}
+	case DeleteRecord:
+		if op.Kind == "" || op.Key == "" {
+			return "record kind or key is empty"
 		}
 	case SetSeq:
 	case nil:

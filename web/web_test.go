@@ -45,6 +45,8 @@ func TestReducerFixtures(t *testing.T) {
 		{filepath.Join("static", "js", "text_test.mjs")},
 		// The composer's completion triggers and attachment ranges.
 		{filepath.Join("static", "js", "complete_test.mjs")},
+		// The automation reducers and the automations view's texts.
+		{filepath.Join("static", "js", "automations_test.mjs")},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		out, err := exec.CommandContext(ctx, node, args...).CombinedOutput()
@@ -105,6 +107,8 @@ func TestServesThePage(t *testing.T) {
 		{"/js/reducers_v1_test.mjs", "", 404},
 		{"/js/terminal_test.mjs", "", 404},
 		{"/js/changes_test.mjs", "", 404},
+		{"/js/automations_test.mjs", "", 404},
+		{"/js/automations.js", "text/javascript; charset=utf-8", 200},
 		{"/js/text_test.mjs", "", 404},
 		{"/js/text.js", "text/javascript; charset=utf-8", 200},
 		{"/nope", "", 404},
@@ -145,7 +149,7 @@ func TestPageIsSelfContained(t *testing.T) {
 			t.Errorf("index.html contains %q", bad)
 		}
 	}
-	for _, f := range []string{"js/app.js", "js/client.js", "js/dom.js", "js/markdown.js", "js/reducers.js", "js/terminal.js", "js/changes.js"} {
+	for _, f := range []string{"js/app.js", "js/client.js", "js/dom.js", "js/markdown.js", "js/reducers.js", "js/terminal.js", "js/changes.js", "js/automations.js"} {
 		src, err := os.ReadFile(filepath.Join("static", f))
 		if err != nil {
 			t.Fatal(err)

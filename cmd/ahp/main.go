@@ -15,6 +15,8 @@
 //	ahp archive [--undo] SESSION      archive a session, or bring it back
 //	ahp rm SESSION                    remove a session
 //	ahp agents                        list agents, models, modes, sign-in
+//	ahp automations [list|show|create|enable|disable|run|runs|rm]
+//	                                  automations and their runs
 //	ahp completion bash|zsh|fish      print a shell completion script
 //
 // SESSION is a session URI (<provider>:/<id>, or ahp-session:/<id> for older
@@ -166,6 +168,7 @@ func init() {
 		{name: "archive", args: "[--undo] SESSION", help: "archive a session (--undo brings it back)", nargs: exactly(1), flags: archiveFlags, run: runArchive},
 		{name: "rm", args: "SESSION", help: "remove a session", nargs: exactly(1), run: runRemove},
 		{name: "agents", help: "list the host's agents: models, modes, sign-in", nargs: exactly(0), run: runAgents},
+		{name: "automations", args: "[list | show A | create [--cron C --tz Z --provider P --cwd D --disabled] TITLE PROMPT | enable A | disable A | run [--wait] A | runs A | rm A]", help: "list, create, switch and run automations", nargs: between(0, 3), flags: automationFlags, run: runAutomations},
 		{name: "completion", args: "bash|zsh|fish", help: "print a shell completion script", nargs: exactly(1), run: runCompletion},
 	}
 }
@@ -436,7 +439,8 @@ func exitCode(err error) int {
 		errors.Is(err, client.ErrAuthRequired), errors.Is(err, client.ErrPermissionDenied):
 		return exitAuth
 	case errors.Is(err, client.ErrSessionNotFound), errors.Is(err, client.ErrNotFound),
-		errors.Is(err, client.ErrChannelGone), errors.Is(err, client.ErrProviderNotFound), errors.Is(err, errNoSession):
+		errors.Is(err, client.ErrChannelGone), errors.Is(err, client.ErrProviderNotFound), errors.Is(err, errNoSession),
+		errors.Is(err, errNoAutomation):
 		return exitNotFound
 	case errors.As(err, &de), errors.Is(err, client.ErrDisconnected), errors.Is(err, client.ErrClosed):
 		return exitConnection

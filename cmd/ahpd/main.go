@@ -31,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ahp-go/ahp/automation"
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/connlimit"
 	"github.com/ahp-go/ahp/internal/metrics"
@@ -325,6 +326,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		SaveWindow:        cfg.storeConfig.saveWindow(),
 		StoreReadShare:    cfg.StoreReadShare,
 		Logger:            log,
+		Automations:       automation.Plug(&automation.Options{Store: st, Logger: log}),
 	}
 	cfg.workspaceConfig.apply(opts, log)
 	h, err := host.New(opts)

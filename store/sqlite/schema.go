@@ -49,6 +49,15 @@ CREATE TABLE turns (
 	PRIMARY KEY (chat, ordinal)
 );
 `,
+	// 2: records kept beside the sessions (automations and their runs).
+	`
+CREATE TABLE records (
+	kind TEXT NOT NULL,
+	key  TEXT NOT NULL,
+	data BLOB NOT NULL,
+	PRIMARY KEY (kind, key)
+) WITHOUT ROWID;
+`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -388,7 +388,39 @@ func (w *batchWriter) apply(op store.Op) {
 		w.exec("DELETE FROM turns WHERE chat = ? AND ordinal >= ?", op.Chat, op.Keep)
 	case store.SetSeq:
 		// Recorded once for the whole batch.
+	case store.PutRecord:
+		r := op.Record
+		w.exec(`INSERT INTO records (kind, key, data) VALUES (?, ?, ?)
+			ON CONFLICT (kind, key) DO UPDATE SET data = excluded.data`, r.Kind, r.Key, r.Data)
+	case store.DeleteRecord:
+		w.exec("DELETE FROM records WHERE kind = ? AND key = ?", op.Kind, op.Key)
 	}
+}
+
+// Records returns every record of a kind, ordered by key.
+func (s *Store) Records(ctx context.Context, kind string) ([]store.Record, error) {
+	s.dbmu.RLock()
+	defer s.dbmu.RUnlock()
+	if s.closed.Load() {
+		return nil, store.ErrClosed
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT key, data FROM records WHERE kind = ? ORDER BY key", kind)
+	if err != nil {
+		return nil, s.wrap("records", err)
+	}
+	defer rows.Close()
+	out := []store.Record{}
+	for rows.Next() {
+		r := store.Record{Kind: kind}
+		if err := rows.Scan(&r.Key, &r.Data); err != nil {
+			return nil, s.wrap("records", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("records", err)
+	}
+	return out, nil
 }
 
 // Seq returns the highest serverSeq recorded.

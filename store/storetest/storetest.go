@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Closed", testClosed},
 		{"Cancelled", testCancelled},
 		{"Concurrent", testConcurrent},
+		{"Records", testRecords},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -554,4 +555,40 @@ func testConcurrent(t *testing.T, st store.Store) {
 			t.Fatalf("writer %d: %d actions, %d turns", w, len(ch.Actions), ch.TurnCount)
 		}
 	}
+}
+
+// testRecords: records of a kind come back ordered by key, are replaced
+// and deleted by key, and stay apart from other kinds and the catalog.
+func testRecords(t *testing.T, st store.Store) {
+	rs, ok := st.(store.Records)
+	if !ok {
+		t.Fatalf("%T does not keep records", st)
+	}
+	rec := func(kind, key, data string) store.Record {
+		return store.Record{Kind: kind, Key: key, Data: []byte(data)}
+	}
+	write(t, st,
+		store.PutRecord{Record: rec("a", "k2", "two")},
+		store.PutRecord{Record: rec("a", "k1", "one")},
+		store.PutRecord{Record: rec("b", "k1", "other")},
+	)
+	write(t, st, store.PutRecord{Record: rec("a", "k2", "TWO")}, store.DeleteRecord{Kind: "b", Key: "k1"}, store.DeleteRecord{Kind: "b", Key: "none"})
+	got, err := rs.Records(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "records of a", got, []store.Record{rec("a", "k1", "one"), rec("a", "k2", "TWO")})
+	got, err = rs.Records(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "records of b", got, []store.Record{})
+	if err := st.Write(ctx, store.Batch{store.PutRecord{Record: rec("", "k", "x")}}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("a record without a kind: %v, want ErrInvalid", err)
+	}
+	page, err := st.Sessions(ctx, nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff(t, "catalog", page, []store.Session{})
 }

@@ -12,7 +12,7 @@ const CACHE = 'ahpd-shell-v1';
 const SHELL = [
   '/', '/app.css', '/manifest.webmanifest', '/icon-192.png', '/icon-512.png',
   '/js/app.js', '/js/client.js', '/js/reducers.js', '/js/markdown.js', '/js/dom.js',
-  '/js/text.js', '/js/terminal.js', '/js/changes.js', '/vendor/markdown-it.mjs',
+  '/js/text.js', '/js/terminal.js', '/js/changes.js', '/js/automations.js', '/vendor/markdown-it.mjs',
 ];
 const LAZY = ['/vendor/xterm.mjs', '/vendor/xterm-addon-fit.mjs', '/vendor/xterm.css', '/vendor/highlight.mjs'];
 

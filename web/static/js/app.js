@@ -9,6 +9,7 @@ import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js
 import { h, $, diffView } from './dom.js';
 import { TerminalView } from './terminal.js';
 import { ChangesView } from './changes.js';
+import { AutomationsView } from './automations.js';
 import { Completer } from './complete.js';
 import { plainTitle, elapsedText, agentLabel, prettyInput, refText } from './text.js';
 
@@ -88,6 +89,7 @@ class App {
     this.fetching = false;
     this.terms = new TerminalView(this);
     this.changes = new ChangesView(this);
+    this.automations = new AutomationsView(this);
 
     const c = this.client;
     c.addEventListener('state', (e) => this.onConnection(e.detail));
@@ -197,6 +199,7 @@ class App {
       $('#version').textContent = `AHP ${this.client.protocolVersion}`;
       this.renderSessions();
       this.renderCreateForm();
+      this.automations.updateButton();
       this.route();
     }
   }
@@ -451,6 +454,12 @@ class App {
 
   route() {
     if (!this.client.ready) return;
+    if (location.hash.startsWith('#/automations')) {
+      this.openSession(null);
+      this.automations.show();
+      return;
+    }
+    this.automations.hide();
     const m = location.hash.match(/^#\/s\/([^/]+)(?:\/c\/([^/]+))?/);
     const uri = m ? decodeURIComponent(m[1]) : null;
     const chat = m && m[2] ? decodeURIComponent(m[2]) : null;

@@ -35,6 +35,8 @@ export function kindOf(uri) {
     case 'ahp-terminal': return 'terminal';
     case 'ahp-changeset': return 'changeset';
     case 'ahp-annotations': return 'annotations';
+    case 'ahp-automations': return 'automation';
+    case 'ahp-automation-run': return 'automationRun';
     default:
       // Every other channel has an ahp-* scheme; clients name sessions as
       // they like (VS Code and ahpd: <provider>:/<id>).

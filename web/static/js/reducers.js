@@ -44,6 +44,8 @@ export function reduce(kind, state, action, now = isoNow, opts = {}) {
     case 'terminal': return terminal(state, action, opts.modern);
     case 'changeset': return changeset(state, action);
     case 'annotations': return annotations(state, action);
+    case 'automation': return automation(state, action);
+    case 'automationRun': return automationRun(state, action);
     default: return state;
   }
 }
@@ -67,6 +69,38 @@ function mergeConfig(values, changes, replace) {
 }
 const withActivity = (status, activity) => (status & ~ACTIVITY_BITS) | activity;
 const withFlag = (status, flag, on) => on ? (status | flag) : (status & ~flag);
+
+// ---- automations (1.1): the catalogue and one run
+
+function automation(s, a) {
+  switch (a.type) {
+    case 'automation/set':
+      return { ...s, entries: upsert(s.entries, a.automation, (e) => e.resource === a.automation.resource) };
+    case 'automation/removed': {
+      const i = (s.entries || []).findIndex((e) => e.resource === a.resource);
+      return i < 0 ? s : { ...s, entries: without(s.entries, i) };
+    }
+  }
+  // createRequested and updateRequested change nothing: the host answers
+  // them with automation/set.
+  return s;
+}
+
+function automationRun(s, a) {
+  switch (a.type) {
+    case 'automationRun/lifecycleChanged': return { ...s, lifecycle: a.lifecycle };
+    case 'automationRun/sessionSet':
+      return (s.sessions || []).includes(a.session) ? s : { ...s, sessions: append(s.sessions, a.session) };
+    case 'automationRun/sessionRemoved': {
+      const i = (s.sessions || []).indexOf(a.session);
+      if (i < 0) return s;
+      const n = { ...s, sessions: without(s.sessions, i) };
+      return s.primarySession === a.session ? set(n, 'primarySession', undefined) : n;
+    }
+    case 'automationRun/primarySessionChanged': return set(s, 'primarySession', a.primarySession);
+  }
+  return s;
+}
 
 // ---- root
 
