@@ -98,49 +98,57 @@ func (h *Host) startSession(ctx context.Context, r *SessionStart) error {
 	if _, err := c.createSession(ctx, p); err != nil {
 		return err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	return h.locked(ctx, func(rd *storeReads) (change, error) {
+		return h.firstMessageLocked(rd, r)
+	})
+}
+
+// firstMessageLocked is the step that starts an automation run's first
+// turn: it checks the new session and the message, and its change starts
+// the turn.
+func (h *Host) firstMessageLocked(rd *storeReads, r *SessionStart) (change, error) {
 	if h.closed {
-		return errHostShutdown
+		return nil, errHostShutdown
 	}
 	s, ok := h.sessions[r.Session]
 	if !ok || len(s.chatURIs) == 0 {
-		return fmt.Errorf("host: session %s went away before its first message", r.Session)
+		return nil, fmt.Errorf("host: session %s went away before its first message", r.Session)
 	}
 	// The agent may have failed to open already, before any watch: its
 	// failure is held for a first subscriber, or applied.
 	if f, ok := s.heldLifecycle.(*protocol.SessionCreationFailedAction); ok {
-		return fmt.Errorf("the agent failed to start: %s", f.Error.Message)
+		return nil, fmt.Errorf("the agent failed to start: %s", f.Error.Message)
 	}
 	if st, ok := h.channels[s.uri].state.(*protocol.SessionState); ok && st.CreationError != nil {
-		return fmt.Errorf("the agent failed to start: %s", st.CreationError.Message)
+		return nil, fmt.Errorf("the agent failed to start: %s", st.CreationError.Message)
 	}
 	ch := s.chats[s.chatURIs[0]]
 	if ch == nil {
-		return fmt.Errorf("host: session %s has no default chat", r.Session)
+		return nil, fmt.Errorf("host: session %s has no default chat", r.Session)
 	}
 	if chat := ch.state.(*protocol.ChatState); chat.ActiveTurn != nil {
-		return fmt.Errorf("host: session %s already has a turn running", r.Session)
+		return nil, fmt.Errorf("host: session %s already has a turn running", r.Session)
 	}
 	msg := r.Message
-	if reason := h.checkAttachmentsLocked(&msg); reason != "" {
-		return fmt.Errorf("host: the first message: %s", reason)
-	}
-	if miss := h.takeMiss(); miss != nil {
-		// Attachments that need the store are not part of automation
-		// messages; refuse rather than read under the lock.
-		return errors.New("host: the first message refers to content that is not in memory")
-	}
-	turn := h.opts.NewID()
-	if r.TurnEnded != nil {
-		if h.turnWatches == nil {
-			h.turnWatches = map[string]*turnWatch{}
+	if err := h.checkAttachmentsLocked(rd, &msg); err != nil {
+		var miss *storeMiss
+		if errors.As(err, &miss) {
+			return nil, err
 		}
-		h.turnWatches[ch.uri] = &turnWatch{session: s.uri, turn: turn, ended: r.TurnEnded}
+		return nil, fmt.Errorf("host: the first message: %w", err)
 	}
-	h.pinAttachmentsLocked(&msg)
-	h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: turn, StartedAt: h.now(), Message: msg}, nil)
-	return nil
+	return func() error {
+		turn := h.opts.NewID()
+		if r.TurnEnded != nil {
+			if h.turnWatches == nil {
+				h.turnWatches = map[string]*turnWatch{}
+			}
+			h.turnWatches[ch.uri] = &turnWatch{session: s.uri, turn: turn, ended: r.TurnEnded}
+		}
+		h.pinAttachmentsLocked(&msg)
+		h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: turn, StartedAt: h.now(), Message: msg}, nil)
+		return nil
+	}, nil
 }
 
 // turnEndedLocked reports the end of a watched turn.
