@@ -1,14 +1,11 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/protocol/view"
@@ -317,17 +314,10 @@ func sizeHint(ch *channel) int {
 // marshalSized encodes v as protocol.Marshal does, into a buffer sized for
 // hint bytes. A streamed turn's text can be most of the heap: encoding it
 // into a buffer that grows by doubling and then copying the result (what
-// Marshal does) would hold up to three times its size at once.
+// Marshal does), or joining its blocks into one string first, would hold
+// it two or three times at once.
 func marshalSized(v any, hint int) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, hint+hint/32+512))
-	if err := json.MarshalWrite(buf, v); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	if cap(b) > 2*len(b)+4096 {
-		b = bytes.Clone(b) // the hint was far off: keep no unused room
-	}
-	return b, nil
+	return protocol.MarshalSized(v, hint)
 }
 
 // catalogLocked queues the session's catalog entry.
