@@ -28,12 +28,48 @@ import (
 // The zero value is the empty text.
 type Text struct {
 	b []byte
-	// room is what the buffer has left past the end of the longest Text
+	// room counts what the buffer has left and holds the blocks before
+	// it; nil for the empty text. (One pointer for both keeps a Text, and
+	// the response parts holding one, as small as a single buffer needs.)
+	room *textRoom
+}
+
+// textRoom is shared by the Texts that end in one buffer.
+type textRoom struct {
+	// left is what the buffer has left past the end of the longest Text
 	// sharing it, cap(b)-len(b) for that Text. Counted from the buffer's
 	// end, it holds for Texts that start later in it too (see Suffix).
-	room *atomic.Int64
-	// head holds the full blocks before b; nil for a text of one buffer.
+	left atomic.Int64
+	// shared, when set, is the textRoom whose left counts for this one:
+	// a Suffix keeping fewer blocks before the same buffer.
+	shared *textRoom
+	// head holds the full blocks before the buffer; nil for a text of
+	// one buffer.
 	head *textHead
+}
+
+// counter returns the count of what the buffer has left.
+func (r *textRoom) counter() *atomic.Int64 {
+	if r.shared != nil {
+		return &r.shared.left
+	}
+	return &r.left
+}
+
+// counterOwner returns the textRoom whose left counts for r.
+func (r *textRoom) counterOwner() *textRoom {
+	if r.shared != nil {
+		return r.shared
+	}
+	return r
+}
+
+// head returns the blocks before t's buffer, nil for none.
+func (t Text) head() *textHead {
+	if t.room == nil {
+		return nil
+	}
+	return t.room.head
 }
 
 // textHead is the immutable list of blocks before a long Text's tail.
@@ -50,8 +86,8 @@ func TextOf(s string) Text {
 	if s == "" {
 		return Text{}
 	}
-	t := Text{b: []byte(s), room: new(atomic.Int64)}
-	t.room.Store(int64(cap(t.b) - len(t.b)))
+	t := Text{b: []byte(s), room: new(textRoom)}
+	t.room.left.Store(int64(cap(t.b) - len(t.b)))
 	return t
 }
 
@@ -61,22 +97,22 @@ func (t Text) Append(s string) Text {
 		return t
 	}
 	n, room := len(t.b), cap(t.b)-len(t.b)
-	if t.room != nil && room >= len(s) && t.room.CompareAndSwap(int64(room), int64(room-len(s))) {
+	if t.room != nil && room >= len(s) && t.room.counter().CompareAndSwap(int64(room), int64(room-len(s))) {
 		// t is the newest value of this buffer and there is room: write in place.
-		return Text{b: append(t.b, s...), room: t.room, head: t.head}
+		return Text{b: append(t.b, s...), room: t.room}
 	}
 	size := n + len(s)
-	if t.head == nil && size <= textBlock {
+	head := t.head()
+	if head == nil && size <= textBlock {
 		// A short text: copy into a buffer twice the size, at most a block.
 		return newTail(nil, t.b, s, min(max(2*size, 64), textBlock))
 	}
 	if size <= textBlock {
 		// The tail is shared with a newer value or was sized short: copy
 		// it (at most a block) into a block of its own.
-		return newTail(t.head, t.b, s, textBlock)
+		return newTail(head, t.b, s, textBlock)
 	}
 	// The tail is full: it becomes a block as it is, and s starts the next.
-	head := t.head
 	if n > 0 {
 		h := &textHead{n: n}
 		if head != nil {
@@ -96,9 +132,9 @@ func newTail(head *textHead, b []byte, s string, size int) Text {
 	nb := make([]byte, len(b)+len(s), size)
 	copy(nb, b)
 	copy(nb[len(b):], s)
-	r := new(atomic.Int64)
-	r.Store(int64(cap(nb) - len(nb)))
-	return Text{b: nb, room: r, head: head}
+	r := &textRoom{head: head}
+	r.left.Store(int64(cap(nb) - len(nb)))
+	return Text{b: nb, room: r}
 }
 
 // Suffix returns the last n bytes of t (all of t when n is larger), in
@@ -115,11 +151,15 @@ func (t Text) Suffix(n int) Text {
 		return Text{}
 	}
 	if n <= len(t.b) {
-		return Text{b: t.b[len(t.b)-n:], room: t.room}
+		if t.room.head == nil {
+			return Text{b: t.b[len(t.b)-n:], room: t.room}
+		}
+		return Text{b: t.b[len(t.b)-n:], room: &textRoom{shared: t.room.counterOwner()}}
 	}
 	// Keep the blocks the last n-len(t.b) bytes of the head are in.
-	cut := t.head.n - (n - len(t.b))
-	blocks := t.head.blocks
+	head := t.room.head
+	cut := head.n - (n - len(t.b))
+	blocks := head.blocks
 	for cut >= len(blocks[0]) {
 		cut -= len(blocks[0])
 		blocks = blocks[1:]
@@ -127,13 +167,13 @@ func (t Text) Suffix(n int) Text {
 	h := &textHead{blocks: make([][]byte, len(blocks)), n: n - len(t.b)}
 	copy(h.blocks, blocks)
 	h.blocks[0] = h.blocks[0][cut:]
-	return Text{b: t.b, room: t.room, head: h}
+	return Text{b: t.b, room: &textRoom{shared: t.room.counterOwner(), head: h}}
 }
 
 // Len returns the length in bytes.
 func (t Text) Len() int {
-	if t.head != nil {
-		return t.head.n + len(t.b)
+	if h := t.head(); h != nil {
+		return h.n + len(t.b)
 	}
 	return len(t.b)
 }
@@ -142,10 +182,10 @@ func (t Text) Len() int {
 // by TextOf) is returned without a copy: the bytes are never modified; a
 // longer one is joined into a new string.
 func (t Text) String() string {
-	if t.head != nil {
+	if h := t.head(); h != nil {
 		var sb strings.Builder
 		sb.Grow(t.Len())
-		for _, b := range t.head.blocks {
+		for _, b := range h.blocks {
 			sb.Write(b)
 		}
 		sb.Write(t.b)
@@ -159,7 +199,7 @@ func (t Text) String() string {
 
 // Equal reports whether two texts hold the same string.
 func (t Text) Equal(u Text) bool {
-	if t.head == nil && u.head == nil {
+	if t.head() == nil && u.head() == nil {
 		return string(t.b) == string(u.b)
 	}
 	return t.Len() == u.Len() && t.String() == u.String()
@@ -167,7 +207,7 @@ func (t Text) Equal(u Text) bool {
 
 // MarshalJSONTo writes the text as a JSON string.
 func (t Text) MarshalJSONTo(enc *jsontext.Encoder) error {
-	if t.head != nil {
+	if t.head() != nil {
 		// A long text: MarshalSized writes it from its blocks.
 		return json.MarshalEncode(enc, textRef{t}, enc.Options())
 	}

@@ -109,8 +109,8 @@ func appendTextEscaped(dst []byte, t Text) ([]byte, error) {
 		nc = copy(carry[:], p[cut:])
 		return quote(p[:cut])
 	}
-	if t.head != nil {
-		for _, b := range t.head.blocks {
+	if h := t.head(); h != nil {
+		for _, b := range h.blocks {
 			if err := piece(b); err != nil {
 				return nil, err
 			}

@@ -96,10 +96,10 @@ func TestTextBlocks(t *testing.T) {
 			mid = v
 		}
 	}
-	if v.head == nil || len(v.head.blocks) != 2 || v.Len() != want.Len() || v.String() != want.String() {
-		t.Fatalf("3000 KiB: %d bytes, head %v", v.Len(), v.head != nil)
+	if v.head() == nil || len(v.head().blocks) != 2 || v.Len() != want.Len() || v.String() != want.String() {
+		t.Fatalf("3000 KiB: %d bytes, head %v", v.Len(), v.head() != nil)
 	}
-	if &mid.head.blocks[0][0] != &v.head.blocks[0][0] {
+	if &mid.head().blocks[0][0] != &v.head().blocks[0][0] {
 		t.Fatal("an older value does not share the first block")
 	}
 	if mid.String() != want.String()[:1501*len(piece)] {
@@ -107,7 +107,7 @@ func TestTextBlocks(t *testing.T) {
 	}
 	// Appending to the older value copies at most its tail.
 	fork := mid.Append("!")
-	if fork.String() != want.String()[:1501*len(piece)]+"!" || &fork.head.blocks[0][0] != &v.head.blocks[0][0] {
+	if fork.String() != want.String()[:1501*len(piece)]+"!" || &fork.head().blocks[0][0] != &v.head().blocks[0][0] {
 		t.Fatal("appending to an older value")
 	}
 	for _, n := range []int{0, 1, len(piece), textBlock, textBlock + 7, 2*textBlock + 1, v.Len() - 1, v.Len(), v.Len() + 1} {
