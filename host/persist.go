@@ -1,14 +1,11 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/go-json-experiment/json"
 
 	"github.com/ahp-go/ahp/host/internal/journal"
 	"github.com/ahp-go/ahp/protocol"
@@ -236,6 +233,10 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	ch.logged++
 	ch.loggedBytes += len(env)
 	snap := ch.logged >= snapshotEvery && int64(ch.loggedBytes) >= ch.snapBytes.Load()
+	// structural: the snapshot goes with a change to the turn rows and
+	// must be written with it; one taken only because the log grew may be
+	// left out when a newer one follows (see supersedable).
+	structural := false
 	ended := false
 	if ch.kind == protocol.ChannelChat {
 		pc, nc := prev.(*protocol.ChatState), ch.state.(*protocol.ChatState)
@@ -246,7 +247,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 			// the turn ends again.
 			ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
 			ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
-			snap = true
+			snap, structural = true, true
 		case pc.ActiveTurn != nil && nc.ActiveTurn == nil && len(nc.Turns) == len(pc.Turns)+1:
 			// A turn ended: store it under the next ordinal.
 			t := &nc.Turns[len(nc.Turns)-1]
@@ -257,7 +258,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 				return store.PutTurn{Turn: store.Turn{Chat: uri, Ordinal: ord, ID: t.ID, Data: data}}, err
 			}})
 			ch.turnSeqs = append(ch.turnSeqs, seq)
-			snap, ended = true, true
+			snap, ended, structural = true, true, true
 		default:
 			if tr, ok := a.(*protocol.ChatTruncatedAction); ok {
 				if tr.TurnID == nil {
@@ -266,12 +267,16 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 				ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
 				ch.turnsGen++
 				ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
-				snap = true
+				snap, structural = true, true
 			}
 		}
 	}
 	if snap {
-		ops = append(ops, snapshotOf(ch, seq))
+		p := snapshotOf(ch, seq)
+		if !structural {
+			p = supersedable(ch, p)
+		}
+		ops = append(ops, p)
 		ch.logged, ch.loggedBytes = 0, 0
 	}
 	h.jr.Queue(seq, ops...)
@@ -296,6 +301,7 @@ func (h *Host) snapshotLoggedLocked() {
 // snapshotOf returns the snapshot of a channel at serverSeq seq, to be
 // encoded by the writer. A chat's completed turns are left out.
 func snapshotOf(ch *channel, seq int64) journal.Pending {
+	ch.snapGen.Add(1)
 	state, hint := ch.state, sizeHint(ch)
 	if cs, ok := state.(*protocol.ChatState); ok {
 		if cs.ActiveTurn == nil {
@@ -314,6 +320,24 @@ func snapshotOf(ch *channel, seq int64) journal.Pending {
 	}}
 }
 
+// supersedable wraps the encoding of a snapshot taken only because the
+// channel's log grew: when a newer snapshot of the channel has been queued
+// by the time the writer gets to it, it is not encoded and nothing is
+// written for it. The store then holds the older snapshot and the log
+// after it, as it would had the log grown more slowly, and a streamed
+// text is not encoded twice (two snapshots, or a snapshot and the turn)
+// in one batch.
+func supersedable(ch *channel, p journal.Pending) journal.Pending {
+	gen, encode := ch.snapGen.Load(), p.Encode
+	p.Encode = func() (store.Op, error) {
+		if ch.snapGen.Load() != gen {
+			return nil, nil
+		}
+		return encode()
+	}
+	return p
+}
+
 // sizeHint estimates the encoded size of the channel's state from its
 // last snapshot and what was logged since (envelopes, a little more than
 // the state grew by).
@@ -324,17 +348,10 @@ func sizeHint(ch *channel) int {
 // marshalSized encodes v as protocol.Marshal does, into a buffer sized for
 // hint bytes. A streamed turn's text can be most of the heap: encoding it
 // into a buffer that grows by doubling and then copying the result (what
-// Marshal does) would hold up to three times its size at once.
+// Marshal does), or joining its blocks into one string first, would hold
+// it two or three times at once.
 func marshalSized(v any, hint int) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, hint+hint/32+512))
-	if err := json.MarshalWrite(buf, v); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	if cap(b) > 2*len(b)+4096 {
-		b = bytes.Clone(b) // the hint was far off: keep no unused room
-	}
-	return b, nil
+	return protocol.MarshalSized(v, hint)
 }
 
 // catalogLocked queues the session's catalog entry.

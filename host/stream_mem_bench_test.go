@@ -156,6 +156,8 @@ func streamOnce(b *testing.B, n, window int, text string) float64 {
 	defer cancel()
 	be.fail, be.stop = cancel, ctx.Done()
 	var wg sync.WaitGroup
+	started := make(chan struct{})
+	var startOnce sync.Once
 	for i := range counts {
 		ws := dialRaw(b, url)
 		defer ws.CloseNow()
@@ -165,6 +167,7 @@ func streamOnce(b *testing.B, n, window int, text string) float64 {
 			// frame through a fixed buffer, keeping nothing.
 			var buf [4096]byte
 			marker, end := []byte(`"chat/delta"`), []byte(`"chat/turnComplete"`)
+			begin := []byte(`"chat/turnStarted"`)
 			for {
 				_, rd, err := ws.Reader(ctx)
 				if err != nil {
@@ -180,6 +183,9 @@ func streamOnce(b *testing.B, n, window int, text string) float64 {
 					if err != nil {
 						break
 					}
+				}
+				if bytes.Contains(head, begin) {
+					startOnce.Do(func() { close(started) })
 				}
 				if bytes.Contains(head, marker) {
 					counts[i].Add(1)
@@ -202,10 +208,23 @@ func streamOnce(b *testing.B, n, window int, text string) float64 {
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	ctl.Write(wctx, websocket.MessageText, []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":"dispatchAction","params":{"channel":%q,"clientSeq":1,"action":{"type":"chat/turnStarted","turnId":"t1","startedAt":"2026-01-01T00:00:00.000Z","message":{"text":"go","origin":{"kind":"user"}}}}}`, chat)))
 	wcancel()
-	// The control connection reads nothing more: it leaves the session.
+	// The host may drop an action still in flight when its connection
+	// closes: wait until the subscribers see the turn start. The control
+	// connection then reads nothing more: it leaves the session.
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		cancel()
+		wg.Wait()
+		b.Fatal("the turn did not start within 30s")
+	}
 	ctl.CloseNow()
 	wg.Wait()
-	<-be.done
+	select {
+	case <-be.done:
+	case <-ctx.Done():
+		b.Fatal("the stream did not finish: ", ctx.Err())
+	}
 	if be.err != nil {
 		b.Fatal(be.err)
 	}

@@ -1,9 +1,11 @@
 package protocol
 
 import (
+	"strings"
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -18,22 +20,74 @@ import (
 // Values are safe for concurrent use: the claim on a buffer's tail is an
 // atomic compare-and-swap, and bytes are never changed once written.
 //
+// A text longer than a block (textBlock, 1 MiB) is kept as a list of full
+// blocks and a tail buffer: appending never copies the blocks, so a long
+// answer is never held twice while its buffer regrows, and older values
+// (a snapshot waiting for the store) share every block with the newest.
+//
 // The zero value is the empty text.
 type Text struct {
 	b []byte
-	// room is what the buffer has left past the end of the longest Text
+	// room counts what the buffer has left and holds the blocks before
+	// it; nil for the empty text. (One pointer for both keeps a Text, and
+	// the response parts holding one, as small as a single buffer needs.)
+	room *textRoom
+}
+
+// textRoom is shared by the Texts that end in one buffer.
+type textRoom struct {
+	// left is what the buffer has left past the end of the longest Text
 	// sharing it, cap(b)-len(b) for that Text. Counted from the buffer's
 	// end, it holds for Texts that start later in it too (see Suffix).
-	room *atomic.Int64
+	left atomic.Int64
+	// shared, when set, is the textRoom whose left counts for this one:
+	// a Suffix keeping fewer blocks before the same buffer.
+	shared *textRoom
+	// head holds the full blocks before the buffer; nil for a text of
+	// one buffer.
+	head *textHead
 }
+
+// counter returns the count of what the buffer has left.
+func (r *textRoom) counter() *atomic.Int64 {
+	if r.shared != nil {
+		return &r.shared.left
+	}
+	return &r.left
+}
+
+// counterOwner returns the textRoom whose left counts for r.
+func (r *textRoom) counterOwner() *textRoom {
+	if r.shared != nil {
+		return r.shared
+	}
+	return r
+}
+
+// head returns the blocks before t's buffer, nil for none.
+func (t Text) head() *textHead {
+	if t.room == nil {
+		return nil
+	}
+	return t.room.head
+}
+
+// textHead is the immutable list of blocks before a long Text's tail.
+type textHead struct {
+	blocks [][]byte
+	n      int // bytes in blocks
+}
+
+// textBlock is the size of the blocks a long Text is kept in.
+const textBlock = 1 << 20
 
 // TextOf returns a Text holding s.
 func TextOf(s string) Text {
 	if s == "" {
 		return Text{}
 	}
-	t := Text{b: []byte(s), room: new(atomic.Int64)}
-	t.room.Store(int64(cap(t.b) - len(t.b)))
+	t := Text{b: []byte(s), room: new(textRoom)}
+	t.room.left.Store(int64(cap(t.b) - len(t.b)))
 	return t
 }
 
@@ -43,30 +97,45 @@ func (t Text) Append(s string) Text {
 		return t
 	}
 	n, room := len(t.b), cap(t.b)-len(t.b)
-	if t.room != nil && room >= len(s) && t.room.CompareAndSwap(int64(room), int64(room-len(s))) {
+	if t.room != nil && room >= len(s) && t.room.counter().CompareAndSwap(int64(room), int64(room-len(s))) {
 		// t is the newest value of this buffer and there is room: write in place.
 		return Text{b: append(t.b, s...), room: t.room}
 	}
-	// Copy into a new buffer with room to grow: double a small one; grow a
-	// large one (a long streamed answer) by a quarter, as append does, so
-	// that its unused room and the copy it leaves behind stay a fraction
-	// of the text rather than as large as it.
 	size := n + len(s)
-	grow := size
-	if size >= textGrowSlow {
-		grow = size / 4
+	head := t.head()
+	if head == nil && size <= textBlock {
+		// A short text: copy into a buffer twice the size, at most a block.
+		return newTail(nil, t.b, s, min(max(2*size, 64), textBlock))
 	}
-	nb := make([]byte, size, max(size+grow, 64))
-	copy(nb, t.b)
-	copy(nb[n:], s)
-	r := new(atomic.Int64)
-	r.Store(int64(cap(nb) - len(nb)))
-	return Text{b: nb, room: r}
+	if size <= textBlock {
+		// The tail is shared with a newer value or was sized short: copy
+		// it (at most a block) into a block of its own.
+		return newTail(head, t.b, s, textBlock)
+	}
+	// The tail is full: it becomes a block as it is, and s starts the next.
+	if n > 0 {
+		h := &textHead{n: n}
+		if head != nil {
+			h.blocks = make([][]byte, 0, len(head.blocks)+1)
+			h.blocks = append(h.blocks, head.blocks...)
+			h.n += head.n
+		}
+		h.blocks = append(h.blocks, t.b[:n:n])
+		head = h
+	}
+	return newTail(head, nil, s, max(len(s), textBlock))
 }
 
-// textGrowSlow is the size from which Append grows a buffer by a quarter
-// rather than doubling it.
-const textGrowSlow = 1 << 20
+// newTail returns the text of head followed by a new buffer of capacity
+// size holding b and s.
+func newTail(head *textHead, b []byte, s string, size int) Text {
+	nb := make([]byte, len(b)+len(s), size)
+	copy(nb, b)
+	copy(nb[len(b):], s)
+	r := &textRoom{head: head}
+	r.left.Store(int64(cap(nb) - len(nb)))
+	return Text{b: nb, room: r}
+}
 
 // Suffix returns the last n bytes of t (all of t when n is larger), in
 // the same buffer and without a copy: appending to it goes on in place as
@@ -75,20 +144,53 @@ const textGrowSlow = 1 << 20
 // trimmed this way again and again (a terminal's scrollback) costs one
 // copy of what it keeps per buffer's worth of output.
 func (t Text) Suffix(n int) Text {
-	if n >= len(t.b) {
+	if n >= t.Len() {
 		return t
 	}
 	if n <= 0 {
 		return Text{}
 	}
-	return Text{b: t.b[len(t.b)-n:], room: t.room}
+	if n <= len(t.b) {
+		if t.room.head == nil {
+			return Text{b: t.b[len(t.b)-n:], room: t.room}
+		}
+		return Text{b: t.b[len(t.b)-n:], room: &textRoom{shared: t.room.counterOwner()}}
+	}
+	// Keep the blocks the last n-len(t.b) bytes of the head are in.
+	head := t.room.head
+	cut := head.n - (n - len(t.b))
+	blocks := head.blocks
+	for cut >= len(blocks[0]) {
+		cut -= len(blocks[0])
+		blocks = blocks[1:]
+	}
+	h := &textHead{blocks: make([][]byte, len(blocks)), n: n - len(t.b)}
+	copy(h.blocks, blocks)
+	h.blocks[0] = h.blocks[0][cut:]
+	return Text{b: t.b, room: &textRoom{shared: t.room.counterOwner(), head: h}}
 }
 
 // Len returns the length in bytes.
-func (t Text) Len() int { return len(t.b) }
+func (t Text) Len() int {
+	if h := t.head(); h != nil {
+		return h.n + len(t.b)
+	}
+	return len(t.b)
+}
 
-// String returns the text. It does not copy: the bytes are never modified.
+// String returns the text. A text of one buffer (up to a block, or made
+// by TextOf) is returned without a copy: the bytes are never modified; a
+// longer one is joined into a new string.
 func (t Text) String() string {
+	if h := t.head(); h != nil {
+		var sb strings.Builder
+		sb.Grow(t.Len())
+		for _, b := range h.blocks {
+			sb.Write(b)
+		}
+		sb.Write(t.b)
+		return sb.String()
+	}
 	if len(t.b) == 0 {
 		return ""
 	}
@@ -96,10 +198,19 @@ func (t Text) String() string {
 }
 
 // Equal reports whether two texts hold the same string.
-func (t Text) Equal(u Text) bool { return t.String() == u.String() }
+func (t Text) Equal(u Text) bool {
+	if t.head() == nil && u.head() == nil {
+		return string(t.b) == string(u.b)
+	}
+	return t.Len() == u.Len() && t.String() == u.String()
+}
 
 // MarshalJSONTo writes the text as a JSON string.
 func (t Text) MarshalJSONTo(enc *jsontext.Encoder) error {
+	if t.head() != nil {
+		// A long text: MarshalSized writes it from its blocks.
+		return json.MarshalEncode(enc, textRef{t}, enc.Options())
+	}
 	return writeString(enc, t.String())
 }
 

@@ -81,3 +81,53 @@ func TestTextConcurrentAppend(t *testing.T) {
 		}
 	}
 }
+
+// A long text is kept in blocks: appending never copies them, older values
+// share them, and Suffix, String, Equal and JSON see one string.
+func TestTextBlocks(t *testing.T) {
+	piece := strings.Repeat("0123456789abcdef", 64) // 1 KiB
+	var v Text
+	var want strings.Builder
+	var mid Text
+	for i := range 3000 {
+		v = v.Append(piece)
+		want.WriteString(piece)
+		if i == 1500 {
+			mid = v
+		}
+	}
+	if v.head() == nil || len(v.head().blocks) != 2 || v.Len() != want.Len() || v.String() != want.String() {
+		t.Fatalf("3000 KiB: %d bytes, head %v", v.Len(), v.head() != nil)
+	}
+	if &mid.head().blocks[0][0] != &v.head().blocks[0][0] {
+		t.Fatal("an older value does not share the first block")
+	}
+	if mid.String() != want.String()[:1501*len(piece)] {
+		t.Fatal("an older value changed")
+	}
+	// Appending to the older value copies at most its tail.
+	fork := mid.Append("!")
+	if fork.String() != want.String()[:1501*len(piece)]+"!" || &fork.head().blocks[0][0] != &v.head().blocks[0][0] {
+		t.Fatal("appending to an older value")
+	}
+	for _, n := range []int{0, 1, len(piece), textBlock, textBlock + 7, 2*textBlock + 1, v.Len() - 1, v.Len(), v.Len() + 1} {
+		w := want.String()[want.Len()-min(n, want.Len()):]
+		if got := v.Suffix(n); got.Len() != len(w) || got.String() != w || !got.Equal(TextOf(w)) {
+			t.Fatalf("Suffix(%d): %d bytes", n, got.Len())
+		}
+		if got := v.Suffix(n).Append("x").String(); got != w+"x" {
+			t.Fatalf("Suffix(%d) then Append: %d bytes", n, len(got))
+		}
+	}
+	if v.Equal(mid) || !v.Equal(TextOf(want.String())) {
+		t.Fatal("Equal")
+	}
+	data, err := Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Text
+	if err := Unmarshal(data, &back); err != nil || !back.Equal(v) {
+		t.Fatalf("JSON round trip: %v", err)
+	}
+}

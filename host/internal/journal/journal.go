@@ -95,7 +95,8 @@ type Journal struct {
 
 // Pending is one queued operation: Op, ready, or else Encode, which the
 // writer calls to make it (states are immutable, so encoding them later,
-// off the host's lock, is safe).
+// off the host's lock, is safe). Encode may return a nil Op: nothing is to
+// be written for it (it was superseded).
 type Pending struct {
 	Op     store.Op
 	Encode func() (store.Op, error)
@@ -341,6 +342,9 @@ func (j *Journal) write(ops []Pending, upTo int64, since time.Time) error {
 				// Wire types always encode; this is a bug. The rest of
 				// the batch is still worth keeping.
 				j.log.Error("encoding a change for the store failed", "err", err)
+				continue
+			}
+			if op == nil {
 				continue
 			}
 		}

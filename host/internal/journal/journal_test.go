@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -72,6 +73,42 @@ func TestJournalWaiterSkipsWindow(t *testing.T) {
 		j.WaitLease(3)
 		if waited := time.Since(start); waited > time.Second {
 			t.Fatalf("a lease waited %v, the gathering window", waited)
+		}
+	})
+}
+
+// recordStore counts the operations written to it.
+type recordStore struct {
+	store.Store
+	ops int
+}
+
+func (s *recordStore) Write(ctx context.Context, b store.Batch) error {
+	for _, op := range b {
+		if op == nil {
+			return errors.New("a nil operation was written")
+		}
+	}
+	s.ops += len(b)
+	return s.Store.Write(ctx, b)
+}
+
+// An Encode that returns a nil operation (superseded) writes nothing for
+// it, and the change still becomes durable.
+func TestJournalSkipsNilOp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := &recordStore{Store: store.NewMemory()}
+		j := New(st, Options{MaxAge: time.Second})
+		j.Start()
+		j.Queue(1, Pending{Encode: func() (store.Op, error) { return nil, nil }}, Pending{Op: store.SetSeq{Seq: 10}})
+		if err := j.Wait(context.Background(), 1); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if st.ops != 1 {
+			t.Fatalf("%d operations written, want 1", st.ops)
 		}
 	})
 }
