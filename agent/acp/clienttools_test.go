@@ -173,7 +173,7 @@ func TestClientToolFromGoSDK(t *testing.T) {
 				continue
 			}
 			var call protocol.ToolCallState
-			for _, p := range sub.State().(*protocol.ChatState).ActiveTurn.ResponseParts {
+			for _, p := range sub.Chat().ActiveTurn.ResponseParts {
 				if tp, ok := p.(*protocol.ToolCallResponsePart); ok {
 					call = tp.ToolCall
 				}

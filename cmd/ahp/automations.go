@@ -60,7 +60,7 @@ func runAutomations(ctx context.Context, a *app, pos []string, flags any) error 
 		return err
 	}
 	defer sub.Close()
-	cat := func() *protocol.AutomationState { return sub.State().(*protocol.AutomationState) }
+	cat := func() *protocol.AutomationState { return client.StateOf[*protocol.AutomationState](sub) }
 	if verb == "list" {
 		return a.listAutomations(cat())
 	}
@@ -154,9 +154,9 @@ func dispatchWait(ctx context.Context, sub *client.Subscription, action protocol
 // waitEntry waits until the catalogue holds an entry satisfying ok.
 func waitEntry(ctx context.Context, sub *client.Subscription, uri string, ok func(*protocol.AutomationEntry) bool) (*protocol.AutomationEntry, error) {
 	for {
-		for i, e := range sub.State().(*protocol.AutomationState).Entries {
+		for i, e := range client.StateOf[*protocol.AutomationState](sub).Entries {
 			if e.Resource == uri && ok(&e) {
-				return &sub.State().(*protocol.AutomationState).Entries[i], nil
+				return &client.StateOf[*protocol.AutomationState](sub).Entries[i], nil
 			}
 		}
 		if _, err := sub.Next(ctx); err != nil && err != client.ErrLagged {
@@ -225,7 +225,7 @@ func (a *app) runAutomationNow(ctx context.Context, e *protocol.AutomationEntry,
 	}
 	defer sub.Close()
 	for {
-		st := sub.State().(*protocol.AutomationRunState)
+		st := client.StateOf[*protocol.AutomationRunState](sub)
 		switch l := st.Lifecycle.(type) {
 		case *protocol.AutomationCompletedRunLifecycle, *protocol.AutomationCancelledRunLifecycle:
 			if a.g.json {
