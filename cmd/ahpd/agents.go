@@ -86,11 +86,11 @@ func (c *agentConfig) validate() error {
 
 // backends returns the agent backends to offer, the first being the
 // default for new sessions, and the ACP ones among them, to be probed.
-func (c *agentConfig) backends(log *slog.Logger) ([]agent.Backend, []*acp.Backend, error) {
+func (c *agentConfig) backends(log *slog.Logger, creds *acp.Credentials) ([]agent.Backend, []*acp.Backend, error) {
 	var out []agent.Backend
 	acps := make([]*acp.Backend, len(c.Agents))
 	for i, cfg := range c.Agents {
-		b, err := acp.New(cfg, &acp.Options{Logger: log, ClientVersion: version})
+		b, err := acp.New(cfg, &acp.Options{Logger: log, ClientVersion: version, Credentials: creds})
 		if err != nil {
 			return nil, nil, err
 		}
