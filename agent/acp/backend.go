@@ -142,6 +142,11 @@ type probeResult struct {
 	options    []acpsdk.SessionConfigOption
 	sessionErr string // why session/new failed, when it did
 	err        error
+
+	// What the agent's last "_auth/status_update" said (Claude Code and
+	// Codex push one): a kind of "none" means not signed in.
+	authMu              sync.Mutex
+	authKind, authLabel string
 }
 
 // New returns the backend of the agent cfg describes. It starts nothing:
@@ -255,7 +260,7 @@ func (b *Backend) probe(ctx context.Context, res *probeResult, cred *credential)
 	}
 	defer os.RemoveAll(dir)
 	cfg, env := b.launch(cred)
-	p, err := startProcess(cfg, dir, env, func(*process) acpsdk.Client { return probeClient{} }, b.log.With("probe", true), &b.opts)
+	p, err := startProcess(cfg, dir, env, func(*process) acpsdk.Client { return &probeClient{res: res} }, b.log.With("probe", true), &b.opts)
 	if err != nil {
 		return err
 	}
@@ -498,34 +503,59 @@ func jsonValue(v any) jsontext.Value {
 	return jsontext.Value(b)
 }
 
-// probeClient serves the probe's agent: it refuses everything.
-type probeClient struct{}
+// probeClient serves the probe's agent: it refuses everything, and notes
+// the sign-in status the agent reports.
+type probeClient struct{ res *probeResult }
+
+// authStatusMethod is the extension notification by which Claude Code and
+// Codex report whom they are signed in as ("authStatus" in their
+// capabilities' _meta); kind "none" means not signed in.
+const authStatusMethod = "_auth/status_update"
+
+func (c *probeClient) HandleExtensionMethod(_ context.Context, method string, params json.RawMessage) (any, error) {
+	if method != authStatusMethod {
+		return nil, acpsdk.NewMethodNotFound(method)
+	}
+	var p struct {
+		AuthStatus struct {
+			Kind  string `json:"kind"`
+			Label string `json:"label"`
+		} `json:"authStatus"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, acpsdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	c.res.authMu.Lock()
+	c.res.authKind, c.res.authLabel = p.AuthStatus.Kind, p.AuthStatus.Label
+	c.res.authMu.Unlock()
+	return nil, nil
+}
 
 var errProbe = errors.New("the host is only probing this agent")
 
-func (probeClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+func (*probeClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	return acpsdk.ReadTextFileResponse{}, errProbe
 }
-func (probeClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+func (*probeClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
 	return acpsdk.WriteTextFileResponse{}, errProbe
 }
-func (probeClient) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+func (*probeClient) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
 }
-func (probeClient) SessionUpdate(context.Context, acpsdk.SessionNotification) error { return nil }
-func (probeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+func (*probeClient) SessionUpdate(context.Context, acpsdk.SessionNotification) error { return nil }
+func (*probeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
 	return acpsdk.CreateTerminalResponse{}, errProbe
 }
-func (probeClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+func (*probeClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
 	return acpsdk.KillTerminalResponse{}, errProbe
 }
-func (probeClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+func (*probeClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
 	return acpsdk.TerminalOutputResponse{}, errProbe
 }
-func (probeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+func (*probeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
 	return acpsdk.ReleaseTerminalResponse{}, errProbe
 }
-func (probeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+func (*probeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
 	return acpsdk.WaitForTerminalExitResponse{}, errProbe
 }
 

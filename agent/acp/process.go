@@ -358,6 +358,10 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 		ClientCapabilities: acpsdk.ClientCapabilities{
 			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: !cfg.DisableFileSystem, WriteTextFile: !cfg.DisableFileSystem},
 			Terminal: p.terminals,
+			// ahpd runs terminal logins for its clients (docs/agents.md):
+			// agents list those methods only to clients that say so.
+			Auth: acpsdk.AuthCapabilities{Terminal: true},
+			Meta: map[string]any{"terminal-auth": true},
 		},
 	})
 	if err != nil {

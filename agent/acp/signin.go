@@ -182,6 +182,17 @@ func (b *Backend) state(res *probeResult) (string, string) {
 		}
 		return StateFailed, res.sessionErr
 	}
+	res.authMu.Lock()
+	kind, label := res.authKind, res.authLabel
+	res.authMu.Unlock()
+	if kind == "none" && len(b.cfg.signInMethods(res.init.AuthMethods)) > 0 {
+		// It opens sessions but says it is not signed in (Claude Code):
+		// its turns would fail.
+		if label == "" {
+			label = "Not signed in"
+		}
+		return StateNeedsSignIn, label
+	}
 	return StateReady, ""
 }
 

@@ -12,10 +12,15 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/agent/acp/acptest"
+	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/protocol"
+	"github.com/ahp-go/ahp/workspace"
 )
 
 // lockedBuffer is a log sink safe for concurrent writes.
@@ -259,4 +264,77 @@ func containsEnv(env []string, kv string) bool {
 		}
 	}
 	return false
+}
+
+// TestLoginTerminal: a client runs the agent's login in a host terminal
+// (createTerminal with the sign-in _meta key); when the login exits the
+// agent is probed again, and the root state says it is ready before the
+// terminal's exit is published. Terminals for anything but a login the
+// agent lists, or claimed by anyone but the creating client, are refused.
+func TestLoginTerminal(t *testing.T) {
+	var logs lockedBuffer
+	marker := filepath.Join(t.TempDir(), "marker")
+	b := keyAgent(t, "k", "", marker, &logs)
+	var login, key string
+	for _, r := range b.Info().ProtectedResources {
+		if strings.Contains(r.Resource, "/login/") {
+			login = r.Resource
+		} else {
+			key = r.Resource
+		}
+	}
+	h, err := host.New(&host.Options{Agents: []agent.Backend{b}, Workspace: workspace.New(&workspace.Options{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := serve(t, h)
+	c := th.dial(t, "c")
+	meta := func(resource string) map[string]jsontext.Value {
+		v, _ := json.Marshal(resource)
+		return map[string]jsontext.Value{workspace.SignInMeta: v}
+	}
+	mine := &protocol.TerminalClientClaim{ClientID: "c"}
+	for _, tc := range []struct {
+		name  string
+		meta  map[string]jsontext.Value
+		claim protocol.TerminalClaim
+	}{
+		{"an unknown resource", meta(acp.ResourcePrefix + "keyed/login/nope"), mine},
+		{"a key method", meta(key), mine},
+		{"not a string", map[string]jsontext.Value{workspace.SignInMeta: jsontext.Value(`{}`)}, mine},
+		{"another client's claim", meta(login), &protocol.TerminalClientClaim{ClientID: "other"}},
+		{"a session's claim", meta(login), &protocol.TerminalSessionClaim{Session: protocol.SessionURI("s")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.Call("createTerminal", &protocol.CreateTerminalParams{Channel: protocol.TerminalURI("bad"), Meta: tc.meta, Claim: tc.claim}, nil)
+			var pe *protocol.Error
+			if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidParams {
+				t.Fatalf("got %v, want InvalidParams", err)
+			}
+		})
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a refused terminal ran the login")
+	}
+
+	c.Subscribe(protocol.RootURI)
+	term := protocol.TerminalURI("login-1")
+	c.Must("createTerminal", &protocol.CreateTerminalParams{Channel: term, Meta: meta(login), Claim: mine}, nil)
+	c.Subscribe(term)
+	envs := c.WaitFor("the login's exit", hosttest.HasType("terminal/exited"))
+	ready := -1
+	for i, e := range envs {
+		if a, ok := e.Action.(*protocol.RootAgentsChangedAction); ok && len(a.Agents) == 1 && !strings.HasPrefix(a.Agents[0].Description, "Needs") {
+			ready = i
+		}
+		if _, ok := e.Action.(*protocol.TerminalExitedAction); ok && ready < 0 {
+			t.Fatalf("the exit came before the agent was announced ready: %v", envs)
+		}
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the login did not run: %v", err)
+	}
+	if st, why := b.State(); st != acp.StateReady {
+		t.Fatalf("after the login: %s (%s)", st, why)
+	}
 }

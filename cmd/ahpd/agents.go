@@ -137,7 +137,12 @@ func probeAgents(ctx context.Context, acps []*acp.Backend, log *slog.Logger, don
 				return
 			}
 			info := b.Info()
-			if why := b.SessionError(); why != "" {
+			switch st, why := b.State(); st {
+			case acp.StateNeedsSignIn:
+				log.Warn("ACP agent needs sign-in; sign it in from a client (the web page's new-session dialog, or ahp login)", "agent", info.Provider,
+					"err", why, "authMethods", b.AuthMethods())
+				return
+			case acp.StateFailed:
 				log.Warn("ACP agent started but cannot open a session; its sessions will fail until it can", "agent", info.Provider,
 					"err", why, "authMethods", b.AuthMethods())
 				return
