@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/agent/acp"
+	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/modelserver"
 	"github.com/ahp-go/ahp/internal/realagents"
 	"github.com/ahp-go/ahp/protocol"
