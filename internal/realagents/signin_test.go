@@ -1,7 +1,10 @@
 package realagents_test
 
 import (
+	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,5 +96,53 @@ func TestClaudeSignInMethods(t *testing.T) {
 	}
 	if strings.Join(logins, ",") != "claude-ai-login,console-login" {
 		t.Errorf("logins %q, want claude-ai-login and console-login", logins)
+	}
+}
+
+// TestCodexSignIn: Codex with no key says it is not signed in; its
+// API-key method takes the key from a client (into OPENAI_API_KEY, then
+// ACP authenticate), after which it is ready and a turn streams.
+func TestCodexSignIn(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, realagents.Codex, func(c *acp.Config) {
+		c.Env["SCRIPTED_API_KEY"] = ""
+		// The scripted provider reads the key the sign-in sets.
+		path := filepath.Join(c.Env["CODEX_HOME"], "config.toml")
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = bytes.ReplaceAll(data, []byte(`env_key = "SCRIPTED_API_KEY"`), []byte(`env_key = "OPENAI_API_KEY"`))
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	st, why := r.b.State()
+	t.Logf("without a key: %s (%s)", st, why)
+	var resource string
+	for _, p := range r.b.Info().ProtectedResources {
+		if strings.HasSuffix(p.Resource, "/key/api-key") {
+			resource = p.Resource
+		}
+	}
+	if resource == "" {
+		t.Fatalf("no key method among %+v", r.b.Info().ProtectedResources)
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, wait)
+	defer cancel()
+	if _, err := r.a.Authenticate(ctx, &protocol.AuthenticateParams{Resource: resource, Token: realagents.Key}); err != nil {
+		t.Fatalf("authenticate: %v", err)
+	}
+	if st, why := r.b.State(); st != acp.StateReady {
+		t.Fatalf("after signing in: %s (%s)", st, why)
+	}
+	c := r.newChat(nil)
+	r.model.Handle("say hello", modelserver.Scenario{modelserver.Text("Signed in and streaming.")})
+	turn := c.send("please say hello")
+	if end := c.end(turn); end.Type() != "chat/turnComplete" {
+		t.Fatalf("turn ended with %+v", end)
+	}
+	if strings.Contains(r.logBuf.String(), realagents.Key) {
+		t.Error("the key is in the log")
 	}
 }
