@@ -56,6 +56,10 @@ type Config struct {
 	// takes the host's "resource not found" answer for a file it is about
 	// to create as a failure.
 	DisableFileSystem bool `json:"disableFileSystem,omitempty"`
+
+	// secrets are the keys clients signed the agent in with (set by
+	// Backend.launch): masked in its stderr.
+	secrets []string
 }
 
 // Working directory policies.

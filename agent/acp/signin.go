@@ -364,6 +364,9 @@ func (b *Backend) launch(cred *credential) (*Config, []string) {
 	})
 	for k, v := range cred.Env {
 		env = append(env, k+"="+v)
+		if len(v) >= 4 {
+			cfg.secrets = append(cfg.secrets, v)
+		}
 	}
 	return &cfg, env
 }
@@ -396,6 +399,8 @@ func (b *Backend) Authenticate(ctx context.Context, req agent.AuthRequest) error
 		return &protocol.Error{Code: protocol.CodeInvalidParams, Message: "the key must be at most 16 KiB of printable characters"}
 	}
 	cred := &credential{Method: m.id, Env: map[string]string{m.envVar: req.Token}, Authenticate: m.authenticate}
+	ctx, cancel := context.WithTimeout(ctx, b.opts.StartTimeout)
+	defer cancel()
 	res := b.reprobe(ctx, cred, true)
 	if st, why := b.state(res); st != StateReady {
 		why = strings.ReplaceAll(why, req.Token, "[the key]")

@@ -157,6 +157,10 @@ func TestSignInWithKey(t *testing.T) {
 		seen = append(seen, string(data))
 	}
 	seen = append(seen, logs.String())
+	// The agent printed both keys on stderr: the log has them masked.
+	if l := logs.String(); !strings.Contains(l, "using the key [the key]") || !strings.Contains(l, `no valid API key (\"[the key]\")`) {
+		t.Errorf("the agent's stderr lines are not in the log, masked:\n%s", l)
+	}
 	for _, s := range seen {
 		if strings.Contains(s, key) || strings.Contains(s, "sk-wrong") {
 			t.Fatalf("a key was logged or sent to a client: %s", s)

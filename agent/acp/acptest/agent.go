@@ -262,9 +262,17 @@ func (a *agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (a
 }
 
 func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
-	if want := os.Getenv(RequireKeyEnv); want != "" && os.Getenv("ACPTEST_API_KEY") != want {
-		if _, err := os.Stat(os.Getenv(LoginFileEnv)); os.Getenv(LoginFileEnv) == "" || err != nil {
-			fmt.Fprintln(os.Stderr, "no valid API key and not logged in")
+	if want := os.Getenv(RequireKeyEnv); want != "" {
+		// It prints the key it got, as careless agents do: the host masks
+		// it.
+		key := os.Getenv("ACPTEST_API_KEY")
+		_, err := os.Stat(os.Getenv(LoginFileEnv))
+		switch {
+		case key == want:
+			fmt.Fprintln(os.Stderr, "using the key "+key)
+		case os.Getenv(LoginFileEnv) != "" && err == nil:
+		default:
+			fmt.Fprintf(os.Stderr, "no valid API key (%q) and not logged in\n", key)
 			return acpsdk.NewSessionResponse{}, acpsdk.NewAuthRequired(nil)
 		}
 	}
