@@ -25,6 +25,11 @@ const SignInMeta = "ahp-go/signIn"
 // loginCheckTimeout bounds checking an agent again after its login.
 const loginCheckTimeout = time.Minute
 
+// LoginTimeout bounds how long a login may run: a login left waiting for
+// a user who went away is ended then (its terminal stays, with its
+// output).
+const LoginTimeout = 15 * time.Minute
+
 // createLoginTerminal runs the login the resource in raw names.
 func createLoginTerminal(w *Workspace, c host.Client, p *protocol.CreateTerminalParams, raw jsontext.Value) (any, error) {
 	var resource string
@@ -58,10 +63,25 @@ func createLoginTerminal(w *Workspace, c host.Client, p *protocol.CreateTerminal
 		Claim:     p.Claim,
 		IsPty:     protocol.Ptr(true),
 	}
-	t := &term{w: w, uri: p.Channel, published: make(chan struct{}), onExit: ended}
+	t := &term{w: w, uri: p.Channel, published: make(chan struct{})}
 	t.claimedBy, t.claimedChat = claimOf(p.Claim)
+	timer := time.AfterFunc(LoginTimeout, func() {
+		w.mu.Lock()
+		proc := t.proc
+		w.mu.Unlock()
+		if proc != nil {
+			w.log.Info("login timed out", "terminal", t.uri, "after", LoginTimeout)
+			t.flow.end()
+			proc.Close()
+		}
+	})
+	t.onExit = func() {
+		timer.Stop()
+		ended()
+	}
 	spec := terminal.Spec{Command: append([]string{cmd.Command}, cmd.Args...), Dir: cmd.Dir, Env: cmd.Env, Cols: int(cols), Rows: int(rows)}
 	if err := w.startTerm(t, state, spec); err != nil {
+		timer.Stop()
 		return nil, err
 	}
 	w.log.Info("login terminal created", "terminal", t.uri, "resource", resource)
