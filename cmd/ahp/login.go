@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -192,7 +193,7 @@ func (a *app) readKey(fromStdin bool, m signInMethod) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		line, err := bufio.NewReader(a.stdin).ReadString('\n')
+		line, err := readSecretLine(a.stdin)
 		restore()
 		fmt.Fprintln(a.stderr)
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -205,6 +206,41 @@ func (a *app) readKey(fromStdin bool, m signInMethod) (string, error) {
 		return "", err
 	}
 	return checkKey(line)
+}
+
+// readSecretLine reads a line typed on a terminal without echo (in
+// cbreak mode, so it edits the line itself): Backspace removes a
+// character, Ctrl-U the whole line, Ctrl-D on an empty line ends the
+// input; Enter ends the line.
+func readSecretLine(r io.Reader) (string, error) {
+	var line []byte
+	buf := make([]byte, 256)
+	for {
+		n, err := r.Read(buf)
+		for _, c := range buf[:n] {
+			switch {
+			case c == '\r' || c == '\n':
+				return string(line), nil
+			case c == 0x7f || c == 0x08:
+				if len(line) > 0 {
+					_, size := utf8.DecodeLastRune(line)
+					line = line[:len(line)-size]
+				}
+			case c == 0x15:
+				line = line[:0]
+			case c == 0x04 && len(line) == 0:
+				return "", io.EOF
+			case c >= 0x20:
+				line = append(line, c)
+			}
+		}
+		if len(line) > 64<<10 {
+			return "", usagef("the key is too long")
+		}
+		if err != nil {
+			return string(line), err
+		}
+	}
 }
 
 func checkKey(line string) (string, error) {
