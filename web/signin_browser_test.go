@@ -101,6 +101,10 @@ func browseSignIn(t *testing.T, v view) {
 	b.wait("the login's end", `!document.querySelector('#c-login').hidden && document.querySelector('#c-login-state').textContent.startsWith('ended') && document.querySelector('#c-login-screen').textContent.includes('Signed in.')`)
 	b.wait("the agent ready", `document.querySelector('#c-provider option[value=login]').dataset.state === 'ready'`)
 	b.shot("login-done")
+	// The login's terminal fits the dialog, on a phone too.
+	if over := eval[bool](b, `(() => { const s = document.querySelector('#c-login-screen .xterm-screen'); return !s || s.getBoundingClientRect().right > document.querySelector('#c-login').getBoundingClientRect().right + 1; })()`); over {
+		t.Errorf("the login terminal is wider than the dialog at %d px", v.width)
+	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the login did not run: %v", err)
 	}

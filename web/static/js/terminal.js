@@ -34,13 +34,20 @@ export class LoginTerminal {
 
   async start(resource) {
     const uri = `ahp-terminal:/${newID()}`;
-    const { Terminal } = await loadEmulator();
-    const term = new Terminal({ cols: 100, rows: 20, fontSize: 12, convertEol: false,
+    const { Terminal, FitAddon } = await loadEmulator();
+    const term = new Terminal({ fontSize: 12,
       fontFamily: 'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace' });
+    const fit = new FitAddon();
+    term.loadAddon(fit);
     this.term = term;
     term.open(this.box);
+    // The login's PTY gets the size that fits the dialog (a phone's too).
+    const dims = fit.proposeDimensions();
+    const cols = dims && dims.cols > 0 ? dims.cols : 80;
+    const rows = dims && dims.rows > 0 ? dims.rows : 20;
+    term.resize(cols, rows);
     await this.client.request('createTerminal', {
-      channel: uri, claim: { kind: 'client', clientId: this.client.clientId }, cols: 100, rows: 20,
+      channel: uri, claim: { kind: 'client', clientId: this.client.clientId }, cols, rows,
       _meta: { 'ahp-go/signIn': resource },
     });
     this.uri = uri;
