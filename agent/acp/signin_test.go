@@ -342,3 +342,46 @@ func TestLoginTerminal(t *testing.T) {
 		t.Fatalf("after the login: %s (%s)", st, why)
 	}
 }
+
+// TestOpenCredentials: a missing file is no credentials; a file that is
+// not JSON is an error naming it; a file others could read is made the
+// owner's only.
+func TestOpenCredentials(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, content string
+		mode          os.FileMode
+		wantErr       bool
+	}{
+		{name: "missing"},
+		{name: "garbage", content: "not json", mode: 0o600, wantErr: true},
+		{name: "loose", content: `{"agents":{"x":{"method":"key","env":{"K":"v"}}}}`, mode: 0o644},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, tc.name+".json")
+			if tc.content != "" {
+				if err := os.WriteFile(path, []byte(tc.content), tc.mode); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(path, tc.mode); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := acp.OpenCredentials(path)
+			if tc.wantErr {
+				if err == nil || !strings.Contains(err.Error(), path) {
+					t.Fatalf("got %v, want an error naming %s", err, path)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.content != "" {
+				if st, _ := os.Stat(path); st.Mode().Perm() != 0o600 {
+					t.Fatalf("mode %v, want 0600", st.Mode().Perm())
+				}
+			}
+		})
+	}
+}
