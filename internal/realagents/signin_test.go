@@ -76,6 +76,21 @@ func TestGeminiSignIn(t *testing.T) {
 func TestClaudeSignInMethods(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, realagents.Claude, func(c *acp.Config) { c.Env["ANTHROPIC_API_KEY"] = "" })
+	// Claude Code reports its sign-in from a check of its own that it
+	// gives up after 5 s, and then reports nothing: on a loaded machine
+	// a probe can end without a report. Probe again then.
+	for i := 0; i < 3; i++ {
+		if st, _ := r.b.State(); st != acp.StateReady || !strings.Contains(r.logBuf.String(), "did not answer within") {
+			break
+		}
+		t.Log("Claude Code did not report its sign-in in time; probing again")
+		ctx, cancel := context.WithTimeout(r.ctx, wait)
+		err := r.b.Probe(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	if st, why := r.b.State(); st != acp.StateNeedsSignIn {
 		t.Fatalf("without a key: %s (%s), want needs sign-in", st, why)
 	}
