@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"sync"
 	"time"
 
@@ -43,25 +42,33 @@ type Options struct {
 	// Locale is the client's preferred language (a BCP 47 tag) sent in
 	// initialize; empty sends none.
 	Locale string
+	// ProtocolVersions are the versions the handshake offers, preferred
+	// first. Empty means every version this package supports, newest
+	// first.
+	ProtocolVersions []string
+	// InitialSubscriptions are the channels the handshake subscribes to;
+	// Subscribe then attaches to them without asking the host again.
+	InitialSubscriptions []string
 
 	// Token, when set, is sent as "Authorization: Bearer <token>" on the
-	// WebSocket handshake. Dial only.
+	// WebSocket handshake. Connect and Dial only.
 	Token string
 	// HTTPHeader holds more headers for the WebSocket handshake. Dial
 	// only.
 	HTTPHeader http.Header
 	// HTTPClient makes the WebSocket handshake. Nil means
-	// http.DefaultClient. Dial only.
+	// http.DefaultClient. Connect and Dial only.
 	HTTPClient *http.Client
 
 	// MaxMessageBytes bounds an incoming message. Zero means
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
 
-	// Handler answers the requests the host sends to the client (the
-	// resource* family and createResourceWatch). Nil answers each with a
+	// Handlers answer the requests the host sends to the client (the
+	// resource* family and createResourceWatch), one typed function per
+	// method. A method whose function is nil is answered with a
 	// method-not-found error.
-	Handler Handler
+	Handlers Handlers
 
 	// OnConnection, when set, is told about connection losses and
 	// reconnections, one event at a time, in order, on a goroutine of the
@@ -129,7 +136,8 @@ type Client struct {
 	version     string
 	view        *view.View                // the negotiated version's shapes
 	initParams  protocol.InitializeParams // what Initialize sent, for initializing again
-	lastSeq     int64                     // highest serverSeq seen
+	initResult  *protocol.InitializeResult
+	lastSeq     int64 // highest serverSeq seen
 	channels    map[string]*feed
 	closed      bool
 	err         error // why the client stopped, nil after Close
@@ -144,18 +152,44 @@ type feed struct {
 	subs []*Subscription
 }
 
-// Dial connects to the host's WebSocket endpoint at url (ws:// or wss://).
-// The returned client is connected but not initialized: call Initialize
-// next. ctx bounds the connection attempt only.
+// Connect connects to the host's WebSocket endpoint at url (ws:// or
+// wss://) and performs the handshake: the client it returns is
+// initialized, and InitializeResult holds what the host answered. ctx
+// bounds both steps. When the handshake fails, the connection is closed.
+//
+// Callers that need the two steps apart (to send initialize params of
+// their own, or to test the handshake) use Dial and then Initialize.
+func Connect(ctx context.Context, url string, opts *Options) (*Client, error) {
+	return ConnectTransport(ctx, webSocketDialer(url, opts), opts)
+}
+
+// ConnectTransport is Connect over any transport: dial opens it, now and
+// on every reconnection.
+func ConnectTransport(ctx context.Context, dial Dialer, opts *Options) (*Client, error) {
+	c, err := DialTransport(ctx, dial, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Initialize(ctx, nil); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Dial connects to the host's WebSocket endpoint at url without the
+// handshake: the returned client is connected but not initialized, and
+// Initialize comes next. ctx bounds the connection attempt only. Most
+// callers want Connect.
 func Dial(ctx context.Context, url string, opts *Options) (*Client, error) {
+	return DialTransport(ctx, webSocketDialer(url, opts), opts)
+}
+
+func webSocketDialer(url string, opts *Options) Dialer {
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	return Connect(ctx, webSocketDialer(url, o), opts)
-}
-
-func webSocketDialer(url string, o Options) Dialer {
 	header := o.HTTPHeader.Clone()
 	if header == nil {
 		header = http.Header{}
@@ -163,9 +197,9 @@ func webSocketDialer(url string, o Options) Dialer {
 	if o.Token != "" {
 		header.Set("Authorization", "Bearer "+o.Token)
 	}
-	opts := &jsonrpc.WebSocketOptions{HTTPHeader: header, HTTPClient: o.HTTPClient}
+	wsOpts := &jsonrpc.WebSocketOptions{HTTPHeader: header, HTTPClient: o.HTTPClient}
 	return func(ctx context.Context) (jsonrpc.Transport, error) {
-		t, resp, err := jsonrpc.DialWebSocket(ctx, url, opts)
+		t, resp, err := jsonrpc.DialWebSocket(ctx, url, wsOpts)
 		if err != nil {
 			de := &DialError{URL: url, Err: err}
 			if resp != nil {
@@ -177,9 +211,9 @@ func webSocketDialer(url string, o Options) Dialer {
 	}
 }
 
-// Connect is Dial over any transport: dial opens it, now and on every
-// reconnection.
-func Connect(ctx context.Context, dial Dialer, opts *Options) (*Client, error) {
+// DialTransport is Dial over any transport: dial opens it, now and on
+// every reconnection.
+func DialTransport(ctx context.Context, dial Dialer, opts *Options) (*Client, error) {
 	c := newClient(dial, opts)
 	t, err := dial(ctx)
 	if err != nil {
@@ -265,6 +299,15 @@ func (c *Client) ProtocolVersion() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.version
+}
+
+// InitializeResult returns what the host answered to the handshake, or nil
+// before Initialize has succeeded. It is not changed by reconnections and
+// must not be modified.
+func (c *Client) InitializeResult() *protocol.InitializeResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initResult
 }
 
 // Done returns a channel that is closed when the client stops: after Close,
@@ -362,9 +405,12 @@ func (c *Client) current(ctx context.Context, needInit bool) (*link, error) {
 	}
 }
 
-// Initialize performs the handshake. Nil params, or params with fields left
-// empty, mean: every protocol version this package supports (newest
-// first), the client's ID, Options.ClientInfo and Options.Locale. Channels
+// Initialize performs the handshake on a client made by Dial; Connect
+// calls it itself. Nil params, or params with fields left empty, mean
+// what Options says: Options.ProtocolVersions (or, when that is empty,
+// every protocol version this package supports, newest first), the
+// client's ID, Options.ClientInfo, Options.Locale and
+// Options.InitialSubscriptions. Channels
 // named in InitialSubscriptions are mirrored from the snapshots in the
 // result; Subscribe attaches to them without asking the host again.
 //
@@ -376,7 +422,13 @@ func (c *Client) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 		q = *p
 	}
 	if len(q.ProtocolVersions) == 0 {
+		q.ProtocolVersions = c.opts.ProtocolVersions
+	}
+	if len(q.ProtocolVersions) == 0 {
 		q.ProtocolVersions = protocol.SupportedVersions()
+	}
+	if q.InitialSubscriptions == nil {
+		q.InitialSubscriptions = c.opts.InitialSubscriptions
 	}
 	if q.ClientID == "" {
 		q.ClientID = c.id
@@ -401,6 +453,7 @@ func (c *Client) Initialize(ctx context.Context, p *protocol.InitializeParams) (
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.initialized = true
+		c.initResult = &res
 		c.initParams = q
 		c.initParams.InitialSubscriptions = nil
 		c.version = res.ProtocolVersion
@@ -694,20 +747,13 @@ func (c *Client) upLocked(snap *protocol.Snapshot) {
 	snap.State = c.view.UpState(snap.Resource, snap.State)
 }
 
-// channelOf returns the Channel field of a params struct.
+// channelOf returns the channel a notification's params name, or "" for
+// params that name none.
 func channelOf(params any) string {
-	v := reflect.ValueOf(params)
-	if v.Kind() == reflect.Pointer {
-		v = v.Elem()
+	if m, ok := params.(protocol.ChannelMessage); ok {
+		return m.ChannelURI()
 	}
-	if v.Kind() != reflect.Struct {
-		return ""
-	}
-	f := v.FieldByName("Channel")
-	if f.Kind() != reflect.String {
-		return ""
-	}
-	return f.String()
+	return ""
 }
 
 // receiveLocked reconciles one envelope from the host.
@@ -798,25 +844,25 @@ func (c *Client) goneLocked(uri string) {
 	}
 }
 
-// serveRequest answers a request from the host.
+// serveRequest answers a request from the host with the matching
+// function of Options.Handlers.
 func (c *Client) serveRequest(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	m, ok := protocol.LookupMethod(req.Method)
 	if !ok || !m.FromServer || m.Notification {
 		return nil, fmt.Errorf("%w: %s", jsonrpc.ErrMethodNotFound, req.Method)
 	}
-	if c.opts.Handler == nil {
+	fn, params := c.opts.Handlers.lookup(req.Method)
+	if fn == nil {
 		return nil, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("this client does not serve %s", req.Method)}
 	}
-	params := m.NewParams()
 	if len(req.Params) > 0 {
 		if err := protocol.Unmarshal(req.Params, params); err != nil {
 			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", req.Method, err)}
 		}
 	}
-	h := c.opts.Handler
 	v := c.shapes()
 	return jsonrpc.Async(func(ctx context.Context) (any, error) {
-		res, err := h.HandleRequest(ctx, req.Method, params)
+		res, err := fn(ctx, params)
 		// An older host knows the older error codes (view.View.Error).
 		var pe *protocol.Error
 		if errors.As(err, &pe) {

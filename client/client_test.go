@@ -179,12 +179,11 @@ func TestErrors(t *testing.T) {
 	}
 
 	// An unsupported version carries details in the error data.
-	c2, err := client.Dial(ctx, th.url, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Connect fails as a whole when the handshake does.
+	c2, err := client.Connect(ctx, th.url, &client.Options{ProtocolVersions: []string{"0.1.0"}})
+	if c2 != nil {
+		t.Fatal("Connect returned a client after a failed handshake")
 	}
-	defer c2.Close()
-	_, err = c2.Initialize(ctx, &protocol.InitializeParams{ProtocolVersions: []string{"0.1.0"}})
 	var e *client.Error
 	if !errors.As(err, &e) || !errors.Is(err, client.ErrUnsupportedProtocolVersion) {
 		t.Fatalf("initialize with an old version: %v", err)
@@ -207,15 +206,12 @@ func TestErrors(t *testing.T) {
 func TestInitialize(t *testing.T) {
 	th := startHost(t, nil)
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, th.url, &client.Options{ClientID: "me", Now: fixedClock})
+	c, err := client.Connect(ctx, th.url, &client.Options{ClientID: "me", Now: fixedClock, InitialSubscriptions: []string{protocol.RootURI}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	res, err := c.Initialize(ctx, &protocol.InitializeParams{InitialSubscriptions: []string{protocol.RootURI}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := c.InitializeResult()
 	if res.ProtocolVersion != protocol.SupportedVersions()[0] || c.ProtocolVersion() != res.ProtocolVersion {
 		t.Fatalf("negotiated %q", res.ProtocolVersion)
 	}
@@ -225,6 +221,10 @@ func TestInitialize(t *testing.T) {
 	// The root channel is mirrored from the initialize snapshot: a
 	// subscription attaches to it without a new snapshot.
 	root := subscribe(t, c, protocol.RootURI)
+	// Typed accessors answer nil for another kind of channel.
+	if root.Root() == nil || root.Session() != nil || root.Chat() != nil || root.Terminal() != nil || client.StateOf[*protocol.ChangesetState](root) != nil {
+		t.Fatalf("typed accessors of the root channel: %v %v %v", root.Root(), root.Session(), root.Chat())
+	}
 	if root.Snapshot().FromSeq != res.Snapshots[0].FromSeq {
 		t.Fatalf("root snapshot at %d, initialize said %d", root.Snapshot().FromSeq, res.Snapshots[0].FromSeq)
 	}
@@ -251,7 +251,7 @@ func TestDispatchAndEcho(t *testing.T) {
 	if err := r.Wait(ctx); err != nil {
 		t.Fatalf("title change: %v", err)
 	}
-	if got := session.State().(*protocol.SessionState).Title; got != "Renamed" {
+	if got := session.Session().Title; got != "Renamed" {
 		t.Fatalf("title %q", got)
 	}
 	if p := session.Pending(); len(p) != 0 {
@@ -320,7 +320,7 @@ func TestRejectedActionsRevert(t *testing.T) {
 	if err := r.Wait(ctx); !errors.As(err, &rej) {
 		t.Fatalf("second turn: %v", err)
 	}
-	if at := chat.State().(*protocol.ChatState).ActiveTurn; at == nil || at.ID != "slow" {
+	if at := chat.Chat().ActiveTurn; at == nil || at.ID != "slow" {
 		t.Fatalf("active turn after the rejection: %+v", at)
 	}
 	// The rejection is on the stream too.
@@ -444,7 +444,7 @@ func TestFetchTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := tail.State().(*protocol.ChatState)
+	st := tail.Chat()
 	if len(st.Turns) != 1 || st.TurnsNextCursor == nil {
 		t.Fatalf("tail view: %d turns, cursor %v", len(st.Turns), st.TurnsNextCursor)
 	}

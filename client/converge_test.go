@@ -142,7 +142,7 @@ func converge(t *testing.T, what string, s *client.Subscription, want protocol.S
 // randomAction picks a client action, on the chat or the session, that
 // may or may not be accepted.
 func randomAction(rng *rand.Rand, id string, chat *client.Subscription) (string, protocol.StateAction) {
-	st := chat.State().(*protocol.ChatState)
+	st := chat.Chat()
 	switch rng.IntN(9) {
 	case 0, 1:
 		return "chat", turnStarted("turn-"+id, fmt.Sprintf("prompt %s with a few words", id))

@@ -6,17 +6,16 @@
 // Quick start, against `go run ./cmd/ahpd`:
 //
 //	ctx := context.Background()
-//	c, err := client.Dial(ctx, "ws://127.0.0.1:7247/", nil)
+//	c, err := client.Connect(ctx, "ws://127.0.0.1:7247/", nil) // dials and initializes
 //	if err != nil { ... }
 //	defer c.Close()
-//	if _, err := c.Initialize(ctx, nil); err != nil { ... }
 //
 //	session := protocol.SessionURI(client.NewID())
 //	if err := c.CreateSession(ctx, &protocol.CreateSessionParams{Channel: session}); err != nil { ... }
 //	ss, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: session})
 //	if err != nil { ... }
 //	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{
-//		Channel: *ss.State().(*protocol.SessionState).DefaultChat,
+//		Channel: *ss.Session().DefaultChat,
 //	})
 //	if err != nil { ... }
 //	chat.Dispatch(ctx, &protocol.ChatTurnStartedAction{
@@ -26,7 +25,7 @@
 //	for {
 //		ev, err := chat.Next(ctx)
 //		if err != nil { ... }
-//		state := chat.State().(*protocol.ChatState) // the reply, so far
+//		state := chat.Chat() // the reply, so far
 //		...
 //	}
 //
@@ -34,8 +33,11 @@
 //
 // Every command a client sends is a method of [Client] of the form
 // Method(ctx, *Params) (*Result, error): [Client.CreateSession],
-// [Client.ListSessions], [Client.FetchTurns] and so on. [Client.Initialize]
-// offers every protocol version this module supports. A failure the host
+// [Client.ListSessions], [Client.FetchTurns] and so on. [Connect] dials
+// and performs the handshake, offering every protocol version this module
+// supports (or [Options].ProtocolVersions); [Client.InitializeResult] holds
+// the host's answer. [Dial] and [Client.Initialize] keep the two steps
+// apart for callers that need them. A failure the host
 // reports is an [*Error] carrying the JSON-RPC code and the AHP error
 // data; errors.Is matches it against sentinels such as
 // [ErrSessionNotFound].
@@ -66,7 +68,10 @@
 //
 // Subscriptions stream what arrives on their channel ([Subscription.Next])
 // and call watchers with the new optimistic state after every change
-// ([Subscription.Watch]).
+// ([Subscription.Watch], or [WatchOf] with the state typed). The state
+// comes typed from [Subscription.Root], [Subscription.Session],
+// [Subscription.Chat], [Subscription.Terminal] and [StateOf], each nil for
+// another kind of channel.
 //
 // # Reconnection
 //
@@ -83,8 +88,10 @@
 // # Requests from the host
 //
 // A host may send the resource* requests and createResourceWatch to a
-// client. They go to [Options].Handler; without one the client answers
-// each with a method-not-found error, so the host never waits.
+// client. They go to the typed functions of [Options].Handlers, one per
+// method, generated from the protocol's method table; a method without a
+// function is answered with a method-not-found error, so the host never
+// waits.
 //
 // # Concurrency
 //

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,32 +17,32 @@ import (
 var (
 	// ErrClosed reports a client that was closed, or that stopped after a
 	// failure it could not recover from (see [Client.Err]).
-	ErrClosed = errors.New("ahp client: closed")
+	ErrClosed = errors.New("ahp: closed")
 
 	// ErrDisconnected reports a request that failed because the connection
 	// to the host was lost. The client reconnects on its own; whether a
 	// command that was in flight took effect is unknown.
-	ErrDisconnected = errors.New("ahp client: connection lost")
+	ErrDisconnected = errors.New("ahp: connection lost")
 
 	// ErrNotInitialized reports a request made before Initialize succeeded.
-	ErrNotInitialized = errors.New("ahp client: not initialized; call Initialize first")
+	ErrNotInitialized = errors.New("ahp: not initialized; call Initialize first")
 
 	// ErrNotConfirmed resolves the receipt of an action that was still
 	// waiting for the host's echo when the connection was lost. After a
 	// replay the host did not apply it; after a fresh snapshot it may have,
 	// and the snapshot shows whether it did.
-	ErrNotConfirmed = errors.New("ahp client: action not confirmed before the connection was lost")
+	ErrNotConfirmed = errors.New("ahp: action not confirmed before the connection was lost")
 
 	// ErrChannelGone ends a subscription whose channel no longer exists on
 	// the host: a session the host announced removed (root/sessionRemoved),
 	// a chat removed from its session (session/chatRemoved), or a channel
 	// found missing when reconnecting.
-	ErrChannelGone = errors.New("ahp client: channel no longer exists on the host")
+	ErrChannelGone = errors.New("ahp: channel no longer exists on the host")
 
 	// ErrLagged is returned once by Subscription.Next when events were
 	// discarded because the stream was not read fast enough. The
 	// subscription's state is unaffected; read it again with State.
-	ErrLagged = errors.New("ahp client: events discarded because the stream was not read")
+	ErrLagged = errors.New("ahp: events discarded because the stream was not read")
 )
 
 // Sentinels for the error codes of the protocol. Because [protocol.Error]
@@ -82,7 +83,7 @@ type Error struct {
 	Message string
 	// Data holds the error's details as sent, nil when there are none.
 	// DecodeData reads them into the type the code documents.
-	Data jsontext.Value
+	Data json.RawMessage
 }
 
 // Error names the method once, even when the host's message starts with
@@ -99,7 +100,7 @@ func (e *Error) Text() string {
 
 // Unwrap returns the error as the wire carried it.
 func (e *Error) Unwrap() error {
-	return &protocol.Error{Code: e.Code, Message: e.Message, Data: e.Data}
+	return &protocol.Error{Code: e.Code, Message: e.Message, Data: jsontext.Value(e.Data)}
 }
 
 // DecodeData decodes the error's details into v: a
@@ -157,7 +158,7 @@ func wrapCallError(method string, err error) error {
 	}
 	var pe *protocol.Error
 	if errors.As(err, &pe) {
-		return &Error{Method: method, Code: pe.Code, Message: pe.Message, Data: pe.Data}
+		return &Error{Method: method, Code: pe.Code, Message: pe.Message, Data: json.RawMessage(pe.Data)}
 	}
 	if isConnErr(err) {
 		return fmt.Errorf("ahp: %s: %w (%w)", method, ErrDisconnected, err)

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"github.com/ahp-go/ahp/agent/echo"
 	"github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/host"
+	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -24,14 +26,11 @@ func Example() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, "ws"+srv.URL[len("http"):], nil)
+	c, err := client.Connect(ctx, "ws"+srv.URL[len("http"):], nil)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		log.Fatal(err)
-	}
 
 	// Create a session and follow its default chat.
 	uri := protocol.SessionURI(client.NewID())
@@ -42,7 +41,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: *session.State().(*protocol.SessionState).DefaultChat})
+	chat, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: *session.Session().DefaultChat})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -56,14 +55,14 @@ func Example() {
 	}); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("running:", chat.State().(*protocol.ChatState).ActiveTurn.ID == turn)
+	fmt.Println("running:", chat.Chat().ActiveTurn.ID == turn)
 
 	// Follow the chat until the turn is over.
 	for {
 		if _, err := chat.Next(ctx); err != nil {
 			log.Fatal(err)
 		}
-		st := chat.State().(*protocol.ChatState)
+		st := chat.Chat()
 		if st.ActiveTurn == nil && len(st.Turns) == 1 {
 			fmt.Println(st.Turns[0].State, st.Turns[0].ResponseParts[0].(*protocol.MarkdownResponsePart).Content)
 			return
@@ -72,4 +71,45 @@ func Example() {
 	// Output:
 	// running: true
 	// complete You said: hello world
+}
+
+// A client that publishes files to the host answers the host's resource
+// requests with typed handlers. Here a bare JSON-RPC peer plays the host
+// and asks for a file.
+func ExampleHandlers() {
+	clientSide, hostSide := jsonrpc.Pipe()
+	hostConn := jsonrpc.NewConn(hostSide, nil, nil)
+	defer hostConn.Close()
+
+	files := map[string]string{"file:///notes.txt": "buy milk"}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := client.DialTransport(ctx, func(context.Context) (jsonrpc.Transport, error) { return clientSide, nil }, &client.Options{
+		Handlers: client.Handlers{
+			ResourceRead: func(ctx context.Context, p *protocol.ResourceReadParams) (*protocol.ResourceReadResult, error) {
+				data, ok := files[p.URI]
+				if !ok {
+					return nil, &protocol.Error{Code: protocol.CodeNotFound, Message: "no such file: " + p.URI}
+				}
+				return &protocol.ResourceReadResult{Data: data, Encoding: protocol.ContentEncodingUtf8}, nil
+			},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	var res protocol.ResourceReadResult
+	err = hostConn.Call(ctx, "resourceRead", &protocol.ResourceReadParams{URI: "file:///notes.txt"}, &res)
+	fmt.Println(res.Data, err)
+	err = hostConn.Call(ctx, "resourceRead", &protocol.ResourceReadParams{URI: "file:///other.txt"}, nil)
+	fmt.Println(errors.Is(err, client.ErrNotFound))
+	// A request without a handler is refused at once.
+	err = hostConn.Call(ctx, "resourceDelete", &protocol.ResourceDeleteParams{URI: "file:///notes.txt"}, nil)
+	fmt.Println(errors.Is(err, client.ErrMethodNotFound))
+	// Output:
+	// buy milk <nil>
+	// true
+	// true
 }

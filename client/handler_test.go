@@ -1,11 +1,15 @@
 package client_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"sync"
 	"testing"
 
 	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/internal/gen/clientgen"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -18,7 +22,7 @@ func pipeHost(t *testing.T, opts *client.Options) (*client.Client, *jsonrpc.Conn
 	hostConn := jsonrpc.NewConn(hostEnd, nil, nil)
 	t.Cleanup(func() { hostConn.Close() })
 	dialed := false
-	c, err := client.Connect(testCtx(t), func(context.Context) (jsonrpc.Transport, error) {
+	c, err := client.DialTransport(testCtx(t), func(context.Context) (jsonrpc.Transport, error) {
 		if dialed {
 			return nil, errors.New("no second connection")
 		}
@@ -58,22 +62,36 @@ func TestRequestsFromTheHost(t *testing.T) {
 		}
 	})
 
-	t.Run("handler", func(t *testing.T) {
+	t.Run("handlers", func(t *testing.T) {
+		var mu sync.Mutex
 		var got []string
-		handler := client.HandlerFunc(func(ctx context.Context, method string, params any) (any, error) {
+		saw := func(method string) {
+			mu.Lock()
+			defer mu.Unlock()
 			got = append(got, method)
-			switch p := params.(type) {
-			case *protocol.ResourceReadParams:
+		}
+		handlers := client.Handlers{
+			ResourceRead: func(ctx context.Context, p *protocol.ResourceReadParams) (*protocol.ResourceReadResult, error) {
+				saw("resourceRead")
 				if p.URI == "file:///missing" {
 					return nil, &protocol.Error{Code: protocol.CodeNotFound, Message: "no such file"}
 				}
 				return &protocol.ResourceReadResult{Data: "hello " + p.URI, Encoding: protocol.ContentEncodingUtf8}, nil
-			case *protocol.CreateResourceWatchParams:
+			},
+			CreateResourceWatch: func(ctx context.Context, p *protocol.CreateResourceWatchParams) (*protocol.CreateResourceWatchResult, error) {
+				saw("createResourceWatch")
 				return &protocol.CreateResourceWatchResult{Channel: protocol.ResourceWatchURI("w1")}, nil
-			}
-			return nil, errors.New("unexpected")
-		})
-		_, h := pipeHost(t, &client.Options{Handler: handler})
+			},
+			ResourceList: func(ctx context.Context, p *protocol.ResourceListParams) (*protocol.ResourceListResult, error) {
+				saw("resourceList")
+				return nil, errors.New("unexpected")
+			},
+			ResourceMkdir: func(ctx context.Context, p *protocol.ResourceMkdirParams) (*protocol.ResourceMkdirResult, error) {
+				saw("resourceMkdir")
+				return nil, nil // neither a result nor an error
+			},
+		}
+		_, h := pipeHost(t, &client.Options{Handlers: handlers})
 		var read protocol.ResourceReadResult
 		if err := h.Call(ctx, "resourceRead", &protocol.ResourceReadParams{URI: "file:///a"}, &read); err != nil || read.Data != "hello file:///a" {
 			t.Fatalf("resourceRead: %+v, %v", read, err)
@@ -89,12 +107,39 @@ func TestRequestsFromTheHost(t *testing.T) {
 		if err := h.Call(ctx, "resourceList", &protocol.ResourceListParams{URI: "file:///"}, nil); !errors.Is(err, client.ErrInternal) {
 			t.Fatalf("a plain handler error: %v", err)
 		}
+		if err := h.Call(ctx, "resourceMkdir", &protocol.ResourceMkdirParams{URI: "file:///d"}, nil); !errors.Is(err, client.ErrInternal) {
+			t.Fatalf("a handler with no result: %v", err)
+		}
+		// A method whose handler is not set is not served.
+		if err := h.Call(ctx, "resourceDelete", &protocol.ResourceDeleteParams{URI: "file:///a"}, nil); !errors.Is(err, client.ErrMethodNotFound) {
+			t.Fatalf("resourceDelete without its handler: %v", err)
+		}
+		// Params of the wrong shape are refused before the handler.
+		if err := h.Call(ctx, "resourceRead", map[string]any{"uri": 7}, nil); !errors.Is(err, client.ErrInvalidParams) {
+			t.Fatalf("resourceRead with a numeric uri: %v", err)
+		}
 		// Requests a host may not send are refused without the handler.
 		if err := h.Call(ctx, "createSession", &protocol.CreateSessionParams{Channel: "ahp-session:/x"}, nil); !errors.Is(err, client.ErrMethodNotFound) {
 			t.Fatalf("createSession to a client: %v", err)
 		}
-		if len(got) != 4 {
+		if len(got) != 5 {
 			t.Fatalf("handler saw %v", got)
 		}
 	})
+}
+
+// TestHandlersGenerated fails when handlers_gen.go differs from what the
+// generator writes from the method table now.
+func TestHandlersGenerated(t *testing.T) {
+	want, err := clientgen.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("handlers_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("handlers_gen.go is stale: run go generate ./protocol")
+	}
 }

@@ -75,14 +75,11 @@ func dial(t testing.TB, url string, opts *client.Options) *client.Client {
 		o.MaxReconnectDelay = 50 * time.Millisecond
 	}
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, url, &o)
+	c, err := client.Connect(ctx, url, &o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
 	return c
 }
 
@@ -107,7 +104,7 @@ func newSession(t testing.TB, c *client.Client) (session, chat *client.Subscript
 	waitState(t, session, "session ready", func(s *protocol.SessionState) bool {
 		return s.Lifecycle == protocol.SessionLifecycleReady
 	})
-	chat = subscribe(t, c, *session.State().(*protocol.SessionState).DefaultChat)
+	chat = subscribe(t, c, *session.Session().DefaultChat)
 	return session, chat
 }
 
@@ -125,8 +122,8 @@ func subscribe(t testing.TB, c *client.Client, uri string) *client.Subscription 
 func waitState[S protocol.SnapshotState](t testing.TB, s *client.Subscription, what string, cond func(S) bool) S {
 	t.Helper()
 	got := make(chan S, 1)
-	stop := s.Watch(func(st protocol.SnapshotState) {
-		if v, ok := st.(S); ok && cond(v) {
+	stop := client.WatchOf(s, func(v S) {
+		if cond(v) {
 			select {
 			case got <- v:
 			default:

@@ -128,16 +128,17 @@ func TestOlderHost(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			ctx := testCtx(t)
 			lh, dial := newLegacyHost(t, version)
-			c, err := client.Connect(ctx, dial, &client.Options{Handler: client.HandlerFunc(func(context.Context, string, any) (any, error) {
-				return nil, &protocol.Error{Code: protocol.CodeConflict, Message: "resourceWrite: the file changed"}
-			})})
+			c, err := client.ConnectTransport(ctx, dial, &client.Options{Handlers: client.Handlers{
+				ResourceWrite: func(context.Context, *protocol.ResourceWriteParams) (*protocol.ResourceWriteResult, error) {
+					return nil, &protocol.Error{Code: protocol.CodeConflict, Message: "resourceWrite: the file changed"}
+				},
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { c.Close() })
-			res, err := c.Initialize(ctx, nil)
-			if err != nil || res.ProtocolVersion != version {
-				t.Fatalf("initialize: %+v, %v", res, err)
+			if res := c.InitializeResult(); res.ProtocolVersion != version {
+				t.Fatalf("initialize: %+v", res)
 			}
 			if !strings.Contains(lh.sent("initialize"), `"protocolVersions":["`+protocol.ProtocolVersion+`"`) {
 				t.Errorf("the client offered %s", lh.sent("initialize"))

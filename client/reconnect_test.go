@@ -106,7 +106,7 @@ func connect(t *testing.T, url string) (*client.Client, *testDialer, *eventLog) 
 	d := &testDialer{url: url}
 	log := &eventLog{wake: make(chan struct{}, 1)}
 	ctx := testCtx(t)
-	c, err := client.Connect(ctx, d.dial, &client.Options{
+	c, err := client.ConnectTransport(ctx, d.dial, &client.Options{
 		Now:               fixedClock,
 		ReconnectDelay:    5 * time.Millisecond,
 		MaxReconnectDelay: 50 * time.Millisecond,
@@ -116,9 +116,6 @@ func connect(t *testing.T, url string) (*client.Client, *testDialer, *eventLog) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
 	return c, d, log
 }
 
@@ -196,7 +193,7 @@ func TestReconnectReplayMidTurn(t *testing.T) {
 	// Let the turn go on without us: another client sees more words than
 	// the mirror has, so the replay has something to bring.
 	had := 0
-	if c := chat.State().(*protocol.ChatState); c.ActiveTurn != nil && len(c.ActiveTurn.ResponseParts) > 0 {
+	if c := chat.Chat(); c.ActiveTurn != nil && len(c.ActiveTurn.ResponseParts) > 0 {
 		had = strings.Count(c.ActiveTurn.ResponseParts[0].(*protocol.MarkdownResponsePart).Content.String(), "word")
 	}
 	waitState(t, subscribe(t, dial(t, th.url, nil), chat.Channel()), "the turn going on", streamedWords(had+2))
@@ -285,7 +282,7 @@ func TestPendingClearedOnReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := session.State().(*protocol.SessionState).Title; got != "lost" {
+	if got := session.Session().Title; got != "lost" {
 		t.Fatalf("optimistic title %q", got)
 	}
 	d.cut()()
@@ -296,7 +293,7 @@ func TestPendingClearedOnReconnect(t *testing.T) {
 	if len(ev.Resume.Unconfirmed) != 1 || ev.Resume.Unconfirmed[0] != r {
 		t.Fatalf("unconfirmed %+v", ev.Resume.Unconfirmed)
 	}
-	if got := session.State().(*protocol.SessionState).Title; got == "lost" || len(session.Pending()) != 0 {
+	if got := session.Session().Title; got == "lost" || len(session.Pending()) != 0 {
 		t.Fatalf("after reconnecting: title %q, %d pending", got, len(session.Pending()))
 	}
 	converge(t, "session", session, hostState(t, th.url, session.Channel()))
@@ -372,7 +369,7 @@ func TestCallsWaitForReconnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := session.State().(*protocol.SessionState).Title; got != "later" {
+	if got := session.Session().Title; got != "later" {
 		t.Fatalf("title %q", got)
 	}
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
@@ -403,16 +400,13 @@ func TestReconnectStops(t *testing.T) {
 			d := &testDialer{url: th.url}
 			log := &eventLog{wake: make(chan struct{}, 1)}
 			ctx := testCtx(t)
-			c, err := client.Connect(ctx, d.dial, &client.Options{
+			c, err := client.ConnectTransport(ctx, d.dial, &client.Options{
 				ReconnectDelay: time.Millisecond, MaxReconnectAttempts: tc.attempts, OnConnection: log.add,
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if _, err := c.Initialize(ctx, nil); err != nil {
-				t.Fatal(err)
-			}
 			d.mu.Lock()
 			d.fail = tc.fail
 			d.mu.Unlock()
@@ -438,7 +432,7 @@ func TestReconnectStops(t *testing.T) {
 func TestLossBeforeInitializeStops(t *testing.T) {
 	th := startHost(t, nil)
 	d := &testDialer{url: th.url}
-	c, err := client.Connect(testCtx(t), d.dial, nil)
+	c, err := client.DialTransport(testCtx(t), d.dial, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,8 @@ func (s *Subscription) Snapshot() protocol.Snapshot { return s.snap }
 
 // State returns the channel's optimistic state: the host's state with this
 // client's actions that the host has not yet echoed applied on top. It is
-// nil for a channel without state. The value is shared and must not be
+// nil for a channel without state. StateOf, Root, Session, Chat and
+// Terminal return it typed. The value is shared and must not be
 // modified; it stays valid (states are never changed in place).
 func (s *Subscription) State() protocol.SnapshotState {
 	s.c.mu.Lock()
@@ -79,6 +80,31 @@ func (s *Subscription) State() protocol.SnapshotState {
 	}
 	return s.ch.m.optimistic
 }
+
+// StateOf returns the subscription's optimistic state (see
+// Subscription.State) when it is a T, and the zero value (nil) otherwise:
+// StateOf[*protocol.ChangesetState](sub). Root, Session, Chat and Terminal
+// are shorthands for the usual kinds.
+func StateOf[T protocol.SnapshotState](s *Subscription) T {
+	st, _ := s.State().(T)
+	return st
+}
+
+// Root returns the optimistic state of the root channel, or nil when the
+// subscription is to another kind of channel.
+func (s *Subscription) Root() *protocol.RootState { return StateOf[*protocol.RootState](s) }
+
+// Session returns the optimistic state of a session channel, or nil when
+// the subscription is to another kind of channel.
+func (s *Subscription) Session() *protocol.SessionState { return StateOf[*protocol.SessionState](s) }
+
+// Chat returns the optimistic state of a chat channel, or nil when the
+// subscription is to another kind of channel.
+func (s *Subscription) Chat() *protocol.ChatState { return StateOf[*protocol.ChatState](s) }
+
+// Terminal returns the optimistic state of a terminal channel, or nil
+// when the subscription is to another kind of channel.
+func (s *Subscription) Terminal() *protocol.TerminalState { return StateOf[*protocol.TerminalState](s) }
 
 // Confirmed returns the state as the host has sequenced it, without this
 // client's pending actions, and the serverSeq it reflects.
@@ -163,6 +189,16 @@ func (s *Subscription) Watch(fn func(state protocol.SnapshotState)) (stop func()
 			close(w.stop)
 		})
 	}
+}
+
+// WatchOf is Watch with the state typed: fn is called with the optimistic
+// state when it is a T (never with nil), and not called otherwise.
+func WatchOf[T protocol.SnapshotState](s *Subscription, fn func(state T)) (stop func()) {
+	return s.Watch(func(st protocol.SnapshotState) {
+		if t, ok := st.(T); ok && st != nil {
+			fn(t)
+		}
+	})
 }
 
 // Close ends the subscription. When it was the client's last subscription

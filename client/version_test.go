@@ -15,16 +15,12 @@ import (
 func dialVersions(t *testing.T, url string, versions ...string) *client.Client {
 	t.Helper()
 	ctx := testCtx(t)
-	c, err := client.Dial(ctx, url, &client.Options{Now: fixedClock})
+	c, err := client.Connect(ctx, url, &client.Options{Now: fixedClock, ProtocolVersions: versions})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	res, err := c.Initialize(ctx, &protocol.InitializeParams{ProtocolVersions: versions})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ProtocolVersion != versions[0] {
+	if res := c.InitializeResult(); res.ProtocolVersion != versions[0] {
 		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, versions[0])
 	}
 	return c

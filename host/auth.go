@@ -15,10 +15,10 @@ import (
 // servers or tool calls of its own that challenge for auth, so the agents'
 // lists are the only resources it advertises: any other resource is
 // refused with InvalidParams.
-func (c *conn) authenticate(ctx context.Context, p *protocol.AuthenticateParams) (*protocol.AuthenticateResult, error) {
-	if m, _ := ctx.Value(missingKey{}).(*protocol.MissingError); m != nil {
+func (c *conn) authenticate(ctx context.Context, p *protocol.AuthenticateParams, missing *protocol.MissingError) (*protocol.AuthenticateResult, error) {
+	if missing != nil {
 		// An absent token is not a revocation: that is an empty one.
-		return nil, rpcError(protocol.CodeInvalidParams, "authenticate: %v", m)
+		return nil, rpcError(protocol.CodeInvalidParams, "authenticate: %v", missing)
 	}
 	if p.Resource == "" {
 		return nil, rpcError(protocol.CodeInvalidParams, "authenticate: resource is required")

@@ -25,7 +25,7 @@ func (h *Host) commitLocked(ch *channel, a protocol.StateAction, origin *protoco
 		h.log.Error("encoding an action failed", "channel", ch.uri, "type", a.Type(), "err", err)
 	} else {
 		typ := a.Type()
-		h.replay.add(replayEntry{seq: h.seq, channel: ch.uri, actionType: typ, envelope: body, env: env, bounded: ch.owner != nil})
+		h.replay.add(replayEntry{seq: h.seq, channel: ch.uri, actionType: typ, envelope: body, env: env, bounded: true})
 		// Connections that see other shapes get the action converted and
 		// encoded once per set of shapes, and the same bytes when it does
 		// not change.

@@ -14,6 +14,18 @@
 // replay log, encode once, and queue the same bytes to every subscriber.
 // One host-wide sequence number (serverSeq) orders all changes.
 //
+// Methods: one table serves every client method. Which methods exist,
+// which are requests or notifications and the params type of each come
+// from protocol.Methods; the table adds a handler to each method the host
+// serves, its own or a Workspace's (Workspace.Methods, made with Handle or
+// HandleStrict), and is checked against protocol.Methods when New runs.
+// Before any handler runs, the table refuses an unknown method, one sent
+// before initialize, one outside the connection's negotiated protocol
+// version and one the host does not serve (-32601), and decodes the params
+// into their type, answering bad ones with -32602 naming the member. A
+// handler that must tell an absent required member from an empty one is
+// strict: it gets the absent members as an argument (HandleStrict).
+//
 // Persistence: the host writes every change through a store.Store
 // (Options.Store; package store/sqlite keeps it on disk). Changes are queued
 // while the host holds its lock and written in batches by one goroutine
@@ -136,9 +148,11 @@ type Options struct {
 	// metrics histogram). It must return quickly.
 	OnStoreWrite func(time.Duration)
 	// Workspace, when set, is called once by New to make the Workspace
-	// that serves files, terminals, watches and changesets. Nil means the
-	// host answers those commands with -32601.
-	Workspace func(*Host) (Workspace, error)
+	// that serves files, terminals, watches and changesets, with the
+	// WorkspaceHost it reaches the host through; the methods it lists
+	// join the host's method table. Nil means the host answers those
+	// methods with -32601.
+	Workspace func(WorkspaceHost) (Workspace, error)
 }
 
 // Host is an AHP host. Create one with New.
@@ -181,6 +195,10 @@ type Host struct {
 	held map[*session]struct{}
 
 	ws Workspace // nil when none
+	// routes is the method table: a route for every method clients may
+	// send, the host's and the workspace's handlers in it. It is set by
+	// New and read-only afterwards.
+	routes map[string]route
 
 	// For Stats: the serverSeq at start, the turns ended by outcome (both
 	// guarded by mu) and the clients dropped for falling behind.
@@ -336,12 +354,20 @@ func New(opts *Options) (*Host, error) {
 		h.shutdown(false)
 		return nil, err
 	}
+	h.routes = hostRoutes
 	if o.Workspace != nil {
-		ws, err := o.Workspace(h)
+		ws, err := o.Workspace(workspaceHost{h})
 		if err != nil {
 			h.shutdown(false)
 			return nil, fmt.Errorf("host: workspace: %w", err)
 		}
+		routes, err := buildRoutes(ws.Methods())
+		if err != nil {
+			err = errors.Join(err, ws.Close())
+			h.shutdown(false)
+			return nil, fmt.Errorf("host: workspace: %w", err)
+		}
+		h.routes = routes
 		h.mu.Lock()
 		h.ws = ws
 		// Sessions loaded before the workspace existed (running ones,

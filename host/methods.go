@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"runtime/debug"
 
@@ -20,30 +21,59 @@ type none struct{}
 
 // A route serves one client method. Which methods exist, whether each is a
 // request or a notification, and its params type come from the protocol's
-// method table; routes only add the host's handler.
+// method table; routes only add the handler. The host's own routes are in
+// served; a workspace adds its own (Workspace.Methods), and Host.routes
+// holds them all: one table, checked against protocol.Methods when the
+// host starts.
 type route struct {
 	m        protocol.Method
 	anyTime  bool // served before initialize
 	optional bool // params may be absent
 	// strict params are decoded with required members checked: what is
-	// absent reaches the handler as a *protocol.MissingError in the
-	// context (missingKey), so it can reject rather than apply zero
-	// values.
+	// absent reaches the handler as its missing argument, so it can
+	// reject rather than apply zero values.
 	strict bool
 	// locked handlers run under the host lock through Host.locked, and a
 	// request is answered before the lock is released, so that no change
 	// committed afterwards can overtake the answer (a snapshot, a page).
 	locked bool
-	serve  func(c *conn, ctx context.Context, params any) (any, error)
+	// ws marks the routes a workspace registered.
+	ws     bool
+	serve  func(in inbound) (any, error)
 	params reflect.Type
 }
 
-// handler adapts a handler of the one shape every host handler has.
+// inbound is one decoded client message on its way to a route's handler.
+type inbound struct {
+	c       *conn
+	ctx     context.Context
+	client  Client // the zero Client for routes served before initialize
+	params  any
+	missing *protocol.MissingError // strict routes only
+}
+
+// handler adapts a host handler of the usual shape.
 func handler[P, R any](f func(*conn, context.Context, *P) (*R, error)) route {
 	return route{
 		params: reflect.TypeFor[*P](),
-		serve: func(c *conn, ctx context.Context, params any) (any, error) {
-			r, err := f(c, ctx, params.(*P))
+		serve: func(in inbound) (any, error) {
+			r, err := f(in.c, in.ctx, in.params.(*P))
+			if err != nil || r == nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	}
+}
+
+// strictHandler adapts a host handler that takes the required members its
+// params lacked (nil when none) and decides itself what they mean.
+func strictHandler[P, R any](f func(*conn, context.Context, *P, *protocol.MissingError) (*R, error)) route {
+	return route{
+		strict: true,
+		params: reflect.TypeFor[*P](),
+		serve: func(in inbound) (any, error) {
+			r, err := f(in.c, in.ctx, in.params.(*P), in.missing)
 			if err != nil || r == nil {
 				return nil, err
 			}
@@ -55,20 +85,21 @@ func handler[P, R any](f func(*conn, context.Context, *P) (*R, error)) route {
 func (r route) anytime() route        { r.anyTime = true; return r }
 func (r route) paramsOptional() route { r.optional = true; return r }
 func (r route) underLock() route      { r.locked = true; return r }
-func (r route) strictParams() route   { r.strict = true; return r }
 
-// missingKey is the context key of the required members a strict route's
-// params lacked.
-type missingKey struct{}
-
-// served lists the client methods the host implements.
+// served lists the client methods the host implements itself. To serve
+// one more, add its entry: handler(f), or strictHandler(f) when f must see
+// the members the params lacked, with .anytime() (served before
+// initialize), .paramsOptional() and .underLock() as the method needs.
+// f's params type must be the one protocol.Methods gives the method, or
+// the package does not load. A component outside the package registers
+// through Handle and HandleStrict instead (Workspace.Methods).
 var served = map[string]route{
 	"initialize":     handler((*conn).initializeLocked).anytime().underLock(),
 	"reconnect":      handler((*conn).reconnectLocked).anytime().underLock(),
 	"ping":           handler((*conn).ping).anytime().paramsOptional(),
 	"subscribe":      handler((*conn).subscribeLocked).underLock(),
 	"unsubscribe":    handler((*conn).unsubscribe),
-	"dispatchAction": handler((*conn).dispatchAction).strictParams(),
+	"dispatchAction": strictHandler((*conn).dispatchAction),
 	"listSessions":   handler((*conn).listSessions),
 	"createSession":  handler((*conn).createSession),
 	"disposeSession": handler((*conn).disposeSession),
@@ -77,17 +108,17 @@ var served = map[string]route{
 	"moveChat":       handler((*conn).moveChat),
 	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
 	"completions":    handler((*conn).completions),
-	"authenticate":   handler((*conn).authenticate).strictParams(),
+	"authenticate":   strictHandler((*conn).authenticate),
 
 	"resolveSessionConfig":     handler((*conn).resolveSessionConfig),
 	"sessionConfigCompletions": handler((*conn).sessionConfigCompletions),
 }
 
-// routes holds a route for every method the method table lets clients
-// send; those the host does not serve have no handler.
-var routes = buildRoutes()
-
-func buildRoutes() map[string]route {
+// hostRoutes holds a route for every method the protocol's method table
+// lets clients send, with the host's handler when it serves the method.
+// The host's own handlers are checked when the package loads: a mismatch
+// is a bug in this package.
+var hostRoutes = func() map[string]route {
 	out := map[string]route{}
 	for _, m := range protocol.Methods() {
 		if !m.FromClient {
@@ -95,17 +126,53 @@ func buildRoutes() map[string]route {
 		}
 		r := served[m.Name]
 		r.m = m
-		if r.serve != nil && r.params != reflect.TypeOf(m.NewParams()) {
-			panic(fmt.Sprintf("host: the handler of %s takes %v, the method table says %T", m.Name, r.params, m.NewParams()))
-		}
 		out[m.Name] = r
 	}
-	for name := range served {
-		if _, ok := out[name]; !ok {
-			panic("host: a handler for " + name + ", which the method table does not list as a client method")
+	for name, r := range served {
+		if err := checkRoute(name, r); err != nil {
+			panic("host: " + err.Error())
 		}
 	}
 	return out
+}()
+
+// checkRoute reports whether r may serve the client method name: the
+// method is one the protocol's method table lets clients send, and r's
+// handler takes the params type the table gives it.
+func checkRoute(name string, r route) error {
+	m, ok := protocol.LookupMethod(name)
+	if !ok || !m.FromClient {
+		return fmt.Errorf("a handler for %s, which the method table does not list as a client method", name)
+	}
+	if r.serve == nil {
+		return fmt.Errorf("the entry for %s has no handler", name)
+	}
+	if want := reflect.TypeOf(m.NewParams()); r.params != want {
+		return fmt.Errorf("the handler of %s takes %v, the method table says %v", name, r.params, want)
+	}
+	return nil
+}
+
+// buildRoutes returns the host's routes with a workspace's methods added,
+// refusing a method the protocol does not have, one whose handler takes
+// another params type, and one that is already served.
+func buildRoutes(extra []Method) (map[string]route, error) {
+	if len(extra) == 0 {
+		return hostRoutes, nil
+	}
+	out := maps.Clone(hostRoutes)
+	for _, em := range extra {
+		if err := checkRoute(em.name, em.r); err != nil {
+			return nil, err
+		}
+		if out[em.name].serve != nil {
+			return nil, fmt.Errorf("%s is served twice", em.name)
+		}
+		r := em.r
+		r.m = out[em.name].m
+		out[em.name] = r
+	}
+	return out, nil
 }
 
 // Handle serves one client request or notification. The JSON-RPC peer calls
@@ -127,7 +194,7 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 			result, err = nil, rpcError(protocol.CodeInternalError, "%s: internal error", req.Method)
 		}
 	}()
-	r, ok := routes[req.Method]
+	r, ok := c.h.routes[req.Method]
 	switch {
 	case !ok && req.IsNotification():
 		// No answer is possible; VS Code's own notifications outside
@@ -145,9 +212,13 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	case !req.IsNotification() && r.m.Notification:
 		return nil, rpcError(protocol.CodeInvalidRequest, "%s is a notification: send it without an id", req.Method)
 	}
+	in := inbound{c: c, ctx: ctx}
 	if !r.anyTime {
 		c.h.mu.Lock()
 		ready, version := c.initialized, c.version
+		if r.ws {
+			in.client = clientLocked(c)
+		}
 		c.h.mu.Unlock()
 		if !ready {
 			if req.IsNotification() {
@@ -167,17 +238,11 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 		}
 	}
 	if r.serve == nil {
-		// The workspace, when there is one, serves what the host does not.
-		if res, ok, err := c.serveWorkspace(ctx, req.Method, req.Params); ok {
-			return res, err
-		}
 		return nil, rpcError(protocol.CodeMethodNotFound, "%s is not supported by this host", req.Method)
 	}
-	params := r.m.NewParams()
-	missing, err := decodeParams(req.Method, req.Params, params, r.optional, r.strict)
-	if missing != nil {
-		ctx = context.WithValue(ctx, missingKey{}, missing)
-	}
+	in.params = r.m.NewParams()
+	missing, err := decodeParams(req.Method, req.Params, in.params, r.optional, r.strict)
+	in.missing = missing
 	if err != nil {
 		if req.IsNotification() {
 			if req.Method == "dispatchAction" {
@@ -191,10 +256,10 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 		return nil, err
 	}
 	if !r.locked {
-		return r.serve(c, ctx, params)
+		return r.serve(in)
 	}
 	err = c.h.locked(ctx, func() error {
-		res, err := r.serve(c, ctx, params)
+		res, err := r.serve(in)
 		var miss *storeMiss
 		if errors.As(err, &miss) {
 			return err
@@ -498,11 +563,10 @@ func reconnectVersion(meta map[string]jsontext.Value) (version string, ok bool) 
 // dispatchAction validates and applies a client action. Accepted actions
 // are echoed to every subscriber with the client's origin; rejected ones
 // are echoed to the sender alone with a rejection reason.
-func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionParams) (*none, error) {
+func (c *conn) dispatchAction(ctx context.Context, p *protocol.DispatchActionParams, missing *protocol.MissingError) (*none, error) {
 	if c.h.confineAction(c, p) {
 		return nil, nil
 	}
-	missing, _ := ctx.Value(missingKey{}).(*protocol.MissingError)
 	c.h.dispatchClient(ctx, c, p, missing)
 	return nil, nil
 }

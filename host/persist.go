@@ -1,11 +1,14 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/protocol/view"
@@ -241,8 +244,9 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 			// A turn ended: store it under the next ordinal.
 			t := &nc.Turns[len(nc.Turns)-1]
 			uri, ord := ch.uri, ch.turnBase+int64(len(nc.Turns)-1)
+			hint := sizeHint(ch)
 			ops = append(ops, pending{encode: func() (store.Op, error) {
-				data, err := protocol.Marshal(t)
+				data, err := marshalSized(t, hint)
 				return store.PutTurn{Turn: store.Turn{Chat: uri, Ordinal: ord, ID: t.ID, Data: data}}, err
 			}})
 			ch.turnSeqs = append(ch.turnSeqs, seq)
@@ -285,8 +289,11 @@ func (h *Host) snapshotLoggedLocked() {
 // snapshotOf returns the snapshot of a channel at serverSeq seq, to be
 // encoded by the writer. A chat's completed turns are left out.
 func snapshotOf(ch *channel, seq int64) pending {
-	state := ch.state
+	state, hint := ch.state, sizeHint(ch)
 	if cs, ok := state.(*protocol.ChatState); ok {
+		if cs.ActiveTurn == nil {
+			hint = 0 // what the last snapshot held of a turn is in the turn's row now
+		}
 		head := cs.Clone()
 		head.Turns = []protocol.Turn{}
 		head.TurnsNextCursor = nil
@@ -294,10 +301,33 @@ func snapshotOf(ch *channel, seq int64) pending {
 	}
 	uri, sess := ch.uri, ch.session.uri
 	return pending{encode: func() (store.Op, error) {
-		data, err := protocol.Marshal(state)
+		data, err := marshalSized(state, hint)
 		ch.snapBytes.Store(int64(len(data)))
 		return store.PutSnapshot{Snapshot: store.Snapshot{Channel: uri, Session: sess, Seq: seq, State: data}}, err
 	}}
+}
+
+// sizeHint estimates the encoded size of the channel's state from its
+// last snapshot and what was logged since (envelopes, a little more than
+// the state grew by).
+func sizeHint(ch *channel) int {
+	return int(ch.snapBytes.Load()) + ch.loggedBytes
+}
+
+// marshalSized encodes v as protocol.Marshal does, into a buffer sized for
+// hint bytes. A streamed turn's text can be most of the heap: encoding it
+// into a buffer that grows by doubling and then copying the result (what
+// Marshal does) would hold up to three times its size at once.
+func marshalSized(v any, hint int) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, hint+hint/32+512))
+	if err := json.MarshalWrite(buf, v); err != nil {
+		return nil, err
+	}
+	b := buf.Bytes()
+	if cap(b) > 2*len(b)+4096 {
+		b = bytes.Clone(b) // the hint was far off: keep no unused room
+	}
+	return b, nil
 }
 
 // catalogLocked queues the session's catalog entry.

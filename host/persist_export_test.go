@@ -56,3 +56,16 @@ func (h *Host) WaitWrite(ctx context.Context) {
 	case <-ctx.Done():
 	}
 }
+
+// ServedBy says which entry of h's method table serves a client method:
+// "host", "workspace", or "" when none does.
+func ServedBy(h *Host, method string) string {
+	switch r := h.routes[method]; {
+	case r.serve == nil:
+		return ""
+	case r.ws:
+		return "workspace"
+	default:
+		return "host"
+	}
+}

@@ -19,12 +19,14 @@ type replayEntry struct {
 	bounded, gone bool
 }
 
-// maxBoundedChannelBytes bounds what the log keeps of one channel opened
-// with Host.OpenChannel (a terminal streaming output, say), so that one
-// busy channel neither holds the whole log's bytes nor pushes every other
-// channel's actions out. A client that missed more of such a channel than
-// that gets snapshots, which hold what the channel retains (a terminal's
-// scrollback).
+// maxBoundedChannelBytes bounds what the log keeps of one channel, so that
+// one busy channel neither holds the whole log's bytes nor pushes every
+// other channel's actions out. A terminal streaming output and a chat
+// streaming a long answer are such channels: the deltas of an answer, kept
+// whole up to the log's byte bound, would cost as much memory again as
+// the answer (and more than a snapshot of it costs to send). A client
+// that missed more of a channel than that gets snapshots, which hold what
+// the channel retains (a terminal's scrollback, the answer so far).
 const maxBoundedChannelBytes = 2 << 20
 
 // channelShare is what the log holds of one bounded channel: the ring

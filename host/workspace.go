@@ -2,26 +2,31 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"reflect"
 	"slices"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
 )
 
-// A Workspace serves what a host delegates: the client commands the host
-// does not handle itself (files, terminals, watches, changesets) and the
+// A Workspace serves what a host delegates: client methods the host does
+// not serve itself (files, terminals, watches, changesets) and the
 // channels it owns. Package workspace provides one; Options.Workspace
-// plugs it in.
-//
-// The host calls Serve on the connection's goroutine, without its lock.
+// plugs it in, and the workspace reaches the host through the
+// WorkspaceHost it is made with.
 type Workspace interface {
-	// Serve answers one client request. It returns ErrNotServed for a
-	// method it does not serve.
-	Serve(ctx context.Context, call *Call) (result any, err error)
+	// Methods lists the client methods the workspace serves, made with
+	// Handle or HandleStrict. New puts them in the host's one method
+	// table, beside the host's own: each must be a method the protocol
+	// lets clients send (protocol.Methods), taking the params type the
+	// protocol gives it, and one the host does not already serve, or New
+	// fails. The table then decodes their params, refuses them before
+	// initialize and outside the connection's protocol version, and
+	// answers bad params with -32602, exactly as for the host's methods.
+	// Their handlers run on the connection's goroutine, without the
+	// host's lock.
+	Methods() []Method
 	// Disconnected is called, without the host's lock, when a client's
 	// connection has gone.
 	Disconnected(c Client)
@@ -30,10 +35,61 @@ type Workspace interface {
 	Close() error
 }
 
+// WorkspaceHost is what a Workspace may ask of its host: channels of its
+// own, what it publishes on them and on sessions, and the sessions'
+// working directories. Its methods take the host's lock: they must not be
+// called from the callbacks the host makes with it held (ChannelOwner,
+// SessionObserver).
+type WorkspaceHost interface {
+	// OpenChannel adds a channel the host does not derive from sessions:
+	// a terminal, a changeset or a resource watch. Its state is kept,
+	// reduced, sequenced and fanned out like every other channel's, but
+	// not stored, and the replay log keeps a bounded share of its actions
+	// (2 MiB): a client that missed more of them reconnects with a
+	// snapshot.
+	OpenChannel(uri string, state protocol.SnapshotState, owner ChannelOwner) error
+	// CloseChannel removes a channel opened with OpenChannel and every
+	// subscription to it.
+	CloseChannel(uri string)
+	// Publish applies a server action to a channel opened with
+	// OpenChannel, or to the root channel, and sends it to subscribers.
+	Publish(uri string, a protocol.StateAction) error
+	// PublishToSession applies a server action to a session's channel or
+	// to one of its chats' channels (a changeset catalogue, a chat's
+	// changes summary) and sends it to subscribers. Like an agent's
+	// actions it is stored with the session, and the session's summary
+	// follows it.
+	PublishToSession(uri string, a protocol.StateAction) error
+	// Trim replaces the state of a channel opened with OpenChannel
+	// without an action, to bound what the host keeps (a terminal's
+	// scrollback, say): subscribers keep what they have, later
+	// subscribers get the trimmed state. f gets the current state and
+	// returns the new one; it runs with the host locked and must not
+	// block.
+	Trim(uri string, f func(protocol.SnapshotState) protocol.SnapshotState)
+	// State returns the current state of a channel, or nil. The value
+	// must not be modified.
+	State(uri string) protocol.SnapshotState
+	// Subscribers returns how many connections subscribe to a channel.
+	Subscribers(uri string) int
+	// Backlog returns the most bytes any subscriber of a channel has
+	// queued and not yet taken: how far the slowest one is behind. A
+	// channel's owner can hold back what it publishes while it is large
+	// (a terminal pausing its process's output), rather than let a
+	// subscriber that is only slow fall far enough behind to be dropped.
+	Backlog(uri string) int64
+	// WorkingDirectories returns a session's working directories (file:
+	// URIs) and whether the session exists.
+	WorkingDirectories(session string) ([]string, bool)
+	// AllWorkingDirectories returns the working directories of every
+	// session.
+	AllWorkingDirectories() []string
+}
+
 // A SessionObserver is a Workspace that follows the sessions held in
 // memory and what happens on their channels (changesets recompute after
 // turns, for one). Its methods are called with the host locked: they must
-// not block and must not call Host methods (queue the work instead).
+// not block and must not call the WorkspaceHost (queue the work instead).
 type SessionObserver interface {
 	// SessionOpened is called when a session's channels come into memory:
 	// created, or loaded from the store.
@@ -45,15 +101,60 @@ type SessionObserver interface {
 	Committed(session, channel string, a protocol.StateAction)
 }
 
-// ErrNotServed is what Workspace.Serve returns for methods it does not
-// serve; the host answers those with -32601.
-var ErrNotServed = errors.New("method not served")
+// A Method is one entry of a host's method table: the handler of one
+// client method. Make one with Handle or HandleStrict; a Workspace lists
+// its entries in Methods.
+type Method struct {
+	name string
+	r    route
+}
 
-// Call is one client request handed to a Workspace.
-type Call struct {
-	Method string
-	Params jsontext.Value
-	Client Client
+// Name is the JSON-RPC method the entry serves.
+func (m Method) Name() string { return m.name }
+
+// Handle returns the method-table entry serving the client method name
+// with f. P must be the method's params type as protocol.Methods gives it
+// (protocol.ResourceReadParams for resourceRead); R is the result, nil or
+// a nil pointer for a method whose result is null. f gets the params
+// decoded and checked: a member of the wrong type, null where the schema
+// has no null, or a string outside an enumeration was answered with
+// -32602 naming the member before f runs; an absent required member
+// decodes as its zero value. An error f returns that is a
+// *protocol.Error travels with its code (translated for the connection's
+// version); any other is -32603.
+func Handle[P, R any](name string, f func(ctx context.Context, c Client, p *P) (R, error)) Method {
+	return Method{name: name, r: route{
+		ws:     true,
+		params: reflect.TypeFor[*P](),
+		serve: func(in inbound) (any, error) {
+			r, err := f(in.ctx, in.client, in.params.(*P))
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	}}
+}
+
+// HandleStrict is Handle for a method whose handler must tell an absent
+// required member from a present one: f gets, as missing, the required
+// members the params lacked and the members present with a value their
+// type does not allow (null, a string outside an enumeration), nil when
+// there are none, and decides itself how to answer. A member of the wrong
+// JSON kind is still answered with -32602 before f runs.
+func HandleStrict[P, R any](name string, f func(ctx context.Context, c Client, p *P, missing *protocol.MissingError) (R, error)) Method {
+	return Method{name: name, r: route{
+		ws:     true,
+		strict: true,
+		params: reflect.TypeFor[*P](),
+		serve: func(in inbound) (any, error) {
+			r, err := f(in.ctx, in.client, in.params.(*P), in.missing)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	}}
 }
 
 // Client identifies one client connection. It is comparable and usable as
@@ -70,8 +171,8 @@ func clientLocked(c *conn) Client { return Client{c, c.clientID} }
 func (c Client) ID() string { return c.id }
 
 // ChannelOwner is told about what happens on a channel it opened with
-// Host.OpenChannel. Its methods are called with the host locked: they must
-// not block and must not call Host methods (queue the work instead).
+// WorkspaceHost.OpenChannel. Its methods are called with the host locked: they must
+// not block and must not call the WorkspaceHost (queue the work instead).
 type ChannelOwner interface {
 	// ValidateAction returns why a client action on the channel must be
 	// rejected, or "" to accept it.
@@ -84,12 +185,9 @@ type ChannelOwner interface {
 	Unsubscribed(c Client, remaining int)
 }
 
-// OpenChannel adds a channel the host does not derive from sessions: a
-// terminal, a changeset or a resource watch. Its state is kept, reduced,
-// sequenced and fanned out like every other channel's, but not stored,
-// and the replay log keeps a bounded share of its actions (2 MiB): a
-// client that missed more of them reconnects with a snapshot.
-func (h *Host) OpenChannel(uri string, state protocol.SnapshotState, owner ChannelOwner) error {
+// OpenChannel implements WorkspaceHost.
+func (wh workspaceHost) OpenChannel(uri string, state protocol.SnapshotState, owner ChannelOwner) error {
+	h := wh.h
 	parsed, err := protocol.ParseChannel(uri)
 	if err != nil {
 		return fmt.Errorf("host: %w", err)
@@ -106,9 +204,9 @@ func (h *Host) OpenChannel(uri string, state protocol.SnapshotState, owner Chann
 	return nil
 }
 
-// CloseChannel removes a channel opened with OpenChannel and every
-// subscription to it.
-func (h *Host) CloseChannel(uri string) {
+// CloseChannel implements WorkspaceHost.
+func (wh workspaceHost) CloseChannel(uri string) {
+	h := wh.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ch, ok := h.channels[uri]; ok && ch.owner != nil {
@@ -116,9 +214,9 @@ func (h *Host) CloseChannel(uri string) {
 	}
 }
 
-// Publish applies a server action to a channel opened with OpenChannel, or
-// to the root channel, and sends it to subscribers.
-func (h *Host) Publish(uri string, a protocol.StateAction) error {
+// Publish implements WorkspaceHost.
+func (wh workspaceHost) Publish(uri string, a protocol.StateAction) error {
+	h := wh.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -132,11 +230,9 @@ func (h *Host) Publish(uri string, a protocol.StateAction) error {
 	return nil
 }
 
-// PublishToSession applies a server action to a session's channel or to
-// one of its chats' channels (a changeset catalogue, a chat's changes
-// summary) and sends it to subscribers. Like an agent's actions it is
-// stored with the session, and the session's summary follows it.
-func (h *Host) PublishToSession(uri string, a protocol.StateAction) error {
+// PublishToSession implements WorkspaceHost.
+func (wh workspaceHost) PublishToSession(uri string, a protocol.StateAction) error {
+	h := wh.h
 	h.leaseRoom()
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -157,6 +253,12 @@ func (h *Host) PublishToSession(uri string, a protocol.StateAction) error {
 	return nil
 }
 
+// workspaceHost is the WorkspaceHost a host gives its workspace.
+type workspaceHost struct{ h *Host }
+
+// State implements WorkspaceHost.
+func (wh workspaceHost) State(uri string) protocol.SnapshotState { return wh.h.State(uri) }
+
 // observerLocked returns the workspace as a SessionObserver, or nil.
 func (h *Host) observerLocked() SessionObserver {
 	o, _ := h.ws.(SessionObserver)
@@ -174,8 +276,9 @@ func (h *Host) State(uri string) protocol.SnapshotState {
 	return nil
 }
 
-// Subscribers returns how many connections subscribe to a channel.
-func (h *Host) Subscribers(uri string) int {
+// Subscribers implements WorkspaceHost.
+func (wh workspaceHost) Subscribers(uri string) int {
+	h := wh.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ch, ok := h.channels[uri]; ok {
@@ -184,12 +287,9 @@ func (h *Host) Subscribers(uri string) int {
 	return 0
 }
 
-// Backlog returns the most bytes any subscriber of a channel has queued
-// and not yet taken: how far the slowest one is behind. A channel's owner
-// can hold back what it publishes while it is large (a terminal pausing
-// its process's output), rather than let a subscriber that is only slow
-// fall far enough behind to be dropped.
-func (h *Host) Backlog(uri string) int64 {
+// Backlog implements WorkspaceHost.
+func (wh workspaceHost) Backlog(uri string) int64 {
+	h := wh.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var most int64
@@ -201,9 +301,9 @@ func (h *Host) Backlog(uri string) int64 {
 	return most
 }
 
-// WorkingDirectories returns a session's working directories (file: URIs)
-// and whether the session exists.
-func (h *Host) WorkingDirectories(session string) ([]string, bool) {
+// WorkingDirectories implements WorkspaceHost.
+func (wh workspaceHost) WorkingDirectories(session string) ([]string, bool) {
+	h := wh.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s, ok := h.sessions[session]
@@ -213,8 +313,9 @@ func (h *Host) WorkingDirectories(session string) ([]string, bool) {
 	return slices.Clone(h.workingDirsLocked(s)), true
 }
 
-// AllWorkingDirectories returns the working directories of every session.
-func (h *Host) AllWorkingDirectories() []string {
+// AllWorkingDirectories implements WorkspaceHost.
+func (wh workspaceHost) AllWorkingDirectories() []string {
+	h := wh.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var out []string
@@ -243,29 +344,9 @@ func (h *Host) unsubscribedLocked(c *conn, ch *channel) {
 	}
 }
 
-// serveWorkspace hands a request the host does not handle to the
-// workspace.
-func (c *conn) serveWorkspace(ctx context.Context, method string, params jsontext.Value) (any, bool, error) {
-	ws := c.h.ws
-	if ws == nil {
-		return nil, false, nil
-	}
-	c.h.mu.Lock()
-	cl := clientLocked(c)
-	c.h.mu.Unlock()
-	res, err := ws.Serve(ctx, &Call{Method: method, Params: params, Client: cl})
-	if errors.Is(err, ErrNotServed) {
-		return nil, false, nil
-	}
-	return res, true, err
-}
-
-// Trim replaces the state of a channel opened with OpenChannel without an
-// action, to bound what the host keeps (a terminal's scrollback, say):
-// subscribers keep what they have, later subscribers get the trimmed
-// state. f gets the current state and returns the new one; it runs with
-// the host locked and must not block.
-func (h *Host) Trim(uri string, f func(protocol.SnapshotState) protocol.SnapshotState) {
+// Trim implements WorkspaceHost.
+func (wh workspaceHost) Trim(uri string, f func(protocol.SnapshotState) protocol.SnapshotState) {
+	h := wh.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ch, ok := h.channels[uri]; ok && ch.owner != nil {

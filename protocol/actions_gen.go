@@ -29,6 +29,9 @@ type ActionEnvelope struct {
 	RejectionReason *string       `json:"rejectionReason,omitempty"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *ActionEnvelope) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x ActionEnvelope) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)

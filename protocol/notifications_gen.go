@@ -28,6 +28,9 @@ type AuthRequiredParams struct {
 	Reason   *AuthRequiredReason       `json:"reason,omitempty"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *AuthRequiredParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x AuthRequiredParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -103,6 +106,9 @@ type ChannelCreditParams struct {
 	ConsumedBytes int64 `json:"consumedBytes"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *ChannelCreditParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x ChannelCreditParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -148,6 +154,9 @@ type ChannelFrameParams struct {
 	Data    string `json:"data"`
 	Final   *bool  `json:"final,omitempty"`
 }
+
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *ChannelFrameParams) ChannelURI() URI { return x.Channel }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChannelFrameParams) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -199,6 +208,9 @@ type ChannelReadyParams struct {
 	Channel URI `json:"channel"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *ChannelReadyParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x ChannelReadyParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -238,6 +250,9 @@ func (x *ChannelReadyParams) decodeMember(dec *jsontext.Decoder, name []byte) (s
 type ChannelResetParams struct {
 	Channel URI `json:"channel"`
 }
+
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *ChannelResetParams) ChannelURI() URI { return x.Channel }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChannelResetParams) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -279,6 +294,9 @@ type ChannelSnapshotParams struct {
 	Channel  URI      `json:"channel"`
 	Snapshot Snapshot `json:"snapshot"`
 }
+
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *ChannelSnapshotParams) ChannelURI() URI { return x.Channel }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ChannelSnapshotParams) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -328,6 +346,9 @@ type OTLPExportLogsParams struct {
 	Payload map[string]jsontext.Value `json:"payload"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *OTLPExportLogsParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x OTLPExportLogsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -376,6 +397,9 @@ type OTLPExportMetricsParams struct {
 	Payload map[string]jsontext.Value `json:"payload"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *OTLPExportMetricsParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x OTLPExportMetricsParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -423,6 +447,9 @@ type OTLPExportTracesParams struct {
 	Channel URI                       `json:"channel"`
 	Payload map[string]jsontext.Value `json:"payload"`
 }
+
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *OTLPExportTracesParams) ChannelURI() URI { return x.Channel }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x OTLPExportTracesParams) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -474,6 +501,9 @@ type ProgressParams struct {
 	Total         *float64 `json:"total,omitempty"`
 	Message       *string  `json:"message,omitempty"`
 }
+
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *ProgressParams) ChannelURI() URI { return x.Channel }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x ProgressParams) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -560,6 +590,9 @@ type SessionAddedParams struct {
 	Summary SessionSummary `json:"summary"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *SessionAddedParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionAddedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -608,6 +641,9 @@ type SessionRemovedParams struct {
 	Session URI `json:"session"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *SessionRemovedParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionRemovedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -653,6 +689,9 @@ type SessionSummaryChangedParams struct {
 	Session URI                                `json:"session"`
 	Changes SessionSummaryChangedParamsChanges `json:"changes"`
 }
+
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *SessionSummaryChangedParams) ChannelURI() URI { return x.Channel }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x SessionSummaryChangedParams) MarshalJSONTo(enc *jsontext.Encoder) error {
@@ -971,6 +1010,9 @@ type TCPDataParams struct {
 	Data    string `json:"data"`
 }
 
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *TCPDataParams) ChannelURI() URI { return x.Channel }
+
 // MarshalJSONTo writes x as a JSON object.
 func (x TCPDataParams) MarshalJSONTo(enc *jsontext.Encoder) error {
 	err := enc.WriteToken(jsontext.BeginObject)
@@ -1014,6 +1056,9 @@ func (x *TCPDataParams) decodeMember(dec *jsontext.Decoder, name []byte) (seen u
 type TCPEOFParams struct {
 	Channel URI `json:"channel"`
 }
+
+// ChannelURI returns the channel the message is about (ChannelMessage).
+func (x *TCPEOFParams) ChannelURI() URI { return x.Channel }
 
 // MarshalJSONTo writes x as a JSON object.
 func (x TCPEOFParams) MarshalJSONTo(enc *jsontext.Encoder) error {

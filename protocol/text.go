@@ -47,14 +47,26 @@ func (t Text) Append(s string) Text {
 		// t is the newest value of this buffer and there is room: write in place.
 		return Text{b: append(t.b, s...), room: t.room}
 	}
-	// Copy into a new buffer with room to grow.
-	nb := make([]byte, n+len(s), max(2*(n+len(s)), 64))
+	// Copy into a new buffer with room to grow: double a small one; grow a
+	// large one (a long streamed answer) by a quarter, as append does, so
+	// that its unused room and the copy it leaves behind stay a fraction
+	// of the text rather than as large as it.
+	size := n + len(s)
+	grow := size
+	if size >= textGrowSlow {
+		grow = size / 4
+	}
+	nb := make([]byte, size, max(size+grow, 64))
 	copy(nb, t.b)
 	copy(nb[n:], s)
 	r := new(atomic.Int64)
 	r.Store(int64(cap(nb) - len(nb)))
 	return Text{b: nb, room: r}
 }
+
+// textGrowSlow is the size from which Append grows a buffer by a quarter
+// rather than doubling it.
+const textGrowSlow = 1 << 20
 
 // Suffix returns the last n bytes of t (all of t when n is larger), in
 // the same buffer and without a copy: appending to it goes on in place as

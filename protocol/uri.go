@@ -423,3 +423,11 @@ func clip(s string) string {
 	}
 	return s[:max] + "..."
 }
+
+// A ChannelMessage is a message about one channel: an action envelope,
+// or the params of a notification that names its channel. Every generated
+// action and notification type with a required "channel" member
+// implements it.
+type ChannelMessage interface {
+	ChannelURI() URI
+}

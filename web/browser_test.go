@@ -230,14 +230,11 @@ func otherOn(t *testing.T, url, uri string) (*other, *client.Subscription, conte
 func newOther(t *testing.T, url string) *other {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, "ws"+strings.TrimPrefix(url, "http"), nil)
+	c, err := client.Connect(ctx, "ws"+strings.TrimPrefix(url, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
 	return &other{t: t, c: c}
 }
 
@@ -268,7 +265,7 @@ func (o *other) state(what string, ok func(*protocol.ChatState) bool) *protocol.
 	o.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st := o.chat.State().(*protocol.ChatState)
+		st := o.chat.Chat()
 		if ok(st) {
 			return st
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/ahp-go/ahp/client"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -122,7 +123,7 @@ func TestBrowserChanges(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for {
-			st, _ := sub.State().(*protocol.ChangesetState)
+			st := client.StateOf[*protocol.ChangesetState](sub)
 			if st != nil && ok(st) {
 				return
 			}

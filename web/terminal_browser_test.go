@@ -101,7 +101,7 @@ func terminalState(t *testing.T, sub *client.Subscription, what string, ok func(
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		st, _ := sub.State().(*protocol.TerminalState)
+		st := sub.Terminal()
 		if st != nil && ok(st) {
 			return st
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,12 +31,30 @@ func startHost(t testing.TB, ho *host.Options, wo *workspace.Options) *hosttest.
 		o = *ho
 	}
 	o.Agents = []agent.Backend{echo.New(&echo.Options{WordDelay: -1, SlowDelay: 20 * time.Millisecond})}
-	o.Workspace = workspace.New(wo)
+	mk := workspace.New(wo)
+	var wh host.WorkspaceHost
+	o.Workspace = func(h host.WorkspaceHost) (host.Workspace, error) {
+		wh = h
+		return mk(h)
+	}
 	h, err := host.New(&o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	workspaceHosts.Store(h, wh)
+	t.Cleanup(func() { workspaceHosts.Delete(h) })
 	return hosttest.Serve(t, h)
+}
+
+// workspaceHosts holds the WorkspaceHost each host of startHost gave its
+// workspace, by host.
+var workspaceHosts sync.Map
+
+// subscribers returns how many connections subscribe to a channel of a
+// host made by startHost.
+func subscribers(srv *hosttest.Server, uri string) int {
+	wh, _ := workspaceHosts.Load(srv.Host)
+	return wh.(host.WorkspaceHost).Subscribers(uri)
 }
 
 func initialize(t testing.TB, c *hosttest.Client) *protocol.InitializeResult {

@@ -287,7 +287,7 @@ func TestTerminalStalledSubscriber(t *testing.T) {
 			t.Fatal(i, err)
 		}
 	}
-	waitUntil(t, "the stalled client's subscription", func() bool { return srv.Host.Subscribers(uri) == 2 })
+	waitUntil(t, "the stalled client's subscription", func() bool { return subscribers(srv, uri) == 2 })
 
 	// 16 MB: more than the socket buffers and the flow control's mark.
 	const lines = 160000

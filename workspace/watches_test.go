@@ -70,7 +70,7 @@ func TestResourceWatchOverWebSocket(t *testing.T) {
 	// The last subscriber leaving (one unsubscribes, one disconnects)
 	// releases the watch and its channel.
 	a.RPC.Notify(t.Context(), "unsubscribe", &protocol.UnsubscribeParams{Channel: res.Channel})
-	waitUntil(t, "a's unsubscribe", func() bool { return srv.Host.Subscribers(res.Channel) == 1 })
+	waitUntil(t, "a's unsubscribe", func() bool { return subscribers(srv, res.Channel) == 1 })
 	if srv.Host.State(res.Channel) == nil {
 		t.Fatal("released with a subscriber left")
 	}

@@ -8,6 +8,11 @@
 //		Workspace: workspace.New(&workspace.Options{Roots: []string{"/srv/shared"}}),
 //	})
 //
+// The workspace reaches the host through the host.WorkspaceHost it is
+// made with, and its client methods (Workspace.Methods) join the host's
+// one method table, which decodes and checks their params and gates them
+// by protocol version before they run, as for the host's own methods.
+//
 // What a client may reach is its scope: the working directories of every
 // session on the host, the configured Roots, and whatever it was granted
 // with resourceRequest under the Requestable directories. With Roots,
@@ -66,7 +71,7 @@ type Options struct {
 // Workspace is the host.Workspace this package provides. Its methods are
 // safe for concurrent use.
 type Workspace struct {
-	h     *host.Host
+	h     host.WorkspaceHost
 	opts  Options
 	log   *slog.Logger
 	files *files.Service
@@ -93,8 +98,8 @@ type Workspace struct {
 }
 
 // New returns the constructor to put in host.Options.Workspace.
-func New(opts *Options) func(*host.Host) (host.Workspace, error) {
-	return func(h *host.Host) (host.Workspace, error) {
+func New(opts *Options) func(host.WorkspaceHost) (host.Workspace, error) {
+	return func(h host.WorkspaceHost) (host.Workspace, error) {
 		var o Options
 		if opts != nil {
 			o = *opts
@@ -145,48 +150,29 @@ func absAll(dirs []string) ([]string, error) {
 	return out, nil
 }
 
-// handler serves one method.
-type handler func(ctx context.Context, w *Workspace, c *host.Call) (any, error)
-
-var handlers = map[string]handler{
-	"resourceRead":        serve(resourceRead),
-	"resourceWrite":       serve(resourceWrite),
-	"resourceList":        serve(resourceList),
-	"resourceCopy":        serve(resourceCopy),
-	"resourceDelete":      serve(resourceDelete),
-	"resourceMove":        serve(resourceMove),
-	"resourceResolve":     serve(resourceResolve),
-	"resourceMkdir":       serve(resourceMkdir),
-	"resourceRequest":     serve(resourceRequest),
-	"createTerminal":      serve(createTerminal),
-	"disposeTerminal":     serve(disposeTerminal),
-	"createResourceWatch": serve(createResourceWatch),
-
-	"invokeChangesetOperation": serve(invokeChangesetOperation),
-}
-
-// serve adapts a typed handler: params decoded strictly, -32602 when they
-// do not decode.
-func serve[P any, R any](f func(ctx context.Context, w *Workspace, c host.Client, p *P) (R, error)) handler {
-	return func(ctx context.Context, w *Workspace, c *host.Call) (any, error) {
-		p := new(P)
-		if len(c.Params) == 0 {
-			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: c.Method + ": params are required"}
-		}
-		if err := protocol.UnmarshalChecked(c.Params, p); err != nil {
-			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("%s: %v", c.Method, err)}
-		}
-		return f(ctx, w, c.Client, p)
+// Methods implements host.Workspace: the client methods the workspace
+// serves, for the host's method table.
+func (w *Workspace) Methods() []host.Method {
+	return []host.Method{
+		host.Handle("resourceRead", bind(w, resourceRead)),
+		host.Handle("resourceWrite", bind(w, resourceWrite)),
+		host.Handle("resourceList", bind(w, resourceList)),
+		host.Handle("resourceCopy", bind(w, resourceCopy)),
+		host.Handle("resourceDelete", bind(w, resourceDelete)),
+		host.Handle("resourceMove", bind(w, resourceMove)),
+		host.Handle("resourceResolve", bind(w, resourceResolve)),
+		host.Handle("resourceMkdir", bind(w, resourceMkdir)),
+		host.Handle("resourceRequest", bind(w, resourceRequest)),
+		host.Handle("createTerminal", bind(w, createTerminal)),
+		host.Handle("disposeTerminal", bind(w, disposeTerminal)),
+		host.Handle("createResourceWatch", bind(w, createResourceWatch)),
+		host.Handle("invokeChangesetOperation", bind(w, invokeChangesetOperation)),
 	}
 }
 
-// Serve implements host.Workspace.
-func (w *Workspace) Serve(ctx context.Context, c *host.Call) (any, error) {
-	f, ok := handlers[c.Method]
-	if !ok {
-		return nil, host.ErrNotServed
-	}
-	return f(ctx, w, c)
+// bind gives a handler its workspace, in the shape host.Handle takes.
+func bind[P, R any](w *Workspace, f func(context.Context, *Workspace, host.Client, *P) (R, error)) func(context.Context, host.Client, *P) (R, error) {
+	return func(ctx context.Context, c host.Client, p *P) (R, error) { return f(ctx, w, c, p) }
 }
 
 // Disconnected implements host.Workspace: a connection's grants end with

@@ -98,7 +98,7 @@ func (a *app) open(ctx context.Context, uri string, yes, all bool) (*conversatio
 	a.mu.Lock()
 	a.scr = cv.scr
 	a.mu.Unlock()
-	cs := chat.State().(*protocol.ChatState)
+	cs := chat.Chat()
 	for _, t := range cs.Turns {
 		cv.before[t.ID] = true
 	}
@@ -222,7 +222,7 @@ func (cv *conversation) step(ctx context.Context, st *protocol.ChatState) error 
 
 // drawStatus shows the status line of the running turn.
 func (cv *conversation) drawStatus() {
-	st, _ := cv.chat.State().(*protocol.ChatState)
+	st := cv.chat.Chat()
 	if st == nil || st.ActiveTurn == nil || cv.views[st.ActiveTurn.ID] == nil {
 		cv.scr.setStatus("")
 		return
@@ -246,8 +246,8 @@ func (cv *conversation) ask(ctx context.Context, prompt string, open func(*proto
 	gone := make(chan struct{})
 	var once sync.Once
 	if open != nil {
-		stop := cv.chat.Watch(func(st protocol.SnapshotState) {
-			if cs, ok := st.(*protocol.ChatState); ok && !open(cs) {
+		stop := client.WatchOf(cv.chat, func(cs *protocol.ChatState) {
+			if !open(cs) {
 				once.Do(func() { close(gone) })
 			}
 		})
@@ -504,7 +504,7 @@ func runSend(ctx context.Context, a *app, pos []string, flags any) error {
 	accepted := r.Done()
 	interrupted := false
 	for {
-		st, _ := cv.chat.State().(*protocol.ChatState)
+		st := cv.chat.Chat()
 		err := cv.step(ctx, st)
 		if v := cv.views[id]; v != nil && v.finished {
 			cv.scr.setStatus("")
@@ -597,7 +597,7 @@ func runChat(ctx context.Context, a *app, pos []string, flags any) error {
 	defer tick.Stop()
 	eof := false
 	for {
-		st := cv.chat.State().(*protocol.ChatState)
+		st := cv.chat.Chat()
 		if err := cv.step(ctx, st); err != nil && !isTurnError(err) {
 			return err
 		}
@@ -648,7 +648,7 @@ const historyTurns = 5
 // history shows the chat's last n completed turns, each with the model it
 // ran with (on a terminal, and with --json).
 func (cv *conversation) history(n int) {
-	st, _ := cv.chat.State().(*protocol.ChatState)
+	st := cv.chat.Chat()
 	if st == nil {
 		return
 	}
@@ -702,7 +702,7 @@ func (cv *conversation) sentDraft() {
 // (or with the process).
 func (cv *conversation) editLines(ctx context.Context) <-chan string {
 	seed := ""
-	if st, _ := cv.chat.State().(*protocol.ChatState); st != nil && st.Draft != nil {
+	if st := cv.chat.Chat(); st != nil && st.Draft != nil {
 		seed = st.Draft.Text
 	}
 	cv.draft = newDraftSync(seed, cv.a.draftDelay, func(text string) {
@@ -803,7 +803,7 @@ func isTurnError(err error) bool {
 
 // input handles one line typed in a chat; it reports true to leave.
 func (cv *conversation) input(ctx context.Context, c *client.Client, line string) (bool, error) {
-	st := cv.chat.State().(*protocol.ChatState)
+	st := cv.chat.Chat()
 	if cv.sel.command(noteWriter{cv.scr}, line) { // /model, /agent
 		return false, nil
 	}

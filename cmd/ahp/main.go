@@ -462,7 +462,7 @@ type app struct {
 
 // connect dials the host and initializes.
 func (a *app) connect(ctx context.Context) (*client.Client, error) {
-	c, err := client.Dial(ctx, a.g.url, &client.Options{
+	c, err := client.Connect(ctx, a.g.url, &client.Options{
 		ClientID:             a.newID(),
 		Token:                a.g.token,
 		ClientInfo:           &protocol.Implementation{Name: "ahp", Version: protocol.Ptr(version)},
@@ -475,9 +475,6 @@ func (a *app) connect(ctx context.Context) (*client.Client, error) {
 		return nil, err
 	}
 	a.c = c
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		return nil, err
-	}
 	return c, nil
 }
 

@@ -156,7 +156,7 @@ func runShow(ctx context.Context, a *app, pos []string, _ any) error {
 		return err
 	}
 	defer chat.Close()
-	cs := chat.State().(*protocol.ChatState)
+	cs := chat.Chat()
 	if a.g.json {
 		for i := range cs.Turns {
 			t := &cs.Turns[i]

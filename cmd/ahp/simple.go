@@ -190,8 +190,8 @@ func (a *app) rootState(ctx context.Context) (*protocol.RootState, error) {
 		return nil, err
 	}
 	defer sub.Close()
-	st, ok := sub.State().(*protocol.RootState)
-	if !ok {
+	st := sub.Root()
+	if st == nil {
 		return nil, errors.New("the host sent no root state")
 	}
 	return st, nil
@@ -200,7 +200,7 @@ func (a *app) rootState(ctx context.Context) (*protocol.RootState, error) {
 // waitReady waits for a session to leave lifecycle "creating".
 func waitReady(ctx context.Context, sub *client.Subscription) (*protocol.SessionState, error) {
 	for {
-		st := sub.State().(*protocol.SessionState)
+		st := sub.Session()
 		switch st.Lifecycle {
 		case protocol.SessionLifecycleReady:
 			return st, nil

@@ -89,7 +89,7 @@ func runScenarios(t *testing.T, ac agentCase) {
 			t.Fatalf("the agent lists models %+v", models)
 		}
 		c := r.sub(t).newChat(nil)
-		cur := c.wss.State().(*protocol.SessionState).Config.Values["model"]
+		cur := c.wss.Session().Config.Values["model"]
 		var pick string
 		for _, m := range models {
 			if strconv.Quote(m.ID) != string(cur) {
@@ -108,9 +108,9 @@ func runScenarios(t *testing.T, ac agentCase) {
 		// the model and the effort apart.
 		want := strconv.Quote(strings.SplitN(pick, "[", 2)[0])
 		deadline := time.Now().Add(wait)
-		for string(c.wss.State().(*protocol.SessionState).Config.Values["model"]) != want {
+		for string(c.wss.Session().Config.Values["model"]) != want {
 			if time.Now().After(deadline) {
-				t.Fatalf("the watcher's session model is %s, want %s (was %s)", c.wss.State().(*protocol.SessionState).Config.Values["model"], want, cur)
+				t.Fatalf("the watcher's session model is %s, want %s (was %s)", c.wss.Session().Config.Values["model"], want, cur)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -98,14 +98,11 @@ func (r *rig) dial(id string) *client.Client {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(r.ctx, wait)
 	defer cancel()
-	c, err := client.Dial(ctx, r.srv.URL, &client.Options{ClientID: id})
+	c, err := client.Connect(ctx, r.srv.URL, &client.Options{ClientID: id})
 	if err != nil {
 		r.t.Fatal(err)
 	}
 	r.t.Cleanup(func() { c.Close() })
-	if _, err := c.Initialize(ctx, nil); err != nil {
-		r.t.Fatal(err)
-	}
 	return c
 }
 
@@ -153,7 +150,7 @@ func (r *rig) newChat(config map[string]string) *chat {
 	c.wss = wss
 	r.t.Cleanup(func() { wss.Close() })
 	for {
-		st := wss.State().(*protocol.SessionState)
+		st := wss.Session()
 		if st.Lifecycle == protocol.SessionLifecycleReady {
 			c.uri = *st.DefaultChat
 			break
@@ -227,7 +224,7 @@ func (c *chat) waitSeen(what string, cond func([]protocol.ActionEnvelope) bool) 
 		select {
 		case <-c.wake:
 		case <-deadline.C:
-			if st, ok := c.w.State().(*protocol.ChatState); ok && len(st.Turns) > 0 {
+			if st := c.w.Chat(); st != nil && len(st.Turns) > 0 {
 				b, _ := json.Marshal(st.Turns[len(st.Turns)-1])
 				c.r.t.Logf("the watcher's last turn: %.3000s", b)
 			}
@@ -275,7 +272,7 @@ func (c *chat) end(turn string) protocol.StateAction {
 // turn returns the watcher's mirror of a finished turn.
 func (c *chat) turn(id string) protocol.Turn {
 	c.r.t.Helper()
-	st := c.w.State().(*protocol.ChatState)
+	st := c.w.Chat()
 	for _, tr := range st.Turns {
 		if tr.ID == id {
 			return tr

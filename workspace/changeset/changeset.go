@@ -83,7 +83,7 @@ type Options struct {
 // Manager follows a host's sessions and keeps their changesets. Create one
 // with New; its methods are safe for concurrent use.
 type Manager struct {
-	h    *host.Host
+	h    host.WorkspaceHost
 	opts Options
 	log  *slog.Logger
 	git  string // "" when git is missing
@@ -99,7 +99,7 @@ type Manager struct {
 }
 
 // New returns a manager for h.
-func New(h *host.Host, opts *Options) *Manager {
+func New(h host.WorkspaceHost, opts *Options) *Manager {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -630,7 +630,7 @@ func (s *set) recompute(ctx context.Context) {
 
 // publishDiff sends the file removals and upserts that turn cur's files
 // into next.
-func publishDiff(h *host.Host, uri string, cur *protocol.ChangesetState, next []protocol.ChangesetFile) {
+func publishDiff(h host.WorkspaceHost, uri string, cur *protocol.ChangesetState, next []protocol.ChangesetFile) {
 	if cur == nil {
 		return
 	}

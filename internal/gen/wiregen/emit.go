@@ -108,6 +108,21 @@ func (g *gen) emitType(b *bytes.Buffer, t *genType) {
 // getter is the name of the method that reports a variant's tag.
 func getter(disc string) string { return pascal(disc) }
 
+// channelMessage reports an action or notification type that names the
+// channel it is about in a required string member "channel": it gets a
+// ChannelURI method, so a receiver finds the channel without reflection.
+func channelMessage(t *genType) bool {
+	if t.file != "actions.schema.json" && t.file != "notifications.schema.json" {
+		return false
+	}
+	i := slices.IndexFunc(t.fields, func(f *field) bool { return f.json == "channel" })
+	if i < 0 {
+		return false
+	}
+	f := t.fields[i]
+	return f.required && f.goName == "Channel" && (f.typ.expr() == "URI" || f.typ.expr() == "string")
+}
+
 func (g *gen) emitUnion(b *bytes.Buffer, t *genType) {
 	var names []string
 	for _, v := range t.variants {
@@ -161,6 +176,11 @@ func (g *gen) emitStruct(b *bytes.Buffer, t *genType) {
 			b.WriteString("\t// Cleared lists the members sent as null, which clear a field,\n\t// as opposed to absent members, which leave it unchanged.\n\tCleared []string `json:\"-\"`\n")
 		}
 		b.WriteString("}\n\n")
+	}
+
+	// The channel a message is scoped to (ChannelMessage).
+	if channelMessage(t) {
+		fmt.Fprintf(b, "// ChannelURI returns the channel the message is about (ChannelMessage).\nfunc (x *%s) ChannelURI() URI { return x.Channel }\n\n", t.name)
 	}
 
 	// Tag getter and setter for union variants.
