@@ -67,13 +67,13 @@ func (h *Host) resourceProviderLocked(resource string) string {
 	return ""
 }
 
-// AgentLogin returns the login command of the sign-in method an agent
-// lists as the protected resource (see agent.Loginer), for a workspace to
-// run in a terminal, and the function to call once the command has
-// exited: it has the agent checked again, bounded by timeout and the
-// host's life, and publishes the agent's new state. A resource no agent
-// lists, or one that is not a login, is refused with InvalidParams.
-func (h *Host) AgentLogin(resource string, timeout time.Duration) (agent.LoginCommand, func(), error) {
+// AgentLogin implements WorkspaceHost: the login command of an agent's
+// sign-in method (see agent.Loginer).
+func (wh workspaceHost) AgentLogin(resource string, timeout time.Duration) (agent.LoginCommand, func(), error) {
+	return wh.h.agentLogin(resource, timeout)
+}
+
+func (h *Host) agentLogin(resource string, timeout time.Duration) (agent.LoginCommand, func(), error) {
 	h.mu.Lock()
 	provider := h.resourceProviderLocked(resource)
 	h.mu.Unlock()
