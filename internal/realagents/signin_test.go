@@ -76,11 +76,11 @@ func TestGeminiSignIn(t *testing.T) {
 func TestClaudeSignInMethods(t *testing.T) {
 	t.Parallel()
 	r := newRig(t, realagents.Claude, func(c *acp.Config) { c.Env["ANTHROPIC_API_KEY"] = "" })
-	// Claude Code reports its sign-in from a check of its own that it
-	// gives up after 5 s, and then reports nothing: on a loaded machine
-	// a probe can end without a report. Probe again then.
+	// Claude Code reports its sign-in from a check of its own (`claude
+	// auth status`), and nothing when that check fails or takes over 5 s,
+	// as it can on a loaded machine. Probe again then.
 	for i := 0; i < 3; i++ {
-		if st, _ := r.b.State(); st != acp.StateReady || !strings.Contains(r.logBuf.String(), "did not answer within") {
+		if st, _ := r.b.State(); st != acp.StateReady || !strings.Contains(r.logBuf.String(), "claude auth status") {
 			break
 		}
 		t.Log("Claude Code did not report its sign-in in time; probing again")
