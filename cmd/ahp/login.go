@@ -188,11 +188,13 @@ func chooseMethod(ag protocol.AgentInfo, o *loginOptions, tty bool) (signInMetho
 // is no terminal, else typed at a prompt without echo.
 func (a *app) readKey(fromStdin bool, m signInMethod) (string, error) {
 	if !fromStdin && a.stdinTTY && a.cbreak != nil {
-		fmt.Fprintf(a.stderr, "%s: ", m.name)
+		// Echo goes off before the prompt shows: nothing typed after it
+		// is echoed.
 		restore, err := a.cbreak()
 		if err != nil {
 			return "", err
 		}
+		fmt.Fprintf(a.stderr, "%s: ", m.name)
 		line, err := readSecretLine(a.stdin)
 		restore()
 		fmt.Fprintln(a.stderr)
