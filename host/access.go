@@ -215,20 +215,21 @@ func (h *Host) confineAction(c *conn, p *protocol.DispatchActionParams) bool {
 // it cannot read is left to the move to report.
 func (h *Host) moveDirs(ctx context.Context, p *protocol.MoveChatParams) []string {
 	var dirs []string
-	h.locked(ctx, func() error {
-		ch, err := h.channelLocked(p.Channel)
+	h.locked(ctx, func(rd *storeReads) (change, error) {
+		dirs = nil
+		ch, err := h.channelLocked(rd, p.Channel)
 		if err != nil || ch == nil || ch.kind != protocol.ChannelChat || ch.session == nil {
-			return err
+			return nil, err
 		}
 		dirs = slices.Clone(ch.state.(*protocol.ChatState).WorkingDirectories)
 		if _, ok := p.Destination.(*protocol.ChatMoveToNewSessionDestination); ok {
-			sch, err := h.channelLocked(ch.session.uri)
+			sch, err := h.channelLocked(rd, ch.session.uri)
 			if err != nil || sch == nil {
-				return err
+				return nil, err
 			}
 			dirs = append(dirs, sch.state.(*protocol.SessionState).WorkingDirectories...)
 		}
-		return nil
+		return nil, nil
 	})
 	return dirs
 }

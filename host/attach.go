@@ -1,7 +1,7 @@
 package host
 
 import (
-	"fmt"
+	"errors"
 	"slices"
 
 	"github.com/ahp-go/ahp/agent"
@@ -16,17 +16,18 @@ import (
 // referenced chat's first retained turn through that turn. Attachments
 // inside the transcript are not expanded.
 
-// checkAttachmentsLocked returns why a message's chat attachments must be
-// rejected, or "".
-func (h *Host) checkAttachmentsLocked(m *protocol.Message) string {
+// checkAttachmentsLocked returns a *rejection saying why a message's chat
+// attachments must be rejected, a *storeMiss while it needs the store, or
+// nil.
+func (h *Host) checkAttachmentsLocked(rd *storeReads, m *protocol.Message) error {
 	for _, att := range m.Attachments {
 		if a, ok := att.(*protocol.MessageChatAttachment); ok {
-			if _, reason := h.transcriptLocked(a); reason != "" {
-				return reason
+			if _, err := h.transcriptLocked(rd, a); err != nil {
+				return err
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // pinAttachmentsLocked sets endTurn on each chat attachment of an accepted
@@ -52,13 +53,15 @@ func (h *Host) pinAttachmentsLocked(m *protocol.Message) {
 // transcriptsLocked resolves the chat attachments of a message, in order.
 // An attachment that no longer resolves (its chat was removed since the
 // message was queued, say) gives an empty transcript.
-func (h *Host) transcriptsLocked(m *protocol.Message) []agent.Transcript {
+// What the running step read is at hand (rd, nil outside a step); an
+// attachment whose chat or turns are not is given without its turns.
+func (h *Host) transcriptsLocked(rd *storeReads, m *protocol.Message) []agent.Transcript {
 	var out []agent.Transcript
 	for _, att := range m.Attachments {
 		if a, ok := att.(*protocol.MessageChatAttachment); ok {
-			tr, reason := h.transcriptLocked(a)
-			if reason != "" {
-				h.log.Debug("a chat attachment did not resolve", "chat", a.Resource, "reason", reason)
+			tr, err := h.transcriptLocked(rd, a)
+			if err != nil {
+				h.log.Debug("a chat attachment did not resolve", "chat", a.Resource, "reason", err)
 				tr = agent.Transcript{Attachment: a}
 			}
 			out = append(out, tr)
@@ -67,29 +70,28 @@ func (h *Host) transcriptsLocked(m *protocol.Message) []agent.Transcript {
 	return out
 }
 
-// transcriptLocked resolves one chat attachment, or returns why it does not
-// resolve. Turns older than the chat's in-memory window, and chats not in
-// memory, come from the store: a step under Host.locked finds the miss
-// noted (noteMiss) and reads them before running again. When the
-// transcript is resolved again as the turn starts (transcriptsLocked, in
-// the same step), what was read is at hand.
-func (h *Host) transcriptLocked(a *protocol.MessageChatAttachment) (agent.Transcript, string) {
+// transcriptLocked resolves one chat attachment. Its error is a
+// *rejection saying why it does not resolve, or a *storeMiss when the
+// chat or its turns older than the chat's in-memory window are still in
+// the store (see step); the transcript holds the attachment in any case.
+func (h *Host) transcriptLocked(rd *storeReads, a *protocol.MessageChatAttachment) (agent.Transcript, error) {
 	tr := agent.Transcript{Attachment: a}
-	ch, err := h.channelLocked(a.Resource)
-	if h.noteMiss(err) {
-		return tr, "the attached chat is still being read"
+	ch, err := h.channelLocked(rd, a.Resource)
+	var miss *storeMiss
+	if errors.As(err, &miss) {
+		return tr, err
 	}
 	if err != nil {
-		return tr, "the host could not read the attached chat: " + err.Error()
+		return tr, rejectf("the host could not read the attached chat: %v", err)
 	}
 	if ch == nil || ch.kind != protocol.ChannelChat {
-		return tr, fmt.Sprintf("attached chat %s does not exist", a.Resource)
+		return tr, rejectf("attached chat %s does not exist", a.Resource)
 	}
 	cs := ch.state.(*protocol.ChatState)
 	recent := cs.Turns
 	if a.EndTurn != nil {
 		if cs.ActiveTurn != nil && cs.ActiveTurn.ID == *a.EndTurn {
-			return tr, fmt.Sprintf("endTurn %s of attached chat %s has not completed", *a.EndTurn, a.Resource)
+			return tr, rejectf("endTurn %s of attached chat %s has not completed", *a.EndTurn, a.Resource)
 		}
 		if i := slices.IndexFunc(recent, func(t protocol.Turn) bool { return t.ID == *a.EndTurn }); i >= 0 {
 			recent = recent[:i+1]
@@ -97,20 +99,20 @@ func (h *Host) transcriptLocked(a *protocol.MessageChatAttachment) (agent.Transc
 			recent = nil
 		}
 	}
-	older, err := h.storedTurnsLocked(ch, 0, ch.turnBase)
-	if h.noteMiss(err) {
-		return tr, "the attached chat's older turns are still being read"
+	older, err := storedTurnsLocked(rd, ch, 0, ch.turnBase)
+	if errors.As(err, &miss) {
+		return tr, err
 	}
 	if err != nil {
-		return tr, "the host could not read the attached chat's turns: " + err.Error()
+		return tr, rejectf("the host could not read the attached chat's turns: %v", err)
 	}
 	if a.EndTurn != nil && recent == nil {
 		i := slices.IndexFunc(older, func(t protocol.Turn) bool { return t.ID == *a.EndTurn })
 		if i < 0 {
-			return tr, fmt.Sprintf("endTurn %s is not a retained turn of attached chat %s", *a.EndTurn, a.Resource)
+			return tr, rejectf("endTurn %s is not a retained turn of attached chat %s", *a.EndTurn, a.Resource)
 		}
 		older = older[:i+1]
 	}
 	tr.Turns = append(older, recent...)
-	return tr, ""
+	return tr, nil
 }

@@ -44,18 +44,18 @@ func (c *conn) completions(ctx context.Context, p *protocol.CompletionsParams) (
 		dirs []string
 		cmds []command
 	)
-	err := c.h.locked(ctx, func() error {
-		ch, err := c.h.channelLocked(p.Channel)
+	err := c.h.locked(ctx, func(rd *storeReads) (change, error) {
+		ch, err := c.h.channelLocked(rd, p.Channel)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if ch == nil || ch.kind != protocol.ChannelChat || ch.session == nil {
-			return rpcError(protocol.CodeNotFound, "completions: no chat %s", clip(p.Channel, maxLoggedValue))
+			return nil, rpcError(protocol.CodeNotFound, "completions: no chat %s", clip(p.Channel, maxLoggedValue))
 		}
 		st := c.h.channels[ch.session.uri].state.(*protocol.SessionState)
 		dirs = slices.Clone(st.WorkingDirectories)
 		cmds = commandsOf(st.Customizations, nil)
-		return nil
+		return nil, nil
 	})
 	if err != nil {
 		return nil, err

@@ -153,8 +153,8 @@ func inputRequests(chat *protocol.ChatState) map[string]protocol.SessionInputReq
 
 // consumeQueuedLocked starts the next queued message when the chat is idle,
 // as the chat channel page describes: remove it from the queue, then start
-// a turn carrying it.
-func (h *Host) consumeQueuedLocked(ch *channel, chat *protocol.ChatState) {
+// a turn carrying it. rd is what the running step read (nil outside one).
+func (h *Host) consumeQueuedLocked(rd *storeReads, ch *channel, chat *protocol.ChatState) {
 	// The two commits below come back here (every chat commit does): the
 	// chat is idle between them, and must not consume its next message
 	// there.
@@ -164,8 +164,8 @@ func (h *Host) consumeQueuedLocked(ch *channel, chat *protocol.ChatState) {
 	ch.consuming = true
 	defer func() { ch.consuming = false }()
 	next := chat.QueuedMessages[0]
-	h.commitLocked(ch, &protocol.ChatPendingMessageRemovedAction{Kind: protocol.PendingMessageKindQueued, ID: next.ID}, nil)
-	h.commitLocked(ch, &protocol.ChatTurnStartedAction{
+	h.commitReadLocked(rd, ch, &protocol.ChatPendingMessageRemovedAction{Kind: protocol.PendingMessageKindQueued, ID: next.ID}, nil)
+	h.commitReadLocked(rd, ch, &protocol.ChatTurnStartedAction{
 		TurnID:          h.opts.NewID(),
 		StartedAt:       h.now(),
 		Message:         next.Message,

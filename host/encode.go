@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/host/internal/replay"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/protocol/view"
 )
@@ -87,7 +88,7 @@ func encodeNotification(method string, params any) ([]byte, error) {
 // The action is shown as v, the recipient's version, sees it.
 func (h *Host) privateEnvelope(v *view.View, channel string, action protocol.StateAction, origin *protocol.ActionOrigin, rejection string) []byte {
 	seq := h.nextSeqLocked()
-	h.jr.queue(seq)
+	h.jr.Queue(seq)
 	env := protocol.ActionEnvelope{Channel: channel, Action: v.Action(action), ServerSeq: seq, Origin: origin}
 	if rejection != "" {
 		env.RejectionReason = &rejection
@@ -103,18 +104,18 @@ func (h *Host) privateEnvelope(v *view.View, channel string, action protocol.Sta
 // replayedLocked returns a replay log entry as c's version sees it: the
 // bytes kept when its shapes are the current ones or the action did not
 // change, a fresh encoding otherwise.
-func (c *conn) replayedLocked(e replayEntry) rawEnvelope {
+func (c *conn) replayedLocked(e replay.Entry) rawEnvelope {
 	if !c.view.Legacy() {
-		return rawEnvelope(e.envelope)
+		return rawEnvelope(e.Envelope)
 	}
-	env := c.view.Envelope(&e.env)
-	if env == &e.env {
-		return rawEnvelope(e.envelope)
+	env := c.view.Envelope(&e.Env)
+	if env == &e.Env {
+		return rawEnvelope(e.Envelope)
 	}
 	body, err := protocol.Marshal(env)
 	if err != nil {
-		c.h.log.Error("encoding an action failed", "channel", e.channel, "err", err)
-		return rawEnvelope(e.envelope)
+		c.h.log.Error("encoding an action failed", "channel", e.Channel, "err", err)
+		return rawEnvelope(e.Envelope)
 	}
 	return rawEnvelope(body)
 }

@@ -12,7 +12,10 @@
 // Every change, whether a client dispatched it or an agent produced it,
 // takes one path: validate, reduce with package reducer, record in the
 // replay log, encode once, and queue the same bytes to every subscriber.
-// One host-wide sequence number (serverSeq) orders all changes.
+// One host-wide sequence number (serverSeq) orders all changes. Inside,
+// that path is the channel engine's (engine.go); the session and chat
+// domain (Host) validates, and derives what follows each change through
+// the engine's after-commit hook.
 //
 // Methods: one table serves every client method. Which methods exist,
 // which are requests or notifications and the params type of each come
@@ -40,9 +43,12 @@
 // on the network or the disk while holding it (queues to clients, agents
 // and the store never block). What a request needs from the store (a
 // session not in memory yet, turns older than a chat's window) is read
-// outside the lock, one read per session at a time, and the request's work
-// under the lock runs once it is at hand (see Host.locked). Lock order:
-// Host.mu, then a connection's queue lock or the journal's lock.
+// outside the lock, one read per session at a time. Work under the lock
+// that may need the store is a step in two phases: a read phase, which
+// changes nothing and is run again after each read, and a change, run
+// once everything is at hand; the step type says the rule and
+// Host.locked runs it. Validators answer with a typed *rejection. Lock
+// order: Host.mu, then a connection's queue lock or the journal's lock.
 package host
 
 import (
@@ -58,8 +64,11 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/journal"
+	"github.com/ahp-go/ahp/host/internal/replay"
+	"github.com/ahp-go/ahp/host/internal/storereader"
+	"github.com/ahp-go/ahp/host/internal/versions"
 	"github.com/ahp-go/ahp/protocol"
-	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/store"
 )
 
@@ -156,10 +165,15 @@ type Options struct {
 }
 
 // Host is an AHP host. Create one with New.
+//
+// Inside, Host is the session and chat domain (sessions, chats, turns,
+// moves, derived state, attachments, agents, persistence) on top of the
+// channel engine it embeds (engine.go): the engine commits and fans out,
+// and tells the domain of every commit through its hooks.
 type Host struct {
+	engine // the channels, the lock, the sequence and the commit path
+
 	opts   Options
-	log    *slog.Logger
-	red    reducer.Reducer
 	agents map[string]agent.Backend
 
 	ctx    context.Context // ends when the host closes
@@ -168,27 +182,21 @@ type Host struct {
 
 	st       store.Store
 	ownStore bool
-	jr       *journal
+	jr       *journal.Journal
 
 	// bulk holds a token for each bulk read (a catalog page) being
 	// built; its capacity bounds them (Host.bulkRead).
 	bulk chan struct{}
 
-	mu         sync.Mutex
+	reader *storereader.Reader // runs every read from the store
+
+	// Guarded by engine.mu:
 	closed     bool
-	seq        int64
-	lastSeq    atomic.Int64 // seq, readable without the lock
-	reads      *storeReads  // what the step running under mu read from the store (see Host.locked)
-	reader     *storeReader // runs every read from the store
-	leaseAsked int64        // the serverSeq limit last queued for the store
-	clock      time.Time    // the time of the change being committed
-	channels   map[string]*channel
+	leaseAsked int64               // the serverSeq limit last queued for the store
 	sessions   map[string]*session // every session, in memory or not
 	catalog    *catalog            // every session, in listing order
 	chatOwner  map[string]*session // chat URI -> its session, for every chat
-	conns      map[*conn]struct{}
-	replay     *replayLog
-	versions   *versionMemory // clientId -> last negotiated version, bounded
+	versions   *versions.Memory    // clientId -> last negotiated version, bounded
 	// held are the sessions whose agent opened before anyone subscribed;
 	// their session/ready or session/creationFailed waits for a first
 	// subscriber (see releaseHeldLocked).
@@ -301,21 +309,20 @@ func New(opts *Options) (*Host, error) {
 	}
 	h := &Host{
 		opts:      o,
-		log:       o.Logger,
 		agents:    map[string]agent.Backend{},
 		st:        o.Store,
-		channels:  map[string]*channel{},
 		sessions:  map[string]*session{},
 		catalog:   newCatalog(),
 		bulk:      make(chan struct{}, max(runtime.GOMAXPROCS(0)-1, 1)),
 		chatOwner: map[string]*session{},
 		held:      map[*session]struct{}{},
-		conns:     map[*conn]struct{}{},
-		replay:    newReplayLog(o.ReplayEntries, o.ReplayBytes),
-		versions:  newVersionMemory(maxRememberedClients),
+		versions:  versions.NewMemory(versions.MaxClients),
 	}
-	h.reader = newStoreReader(o.StoreReadShare, h.lastSeq.Load)
-	h.red = reducer.Reducer{Now: func() time.Time { return h.clock }}
+	h.engine.init(o.Logger, o.Now, replay.New(o.ReplayEntries, o.ReplayBytes), engineHooks{
+		sequenced: h.leaseLocked,
+		committed: h.committed,
+	})
+	h.reader = storereader.New(o.StoreReadShare, h.lastSeq.Load)
 	if h.st == nil {
 		h.st, h.ownStore = store.NewMemory(), true
 	}
@@ -333,7 +340,7 @@ func New(opts *Options) (*Host, error) {
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	h.goFunc(func() {
-		h.reader.run(h.ctx, func(err error) {
+		h.reader.Run(h.ctx, func(err error) {
 			if err != nil {
 				h.log.Debug("store reads run at normal priority", "err", err)
 			}
@@ -349,7 +356,7 @@ func New(opts *Options) (*Host, error) {
 	h.startSeq = h.seq
 	root.ActiveSessions = protocol.Ptr(int64(len(h.sessions)))
 	h.channels[protocol.RootURI] = &channel{uri: protocol.RootURI, kind: protocol.ChannelRoot, state: root, subs: map[*conn]*subscription{}}
-	h.jr.start()
+	h.jr.Start()
 	if err := h.restoreRunning(); err != nil {
 		h.shutdown(false)
 		return nil, err
@@ -447,7 +454,7 @@ func (h *Host) shutdown(graceful bool) error {
 	h.mu.Unlock()
 
 	if !graceful {
-		h.jr.abandon()
+		h.jr.Abandon()
 	}
 	var wg sync.WaitGroup
 	for _, c := range conns {
@@ -464,7 +471,7 @@ func (h *Host) shutdown(graceful bool) error {
 	h.cancel()
 	h.wg.Wait()
 	if graceful {
-		if err := h.jr.close(); err != nil {
+		if err := h.jr.Close(); err != nil {
 			h.log.Error("changes were lost on shutdown", "err", err)
 			errs = append(errs, fmt.Errorf("host: %w", err))
 		}
@@ -484,7 +491,7 @@ func (h *Host) Sync(ctx context.Context) error {
 	h.mu.Lock()
 	seq := h.seq
 	h.mu.Unlock()
-	return h.jr.wait(ctx, seq)
+	return h.jr.Wait(ctx, seq)
 }
 
 // sortedSessions returns sessions ordered by URI.

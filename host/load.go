@@ -7,19 +7,22 @@ import (
 	"maps"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/storereader"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 )
 
-// Reading from the store never happens under h.mu. A step that runs under
-// the lock and finds that it needs something the store holds (a session
-// not loaded yet, turns older than a chat's window) returns a *storeMiss
-// before changing anything. Host.locked then releases the lock, reads what
-// was missing, and runs the step again with it at hand. Sessions are read
-// once however many steps wait for them (single-flight) and installed
-// under the lock. Every read runs on the host's one store reader
-// (reader.go), one at a time: reading and decoding a session is CPU work,
-// and streams to clients must keep the rest of the machine.
+// Reading from the store never happens under h.mu. Work that needs the
+// lock and may need the store is a step (see the step type), run by
+// Host.locked: a step that finds that it needs something the store holds
+// (a session not loaded yet, turns older than a chat's window) returns a
+// *storeMiss from its read phase; Host.locked then releases the lock,
+// reads what was missing, and runs the read phase again with it at hand.
+// Sessions are read once however many steps wait for them (single-flight)
+// and installed under the lock. Every read runs on the host's one store
+// reader (package storereader), one at a time: reading and decoding a
+// session is CPU work, and streams to clients must keep the rest of the
+// machine.
 
 // loadedTurns is how many completed turns of each chat a session brings
 // into memory when it is read: the latest only (which chat/turnResume may
@@ -55,45 +58,68 @@ type turnRange struct {
 	from, to int64
 }
 
-// storeReads holds what one step read from the store outside the lock.
+// storeReads is what one step has read from the store outside the lock.
+// A step reaches everything that may be in the store through it (or
+// through functions that take it: channelLocked, storedTurnsLocked), and
+// it is the only way to: no Host field carries it.
 type storeReads struct {
 	turns  map[turnRange][]protocol.Turn
 	failed map[*session]error // sessions that could not be read
-	miss   *storeMiss         // noted by a check that answers with a reason, not an error
+	// sealed is set once the step's read phase has ended: a lookup of
+	// something not read then fails with errReadAfterChange instead of
+	// asking for a read, which would run the change twice.
+	sealed bool
 }
 
-// noteMiss records a miss found by a check that cannot return it (one that
-// answers with a rejection reason); the step returns it with takeMiss.
-func (h *Host) noteMiss(err error) bool {
-	var miss *storeMiss
-	if !errors.As(err, &miss) {
-		return false
-	}
-	if h.reads != nil && h.reads.miss == nil {
-		h.reads.miss = miss
-	}
-	return true
-}
+// errReadAfterChange is the error of a lookup that would need the store
+// once a step has started changing things: a bug in the step, which reads
+// everything it needs in its read phase. The step is not run again.
+var errReadAfterChange = errors.New("host: a step asked for data from the store after it began to change things")
 
-// takeMiss returns, and forgets, the miss noted during the running step.
-func (h *Host) takeMiss() error {
-	if h.reads == nil || h.reads.miss == nil {
-		return nil
+// miss returns m as the lookup's error: a *storeMiss while the step reads,
+// errReadAfterChange once it changes.
+func (rd *storeReads) miss(m *storeMiss) error {
+	if rd != nil && rd.sealed {
+		return fmt.Errorf("%w (%v)", errReadAfterChange, m)
 	}
-	m := h.reads.miss
-	h.reads.miss = nil
 	return m
 }
 
-// locked runs step under h.mu. When step needs data from the store, it is
-// read outside the lock and step runs again; step must therefore change
-// nothing before its last read (every read comes first). The step runs
-// with h.reads set to what was read so far.
-func (h *Host) locked(ctx context.Context, step func() error) error {
+// A step is work under h.mu that may need data from the store, in two
+// phases, so that a step changes nothing before its last read:
+//
+//   - The read phase is the step itself. It looks at the host's state and
+//     finds what it needs, reaching the store only through rd. When
+//     something is missing it returns the *storeMiss it got; Host.locked
+//     then reads it outside the lock and runs the read phase again, with
+//     everything read so far in rd. A read phase must change nothing
+//     (clients, channels, the store, the sequence), since it may run many
+//     times; the one exception is keepOlderTurnsLocked, which widens a
+//     chat's in-memory window with turns just read and changes nothing a
+//     client or the store sees. It answers with the change to make, or
+//     nil when there is nothing to change.
+//   - The change is the second phase. It runs once, right after the read
+//     phase that returned it, in the same hold of the lock, so nothing
+//     moves in between. It may look up what the read phase read (rd is
+//     sealed by then), but a lookup of anything else fails with
+//     errReadAfterChange rather than asking for a read: a change never
+//     runs twice.
+//
+// Whatever the read phase decides (a rejection to send, say) happens in
+// the change.
+type step func(rd *storeReads) (change, error)
+
+// change is the second phase of a step: see step.
+type change func() error
+
+// locked runs st under h.mu: its read phase until it has read all it
+// needs from the store, then its change (see step). It returns the
+// change's error, or the read phase's when that ends the step.
+func (h *Host) locked(ctx context.Context, st step) error {
 	h.leaseRoom()
 	rd := &storeReads{turns: map[turnRange][]protocol.Turn{}, failed: map[*session]error{}}
 	for range maxStoreReads {
-		err := h.lockedStep(rd, step)
+		err := h.lockedStep(rd, st)
 		var miss *storeMiss
 		if !errors.As(err, &miss) {
 			return err
@@ -116,12 +142,23 @@ func (h *Host) locked(ctx context.Context, step func() error) error {
 	return errors.New("host: the store kept changing while reading it")
 }
 
-func (h *Host) lockedStep(rd *storeReads, step func() error) error {
+// lockedStep runs one read phase of st and, when it asks for nothing more
+// from the store, its change.
+func (h *Host) lockedStep(rd *storeReads, st step) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.reads = rd
-	defer func() { h.reads = nil }()
-	return step()
+	apply, err := st(rd)
+	if err != nil || apply == nil {
+		return err
+	}
+	rd.sealed = true
+	err = apply()
+	var miss *storeMiss
+	if errors.As(err, &miss) {
+		// Not run again: the change has begun.
+		return rd.miss(miss)
+	}
+	return err
 }
 
 // readTurns reads a range of turns into rd.
@@ -129,8 +166,18 @@ func (h *Host) readTurns(ctx context.Context, rd *storeReads, r turnRange) error
 	ctx, cancel := h.storeContext(ctx)
 	defer cancel()
 	var err error
-	if rerr := h.reader.do(ctx, h.ctx, func() { err = h.readTurnsNow(ctx, rd, r) }); rerr != nil {
+	if rerr := h.readerDo(ctx, func() { err = h.readTurnsNow(ctx, rd, r) }); rerr != nil {
 		return rerr
+	}
+	return err
+}
+
+// readerDo runs f on the store reader (see storereader.Reader.Do),
+// answering errHostShutdown once the host has stopped.
+func (h *Host) readerDo(ctx context.Context, f func()) error {
+	err := h.reader.Do(ctx, f)
+	if errors.Is(err, storereader.ErrStopped) || err != nil && h.ctx.Err() != nil {
+		return errHostShutdown
 	}
 	return err
 }
@@ -166,24 +213,27 @@ func (h *Host) storeContext(ctx context.Context) (context.Context, context.Cance
 }
 
 // storedTurnsLocked returns the turns with ordinals in [from, to) of a
-// chat, all below its window, as read by the running step; a *storeMiss
-// when they have not been read yet.
-func (h *Host) storedTurnsLocked(ch *channel, from, to int64) ([]protocol.Turn, error) {
+// chat, all below its window, as rd holds them; a *storeMiss when they
+// have not been read yet (see storeReads.miss). rd may be nil outside a
+// step.
+func storedTurnsLocked(rd *storeReads, ch *channel, from, to int64) ([]protocol.Turn, error) {
 	if from >= to {
 		return nil, nil
 	}
 	r := turnRange{chat: ch.uri, gen: ch.turnsGen, from: from, to: to}
-	if h.reads != nil {
-		if turns, ok := h.reads.turns[r]; ok {
+	if rd != nil {
+		if turns, ok := rd.turns[r]; ok {
 			return turns, nil
 		}
 	}
-	return nil, &storeMiss{turns: &r}
+	return nil, rd.miss(&storeMiss{turns: &r})
 }
 
 // channelLocked returns a channel, or a *storeMiss when its session is
-// not loaded yet. It returns nil, nil for an unknown channel.
-func (h *Host) channelLocked(uri string) (*channel, error) {
+// not loaded yet (see storeReads.miss), or the error of reading it when rd
+// holds one. It returns nil, nil for an unknown channel. rd may be nil
+// outside a step.
+func (h *Host) channelLocked(rd *storeReads, uri string) (*channel, error) {
 	if ch, ok := h.channels[uri]; ok {
 		return ch, nil
 	}
@@ -194,12 +244,12 @@ func (h *Host) channelLocked(uri string) (*channel, error) {
 	if s == nil || s.loaded {
 		return nil, nil
 	}
-	if h.reads != nil {
-		if err := h.reads.failed[s]; err != nil {
+	if rd != nil {
+		if err := rd.failed[s]; err != nil {
 			return nil, err
 		}
 	}
-	return nil, &storeMiss{session: s}
+	return nil, rd.miss(&storeMiss{session: s})
 }
 
 // loadCall is one read of a session from the store in flight; whoever
@@ -243,7 +293,7 @@ func (h *Host) readSession(s *session, lc *loadCall) {
 	ctx, cancel := h.storeContext(h.ctx)
 	var channels []*channel
 	var err error
-	rerr := h.reader.do(ctx, h.ctx, func() {
+	rerr := h.readerDo(ctx, func() {
 		var data *store.SessionData
 		data, err = h.st.LoadSession(ctx, s.uri, min(loadedTurns, h.opts.RecentTurns))
 		if err != nil {
@@ -364,8 +414,8 @@ const leaseMargin = leaseStep / 4
 // leaseMargin of the limit the store has recorded. Commits under the lock
 // then find the lease in place and never wait; see leaseLocked.
 func (h *Host) leaseRoom() {
-	if seq := h.lastSeq.Load() + leaseMargin; seq > h.jr.leaseOK.Load() {
-		h.jr.waitLease(seq)
+	if seq := h.lastSeq.Load() + leaseMargin; seq > h.jr.LeaseOK() {
+		h.jr.WaitLease(seq)
 	}
 }
 
@@ -374,7 +424,7 @@ func (h *Host) leaseRoom() {
 func (h *Host) loadChannel(ctx context.Context, uri string) error {
 	h.leaseRoom()
 	h.mu.Lock()
-	_, err := h.channelLocked(uri)
+	_, err := h.channelLocked(nil, uri)
 	h.mu.Unlock()
 	var miss *storeMiss
 	if errors.As(err, &miss) {

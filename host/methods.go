@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/host/internal/replay"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/protocol/view"
@@ -33,14 +34,17 @@ type route struct {
 	// absent reaches the handler as its missing argument, so it can
 	// reject rather than apply zero values.
 	strict bool
-	// locked handlers run under the host lock through Host.locked, and a
-	// request is answered before the lock is released, so that no change
-	// committed afterwards can overtake the answer (a snapshot, a page).
+	// locked handlers are steps (see step) run through Host.locked, and a
+	// request is answered in the step's change, before the lock is
+	// released, so that no change committed afterwards can overtake the
+	// answer (a snapshot, a page). serveLocked is their read phase; the
+	// change it returns answers req.
 	locked bool
 	// ws marks the routes a workspace registered.
-	ws     bool
-	serve  func(in inbound) (any, error)
-	params reflect.Type
+	ws          bool
+	serve       func(in inbound) (any, error)
+	serveLocked func(in inbound, rd *storeReads, req *jsonrpc.Request) (change, error)
+	params      reflect.Type
 }
 
 // inbound is one decoded client message on its way to a route's handler.
@@ -82,22 +86,50 @@ func strictHandler[P, R any](f func(*conn, context.Context, *P, *protocol.Missin
 	}
 }
 
+// lockedHandler adapts a handler that is a step (see step): it reads
+// through rd, changing nothing, and returns the change, which answers.
+func lockedHandler[P, R any](f func(*conn, context.Context, *storeReads, *P) (func() (*R, error), error)) route {
+	return route{
+		params: reflect.TypeFor[*P](),
+		locked: true,
+		serve: func(inbound) (any, error) {
+			return nil, rpcError(protocol.CodeInternalError, "internal error: a locked handler was served without the lock")
+		},
+		serveLocked: func(in inbound, rd *storeReads, req *jsonrpc.Request) (change, error) {
+			c := in.c
+			apply, err := f(c, in.ctx, rd, in.params.(*P))
+			if err != nil {
+				return nil, err
+			}
+			return func() error {
+				if r, err := apply(); err != nil || r == nil {
+					req.Reply(nil, err)
+				} else {
+					req.Reply(r, nil)
+				}
+				c.h.releaseHeldLocked()
+				return nil
+			}, nil
+		},
+	}
+}
+
 func (r route) anytime() route        { r.anyTime = true; return r }
 func (r route) paramsOptional() route { r.optional = true; return r }
-func (r route) underLock() route      { r.locked = true; return r }
 
 // served lists the client methods the host implements itself. To serve
-// one more, add its entry: handler(f), or strictHandler(f) when f must see
-// the members the params lacked, with .anytime() (served before
-// initialize), .paramsOptional() and .underLock() as the method needs.
+// one more, add its entry: handler(f), strictHandler(f) when f must see
+// the members the params lacked, or lockedHandler(f) when f is a step
+// (see step) that answers under the host lock, with .anytime() (served
+// before initialize) and .paramsOptional() as the method needs.
 // f's params type must be the one protocol.Methods gives the method, or
 // the package does not load. A component outside the package registers
 // through Handle and HandleStrict instead (Workspace.Methods).
 var served = map[string]route{
-	"initialize":     handler((*conn).initializeLocked).anytime().underLock(),
-	"reconnect":      handler((*conn).reconnectLocked).anytime().underLock(),
+	"initialize":     lockedHandler((*conn).initializeLocked).anytime(),
+	"reconnect":      lockedHandler((*conn).reconnectLocked).anytime(),
 	"ping":           handler((*conn).ping).anytime().paramsOptional(),
-	"subscribe":      handler((*conn).subscribeLocked).underLock(),
+	"subscribe":      lockedHandler((*conn).subscribeLocked),
 	"unsubscribe":    handler((*conn).unsubscribe),
 	"dispatchAction": strictHandler((*conn).dispatchAction),
 	"listSessions":   handler((*conn).listSessions),
@@ -106,7 +138,7 @@ var served = map[string]route{
 	"createChat":     handler((*conn).createChat),
 	"disposeChat":    handler((*conn).disposeChat),
 	"moveChat":       handler((*conn).moveChat),
-	"fetchTurns":     handler((*conn).fetchTurnsLocked).underLock(),
+	"fetchTurns":     lockedHandler((*conn).fetchTurnsLocked),
 	"completions":    handler((*conn).completions),
 	"authenticate":   strictHandler((*conn).authenticate),
 
@@ -258,15 +290,17 @@ func (c *conn) Handle(ctx context.Context, req *jsonrpc.Request) (result any, er
 	if !r.locked {
 		return r.serve(in)
 	}
-	err = c.h.locked(ctx, func() error {
-		res, err := r.serve(in)
+	err = c.h.locked(ctx, func(rd *storeReads) (change, error) {
+		apply, err := r.serveLocked(in, rd, req)
 		var miss *storeMiss
-		if errors.As(err, &miss) {
-			return err
+		if err == nil || errors.As(err, &miss) {
+			return apply, err
 		}
-		req.Reply(res, err)
-		c.h.releaseHeldLocked()
-		return nil
+		return func() error {
+			req.Reply(nil, err)
+			c.h.releaseHeldLocked()
+			return nil
+		}, nil
 	})
 	if err != nil {
 		return nil, rpcError(protocol.CodeInternalError, "%s: %v", req.Method, err)
@@ -307,16 +341,20 @@ func decodeParams(method string, params jsontext.Value, p any, optional, strict 
 func (c *conn) ping(context.Context, *protocol.PingParams) (*none, error) { return nil, nil }
 
 // initializeLocked negotiates the protocol version, subscribes to the
-// initial channels and answers with their snapshots.
-func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParams) (*protocol.InitializeResult, error) {
+// initial channels and answers with their snapshots. It is a step (see
+// step): the snapshots are read first, the subscriptions made in the
+// change.
+func (c *conn) initializeLocked(ctx context.Context, rd *storeReads, p *protocol.InitializeParams) (func() (*protocol.InitializeResult, error), error) {
 	version, err := protocol.Negotiate(p.ProtocolVersions)
 	if err != nil {
 		var uv *protocol.UnsupportedVersionError
 		if errors.As(err, &uv) {
 			// versioning.md: answer -32005, then close the connection. The
 			// close waits for the lock, so the answer leaves first.
-			go c.closeWith(errUnsupportedVersion)
-			return nil, uv.RPCError()
+			return func() (*protocol.InitializeResult, error) {
+				go c.closeWith(errUnsupportedVersion)
+				return nil, uv.RPCError()
+			}, nil
 		}
 		return nil, rpcError(protocol.CodeInvalidParams, "initialize: %v", err)
 	}
@@ -339,26 +377,32 @@ func (c *conn) initializeLocked(ctx context.Context, p *protocol.InitializeParam
 	res.Meta = initializeMeta
 	res.CompletionTriggerCharacters = completionTriggers
 	var subs []pendingSub
+	failed := map[string]error{}
 	for _, uri := range p.InitialSubscriptions {
-		ps, ok, err := h.prepareSubLocked(uri, nil)
+		ps, ok, err := h.prepareSubLocked(rd, uri, nil)
 		var miss *storeMiss
 		switch {
 		case errors.As(err, &miss):
 			return nil, err
 		case err != nil:
 			// Reading it failed: answer without it.
-			h.log.Error("an initial subscription failed", "client", clip(p.ClientID, maxLoggedValue), "channel", clip(uri, maxLoggedValue), "err", err)
+			failed[uri] = err
 		case ok:
 			subs = append(subs, ps)
 			res.Snapshots = append(res.Snapshots, ps.snap)
 		}
 	}
-	c.setIdentityLocked(p.ClientID, version)
-	for _, ps := range subs {
-		c.addSubLocked(ps)
-	}
-	res.Snapshots = c.view.Snapshots(res.Snapshots)
-	return c.view.InitializeResult(res), nil
+	return func() (*protocol.InitializeResult, error) {
+		for uri, err := range failed {
+			h.log.Error("an initial subscription failed", "client", clip(p.ClientID, maxLoggedValue), "channel", clip(uri, maxLoggedValue), "err", err)
+		}
+		c.setIdentityLocked(p.ClientID, version)
+		for _, ps := range subs {
+			c.addSubLocked(ps)
+		}
+		res.Snapshots = c.view.Snapshots(res.Snapshots)
+		return c.view.InitializeResult(res), nil
+	}, nil
 }
 
 // initializeMeta is the host's InitializeResult._meta: under its own
@@ -376,7 +420,7 @@ func (c *conn) setIdentityLocked(clientID, version string) {
 	c.version = version
 	c.view = view.For(version)
 	clear(c.known)
-	c.h.versions.put(clientID, version)
+	c.h.versions.Put(clientID, version)
 }
 
 // pendingSub is a subscription ready to be added, with its snapshot.
@@ -388,9 +432,9 @@ type pendingSub struct {
 
 // prepareSubLocked returns the snapshot of a channel for a new
 // subscription, without subscribing. Unknown channels give false; a
-// channel whose data is still in the store gives a *storeMiss.
-func (h *Host) prepareSubLocked(uri string, window *protocol.SubscribeView) (pendingSub, bool, error) {
-	ch, err := h.channelLocked(uri)
+// channel whose data is still in the store gives a *storeMiss (see step).
+func (h *Host) prepareSubLocked(rd *storeReads, uri string, window *protocol.SubscribeView) (pendingSub, bool, error) {
+	ch, err := h.channelLocked(rd, uri)
 	if err != nil || ch == nil {
 		return pendingSub{}, false, err
 	}
@@ -398,7 +442,7 @@ func (h *Host) prepareSubLocked(uri string, window *protocol.SubscribeView) (pen
 	if window != nil && window.Turns != nil {
 		turns = int(max(*window.Turns, 0))
 	}
-	state, err := h.snapshotStateLocked(ch, turns)
+	state, err := h.snapshotStateLocked(rd, ch, turns)
 	if err != nil {
 		return pendingSub{}, false, err
 	}
@@ -411,21 +455,25 @@ func (c *conn) addSubLocked(ps pendingSub) {
 	c.subs[ps.ch.uri] = sub
 }
 
-func (c *conn) subscribeLocked(ctx context.Context, p *protocol.SubscribeParams) (*protocol.SubscribeResult, error) {
+// subscribeLocked is a step (see step): it reads the snapshot, then
+// subscribes.
+func (c *conn) subscribeLocked(ctx context.Context, rd *storeReads, p *protocol.SubscribeParams) (func() (*protocol.SubscribeResult, error), error) {
 	if err := checkChannelURI(p.Channel); err != nil {
 		return nil, rpcError(protocol.CodeInvalidParams, "subscribe: %v", err)
 	}
-	ps, ok, err := c.h.prepareSubLocked(p.Channel, p.View)
+	ps, ok, err := c.h.prepareSubLocked(rd, p.Channel, p.View)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, rpcError(protocol.CodeNotFound, "subscribe: no channel %s", p.Channel)
 	}
-	c.addSubLocked(ps)
-	snap := ps.snap
-	snap.State = c.view.State(snap.State)
-	return &protocol.SubscribeResult{Snapshot: &snap}, nil
+	return func() (*protocol.SubscribeResult, error) {
+		c.addSubLocked(ps)
+		snap := ps.snap
+		snap.State = c.view.State(snap.State)
+		return &protocol.SubscribeResult{Snapshot: &snap}, nil
+	}, nil
 }
 
 func (c *conn) unsubscribe(ctx context.Context, p *protocol.UnsubscribeParams) (*none, error) {
@@ -457,9 +505,9 @@ func (r *reconnectReply) MarshalJSONTo(enc *jsontext.Encoder) error {
 // reconnectLocked resumes a client's subscriptions after a lost
 // connection: a replay of what it missed when the replay log still holds
 // it, fresh snapshots otherwise. Channels that no longer exist are listed
-// as missing. Everything is read before anything changes, so a failed read
-// changes nothing.
-func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams) (*reconnectReply, error) {
+// as missing. It is a step (see step): everything is read before anything
+// changes, so a failed read changes nothing.
+func (c *conn) reconnectLocked(ctx context.Context, rd *storeReads, p *protocol.ReconnectParams) (func() (*reconnectReply, error), error) {
 	if p.ClientID == "" {
 		return nil, rpcError(protocol.CodeInvalidParams, "reconnect: clientId is required")
 	}
@@ -473,7 +521,7 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 		// lifecycle.md has a restarted server do, in the newest version
 		// the host speaks: reconnect carries no versions to choose from
 		// (docs/protocol.md, "Reconnecting").
-		version = h.versions.get(p.ClientID)
+		version = h.versions.Get(p.ClientID)
 		if version == "" {
 			var ok bool
 			if version, ok = reconnectVersion(p.Meta); !ok {
@@ -486,7 +534,7 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 	missing := []string{}
 	var found []*channel
 	for _, uri := range p.Subscriptions {
-		ch, err := h.channelLocked(uri)
+		ch, err := h.channelLocked(rd, uri)
 		if err != nil {
 			return nil, err
 		}
@@ -500,38 +548,43 @@ func (c *conn) reconnectLocked(ctx context.Context, p *protocol.ReconnectParams)
 	var reply reconnectReply
 	// The serverSeq an unknown client saw may be another run's: only
 	// snapshots are safe.
+	var entries []replay.Entry
+	replayed := false
 	if p.LastSeenServerSeq <= h.seq && !unknown {
-		if entries, ok := h.replay.since(p.LastSeenServerSeq, wanted); ok {
-			reply.replay = &replayResult{Actions: make([]rawEnvelope, 0, len(entries)), Missing: missing}
-			c.version = version // knowsLocked answers for the new version
-			c.view = view.For(version)
-			clear(c.known)
-			for _, e := range entries {
-				if c.knowsLocked(e.actionType) {
-					reply.replay.Actions = append(reply.replay.Actions, c.replayedLocked(e))
-				}
-			}
-		}
+		entries, replayed = h.replay.Since(p.LastSeenServerSeq, wanted)
 	}
-	if reply.replay == nil {
+	if !replayed {
 		reply.snapshot = &protocol.ReconnectSnapshotResult{Snapshots: []protocol.Snapshot{}}
 		for _, ch := range found {
-			state, err := h.snapshotStateLocked(ch, -1)
+			state, err := h.snapshotStateLocked(rd, ch, -1)
 			if err != nil {
 				return nil, err
 			}
 			reply.snapshot.Snapshots = append(reply.snapshot.Snapshots, protocol.Snapshot{Resource: ch.uri, State: view.For(version).State(state), FromSeq: h.seq})
 		}
 	}
-	c.setIdentityLocked(p.ClientID, version)
-	for _, ch := range found {
-		from := int64(-1)
-		if reply.snapshot != nil {
-			from = 0
+	return func() (*reconnectReply, error) {
+		if replayed {
+			reply.replay = &replayResult{Actions: make([]rawEnvelope, 0, len(entries)), Missing: missing}
+			c.version = version // knowsLocked answers for the new version
+			c.view = view.For(version)
+			clear(c.known)
+			for _, e := range entries {
+				if c.knowsLocked(e.ActionType) {
+					reply.replay.Actions = append(reply.replay.Actions, c.replayedLocked(e))
+				}
+			}
 		}
-		c.addSubLocked(pendingSub{ch: ch, turnsFrom: from})
-	}
-	return &reply, nil
+		c.setIdentityLocked(p.ClientID, version)
+		for _, ch := range found {
+			from := int64(-1)
+			if reply.snapshot != nil {
+				from = 0
+			}
+			c.addSubLocked(pendingSub{ch: ch, turnsFrom: from})
+		}
+		return &reply, nil
+	}, nil
 }
 
 // ReconnectVersionsMeta is the reconnect params' _meta key under which a
@@ -590,9 +643,10 @@ func (c *conn) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) (
 }
 
 // fetchTurnsLocked sends the client a page of older turns, then answers.
-func (c *conn) fetchTurnsLocked(ctx context.Context, p *protocol.FetchTurnsParams) (*protocol.FetchTurnsResult, error) {
+// It is a step (see step): the page is read first.
+func (c *conn) fetchTurnsLocked(ctx context.Context, rd *storeReads, p *protocol.FetchTurnsParams) (func() (*protocol.FetchTurnsResult, error), error) {
 	h := c.h
-	ch, err := h.channelLocked(p.Channel)
+	ch, err := h.channelLocked(rd, p.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -611,16 +665,18 @@ func (c *conn) fetchTurnsLocked(ctx context.Context, p *protocol.FetchTurnsParam
 			return nil, rpcError(protocol.CodeInvalidParams, "fetchTurns: %v", err)
 		}
 	}
-	action, start, err := h.turnsPageLocked(ch, end)
+	action, start, err := h.turnsPageLocked(rd, ch, end)
 	if err != nil {
 		return nil, err
 	}
-	if sub != nil && (sub.turnsFrom < 0 || start < sub.turnsFrom) {
-		sub.turnsFrom = start
-	}
-	// The schema asks for the page before the reply. It goes to this
-	// client alone: other clients and the host's own state may already
-	// hold these turns, and each client's window is its own.
-	c.sendLocked(h.privateEnvelope(c.view, ch.uri, action, nil, ""))
-	return &protocol.FetchTurnsResult{}, nil
+	return func() (*protocol.FetchTurnsResult, error) {
+		if sub != nil && (sub.turnsFrom < 0 || start < sub.turnsFrom) {
+			sub.turnsFrom = start
+		}
+		// The schema asks for the page before the reply. It goes to this
+		// client alone: other clients and the host's own state may
+		// already hold these turns, and each client's window is its own.
+		c.sendLocked(h.privateEnvelope(c.view, ch.uri, action, nil, ""))
+		return &protocol.FetchTurnsResult{}, nil
+	}, nil
 }

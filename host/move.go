@@ -47,11 +47,16 @@ func (c *conn) moveChat(ctx context.Context, p *protocol.MoveChatParams) (*proto
 	}
 	var res *protocol.MoveChatResult
 	var seq int64
-	err := h.locked(ctx, func() error {
-		var err error
-		res, err = h.moveChatLocked(p)
-		seq = h.seq
-		return err
+	err := h.locked(ctx, func(rd *storeReads) (change, error) {
+		move, err := h.moveChatLocked(rd, p)
+		if err != nil {
+			return nil, err
+		}
+		return func() error {
+			res = move()
+			seq = h.seq
+			return nil
+		}, nil
 	})
 	if err != nil {
 		var pe *protocol.Error
@@ -66,10 +71,10 @@ func (c *conn) moveChat(ctx context.Context, p *protocol.MoveChatParams) (*proto
 	return res, nil
 }
 
-// moveChatLocked validates the whole move, then makes it. It changes
-// nothing before its last store read (see Host.locked) or when it refuses.
-func (h *Host) moveChatLocked(p *protocol.MoveChatParams) (*protocol.MoveChatResult, error) {
-	ch, err := h.channelLocked(p.Channel)
+// moveChatLocked is the read phase of a move (see step): it validates the
+// whole move, changing nothing, and returns the function that makes it.
+func (h *Host) moveChatLocked(rd *storeReads, p *protocol.MoveChatParams) (func() *protocol.MoveChatResult, error) {
+	ch, err := h.channelLocked(rd, p.Channel)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +98,7 @@ func (h *Host) moveChatLocked(p *protocol.MoveChatParams) (*protocol.MoveChatRes
 		if d.Session == s.uri {
 			return h.reorderChatLocked(s, p.Channel, d.After)
 		}
-		dch, err := h.channelLocked(d.Session)
+		dch, err := h.channelLocked(rd, d.Session)
 		if err != nil {
 			return nil, err
 		}
@@ -135,21 +140,24 @@ func (h *Host) moveChatLocked(p *protocol.MoveChatParams) (*protocol.MoveChatRes
 		return nil, err
 	}
 
-	// Everything the move writes goes to the store in one batch.
-	h.jr.hold()
-	defer h.jr.release()
-	memo := h.detachChatLocked(ch)
-	if dest == nil {
-		dest = h.newSessionForChatLocked(s, ch, memo)
-	} else {
-		h.attachChatLocked(dest, ch, after, memo)
-	}
-	return &protocol.MoveChatResult{Session: dest.uri}, nil
+	return func() *protocol.MoveChatResult {
+		// Everything the move writes goes to the store in one batch.
+		h.jr.Hold()
+		defer h.jr.Release()
+		memo := h.detachChatLocked(ch)
+		if dest == nil {
+			dest = h.newSessionForChatLocked(s, ch, memo)
+		} else {
+			h.attachChatLocked(dest, ch, after, memo)
+		}
+		return &protocol.MoveChatResult{Session: dest.uri}
+	}, nil
 }
 
 // reorderChatLocked moves a chat within its session's catalog: first, or
-// after the anchor.
-func (h *Host) reorderChatLocked(s *session, chat string, after *string) (*protocol.MoveChatResult, error) {
+// after the anchor. Like moveChatLocked it validates and returns the
+// function that makes the change.
+func (h *Host) reorderChatLocked(s *session, chat string, after *string) (func() *protocol.MoveChatResult, error) {
 	sch := h.channels[s.uri]
 	st := sch.state.(*protocol.SessionState)
 	order := make([]protocol.URI, 0, len(st.Chats))
@@ -165,9 +173,10 @@ func (h *Host) reorderChatLocked(s *session, chat string, after *string) (*proto
 	if err := h.refuseLocked("moveChat"); err != nil {
 		return nil, err
 	}
-	order = slices.Insert(order, at, chat)
-	h.reorderLocked(sch, order)
-	return &protocol.MoveChatResult{Session: s.uri}, nil
+	return func() *protocol.MoveChatResult {
+		h.reorderLocked(sch, slices.Insert(order, at, chat))
+		return &protocol.MoveChatResult{Session: s.uri}
+	}, nil
 }
 
 // anchorIndex is where a chat goes in an order that leaves it out: first
@@ -263,7 +272,7 @@ func (h *Host) attachChatLocked(dest *session, ch *channel, after *string, memo 
 // movedSnapshotLocked writes a moved chat's snapshot under its new
 // session: the store files the chat's channel by its session.
 func (h *Host) movedSnapshotLocked(ch *channel) {
-	h.jr.queue(h.seq, snapshotOf(ch, h.seq))
+	h.jr.Queue(h.seq, snapshotOf(ch, h.seq))
 	ch.logged, ch.loggedBytes = 0, 0
 }
 
@@ -304,7 +313,7 @@ func (h *Host) newSessionForChatLocked(src *session, ch *channel, memo map[strin
 	sch := &channel{uri: uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, session: s}
 	h.channels[uri] = sch
 	h.setSummaryLocked(s, h.summaryLocked(s))
-	h.jr.queue(h.seq, snapshotOf(sch, h.seq))
+	h.jr.Queue(h.seq, snapshotOf(sch, h.seq))
 	h.movedSnapshotLocked(ch)
 	h.catalogLocked(s)
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)

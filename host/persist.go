@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/ahp-go/ahp/host/internal/journal"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/protocol/view"
 	"github.com/ahp-go/ahp/reducer"
@@ -59,14 +60,20 @@ func (h *Host) open() error {
 	// reconnecting clients that nothing before can be replayed.
 	h.seq = last + 1
 	h.lastSeq.Store(h.seq)
-	h.replay.restart(h.seq)
+	h.replay.Restart(h.seq)
 	h.leaseAsked = h.seq + leaseStep
 	if err := h.st.Write(ctx, store.Batch{store.SetSeq{Seq: h.leaseAsked}}); err != nil {
 		return fmt.Errorf("host: writing to the store: %w", err)
 	}
-	h.jr = newJournal(h.st, h.log, h.opts.Now, h.opts.MaxSaveDelay, h.opts.SaveWindow, h.seq)
-	h.jr.onWrite = h.opts.OnStoreWrite
-	h.jr.leaseOK.Store(h.leaseAsked)
+	h.jr = journal.New(h.st, journal.Options{
+		Logger:  h.log,
+		Now:     h.opts.Now,
+		MaxAge:  h.opts.MaxSaveDelay,
+		Gather:  h.opts.SaveWindow,
+		Durable: h.seq,
+		Lease:   h.leaseAsked,
+		OnWrite: h.opts.OnStoreWrite,
+	})
 
 	var after *store.Position
 	for {
@@ -199,11 +206,11 @@ var storedShapes = view.For("0.8.0")
 func (h *Host) leaseLocked() {
 	if h.seq > h.leaseAsked-leaseStep/2 {
 		h.leaseAsked = h.seq + leaseStep
-		h.jr.queue(h.seq, pending{op: store.SetSeq{Seq: h.leaseAsked}})
+		h.jr.Queue(h.seq, journal.Pending{Op: store.SetSeq{Seq: h.leaseAsked}})
 	}
-	if h.seq > h.jr.leaseOK.Load() {
+	if h.seq > h.jr.LeaseOK() {
 		h.log.Warn("the store is far behind: waiting for it before issuing serverSeq", "serverSeq", h.seq)
-		h.jr.waitLease(h.seq)
+		h.jr.WaitLease(h.seq)
 	}
 }
 
@@ -212,7 +219,7 @@ func (h *Host) leaseLocked() {
 func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protocol.StateAction, env []byte) {
 	seq := h.seq
 	if ch.session == nil || env == nil {
-		h.jr.queue(seq) // root actions are derived at start, not stored
+		h.jr.Queue(seq) // root actions are derived at start, not stored
 		return
 	}
 	if _, ok := a.(*protocol.ChatTurnsLoadedAction); ok {
@@ -221,11 +228,11 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 		ch.turnBase -= int64(added)
 		ch.turnsGen++
 		ch.turnSeqs = append(make([]int64, added), ch.turnSeqs...)
-		h.jr.queue(seq)
+		h.jr.Queue(seq)
 		return
 	}
-	var buf [3]pending
-	ops := append(buf[:0], pending{op: store.AppendAction{Action: store.Action{Seq: seq, Channel: ch.uri, At: h.clock.UnixMilli(), Envelope: env}}})
+	var buf [3]journal.Pending
+	ops := append(buf[:0], journal.Pending{Op: store.AppendAction{Action: store.Action{Seq: seq, Channel: ch.uri, At: h.clock.UnixMilli(), Envelope: env}}})
 	ch.logged++
 	ch.loggedBytes += len(env)
 	snap := ch.logged >= snapshotEvery && int64(ch.loggedBytes) >= ch.snapBytes.Load()
@@ -238,14 +245,14 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 			// chat/turnResume reopened the latest turn: its row goes until
 			// the turn ends again.
 			ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
-			ops = append(ops, pending{op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
+			ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
 			snap = true
 		case pc.ActiveTurn != nil && nc.ActiveTurn == nil && len(nc.Turns) == len(pc.Turns)+1:
 			// A turn ended: store it under the next ordinal.
 			t := &nc.Turns[len(nc.Turns)-1]
 			uri, ord := ch.uri, ch.turnBase+int64(len(nc.Turns)-1)
 			hint := sizeHint(ch)
-			ops = append(ops, pending{encode: func() (store.Op, error) {
+			ops = append(ops, journal.Pending{Encode: func() (store.Op, error) {
 				data, err := marshalSized(t, hint)
 				return store.PutTurn{Turn: store.Turn{Chat: uri, Ordinal: ord, ID: t.ID, Data: data}}, err
 			}})
@@ -258,7 +265,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 				}
 				ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
 				ch.turnsGen++
-				ops = append(ops, pending{op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
+				ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
 				snap = true
 			}
 		}
@@ -267,7 +274,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 		ops = append(ops, snapshotOf(ch, seq))
 		ch.logged, ch.loggedBytes = 0, 0
 	}
-	h.jr.queue(seq, ops...)
+	h.jr.Queue(seq, ops...)
 	if ended {
 		h.trimTurnsLocked(ch)
 	}
@@ -281,14 +288,14 @@ func (h *Host) snapshotLoggedLocked() {
 		if ch.session == nil || ch.logged == 0 {
 			continue
 		}
-		h.jr.queue(h.seq, snapshotOf(ch, h.seq))
+		h.jr.Queue(h.seq, snapshotOf(ch, h.seq))
 		ch.logged, ch.loggedBytes = 0, 0
 	}
 }
 
 // snapshotOf returns the snapshot of a channel at serverSeq seq, to be
 // encoded by the writer. A chat's completed turns are left out.
-func snapshotOf(ch *channel, seq int64) pending {
+func snapshotOf(ch *channel, seq int64) journal.Pending {
 	state, hint := ch.state, sizeHint(ch)
 	if cs, ok := state.(*protocol.ChatState); ok {
 		if cs.ActiveTurn == nil {
@@ -300,7 +307,7 @@ func snapshotOf(ch *channel, seq int64) pending {
 		state = head
 	}
 	uri, sess := ch.uri, ch.session.uri
-	return pending{encode: func() (store.Op, error) {
+	return journal.Pending{Encode: func() (store.Op, error) {
 		data, err := marshalSized(state, hint)
 		ch.snapBytes.Store(int64(len(data)))
 		return store.PutSnapshot{Snapshot: store.Snapshot{Channel: uri, Session: sess, Seq: seq, State: data}}, err
@@ -333,7 +340,7 @@ func marshalSized(v any, hint int) ([]byte, error) {
 // catalogLocked queues the session's catalog entry.
 func (h *Host) catalogLocked(s *session) {
 	sum, chats, running := s.summary, slices.Clone(s.chatURIs), s.running
-	h.jr.queueCatalog(s.uri, h.seq, pending{encode: func() (store.Op, error) {
+	h.jr.QueueCatalog(s.uri, h.seq, journal.Pending{Encode: func() (store.Op, error) {
 		data, err := protocol.Marshal(&sum)
 		return store.PutSession{Session: store.Session{URI: sum.Resource, ModifiedAt: sum.ModifiedAt, Summary: data, Chats: chats, Running: running}}, err
 	}})
@@ -363,7 +370,7 @@ func (h *Host) trimTurnsLocked(ch *channel) {
 	if len(cs.Turns) <= 2*keep {
 		return
 	}
-	durable := h.jr.durableSeq()
+	durable := h.jr.DurableSeq()
 	n := 0
 	for n < len(cs.Turns)-keep && ch.turnSeqs[n] <= durable {
 		n++
@@ -382,7 +389,7 @@ func (h *Host) trimTurnsLocked(ch *channel) {
 // refuseLocked returns an error for a request that would change state
 // while the store cannot keep up, or nil.
 func (h *Host) refuseLocked(method string) error {
-	if err := h.jr.failing(); err != nil {
+	if err := h.jr.Failing(); err != nil {
 		return rpcError(protocol.CodeInternalError, "%s: the host cannot save changes right now, so nothing was changed: %v", method, err)
 	}
 	return nil
@@ -393,10 +400,10 @@ func (h *Host) refuseLocked(method string) error {
 func (h *Host) savedReply(ctx context.Context, method string, seq int64) error {
 	wctx, cancel := context.WithTimeout(ctx, h.opts.MaxSaveDelay)
 	defer cancel()
-	err := h.jr.wait(wctx, seq)
+	err := h.jr.Wait(wctx, seq)
 	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 		why := "the store has not answered"
-		if f := h.jr.failing(); f != nil {
+		if f := h.jr.Failing(); f != nil {
 			why = f.Error()
 		}
 		return rpcError(protocol.CodeInternalError, "%s: done, but not saved within %v: %s (the host keeps trying)", method, h.opts.MaxSaveDelay, why)

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"time"
+
+	"github.com/ahp-go/ahp/host/internal/versions"
 )
 
 // Crash stops the host the way a killed process would, as far as its store
@@ -13,7 +15,7 @@ func (h *Host) Crash() { h.shutdown(false) }
 // SaveStats reports the writer's batches, operations and the longest a
 // change waited to be saved.
 func (h *Host) SaveStats() (batches, ops int64, maxLag time.Duration) {
-	s := h.jr.statsNow()
+	s := h.jr.Stats(time.Now())
 	return s.Batches, s.Ops, s.MaxLag
 }
 
@@ -22,37 +24,34 @@ func (h *Host) SaveStats() (batches, ops int64, maxLag time.Duration) {
 var SeedCatalog = seedCatalog
 
 // MaxRememberedClients is the bound of the version memory.
-const MaxRememberedClients = maxRememberedClients
+const MaxRememberedClients = versions.MaxClients
 
 // RememberVersion records a client's version as initialize does.
 func RememberVersion(h *Host, clientID, version string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.versions.put(clientID, version)
+	h.versions.Put(clientID, version)
 }
 
 // RememberedVersions is how many clients' versions are remembered.
 func RememberedVersions(h *Host) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.versions.len()
+	return h.versions.Len()
 }
 
 // RememberedVersion is the version remembered for a client, or "".
 func RememberedVersion(h *Host, clientID string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.versions.get(clientID)
+	return h.versions.Get(clientID)
 }
 
 // WaitWrite waits for the store writer's next outcome (a batch written or
 // a write failed), or for ctx.
 func (h *Host) WaitWrite(ctx context.Context) {
-	h.jr.mu.Lock()
-	ch := h.jr.changed
-	h.jr.mu.Unlock()
 	select {
-	case <-ch:
+	case <-h.jr.Changed():
 	case <-ctx.Done():
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/journal"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 )
@@ -208,7 +209,7 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 	if scope := protocol.ActionScope(a.Type()); scope != "" && scope != ch.kind {
 		return fmt.Errorf("host: %s action on a %s channel", a.Type(), ch.kind)
 	}
-	if err := h.jr.failing(); err != nil {
+	if err := h.jr.Failing(); err != nil {
 		// The agent's work cannot be saved: end its turn, so clients
 		// do not wait for it.
 		if cs, ok := ch.state.(*protocol.ChatState); ok && cs.ActiveTurn != nil {
@@ -319,7 +320,7 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 	}
 	h.setSummaryLocked(s, h.summaryLocked(s))
 	h.catalogLocked(s)
-	h.jr.queue(h.seq, snapshotOf(sch, h.seq), snapshotOf(s.chats[chatURI], h.seq))
+	h.jr.Queue(h.seq, snapshotOf(sch, h.seq), snapshotOf(s.chats[chatURI], h.seq))
 
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
 	h.broadcastLocked(protocol.RootURI, "root/sessionAdded", &protocol.SessionAddedParams{Channel: protocol.RootURI, Summary: s.summary})
@@ -467,8 +468,8 @@ func (h *Host) disposeSession(ctx context.Context, p *protocol.DisposeSessionPar
 	}
 	h.unlistLocked(s)
 	s.stop()
-	h.jr.forget(s.uri)
-	h.jr.queue(h.seq, pending{op: store.DeleteSession{URI: s.uri}})
+	h.jr.Forget(s.uri)
+	h.jr.Queue(h.seq, journal.Pending{Op: store.DeleteSession{URI: s.uri}})
 	h.commitLocked(h.channels[protocol.RootURI], &protocol.RootActiveSessionsChangedAction{ActiveSessions: int64(len(h.sessions))}, nil)
 	h.broadcastLocked(protocol.RootURI, "root/sessionRemoved", &protocol.SessionRemovedParams{Channel: protocol.RootURI, Session: s.uri}, subs)
 	seq := h.seq
@@ -558,70 +559,56 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 		return nil, rpcError(protocol.CodeInternalError, "createChat: %v", err)
 	}
 	var seq int64
-	err = h.locked(ctx, func() error {
+	err = h.locked(ctx, func(rd *storeReads) (change, error) {
 		s, ok := h.sessions[p.Channel]
 		if !ok {
-			return rpcError(protocol.CodeSessionNotFound, "createChat: no session %s", p.Channel)
+			return nil, rpcError(protocol.CodeSessionNotFound, "createChat: no session %s", p.Channel)
 		}
 		if h.takenLocked(p.Chat) {
-			return rpcError(protocol.CodeAlreadyExists, "createChat: %s already exists", p.Chat)
+			return nil, rpcError(protocol.CodeAlreadyExists, "createChat: %s already exists", p.Chat)
 		}
 		// AgentCapabilities.multipleChats: without it a session has only
 		// the chat it starts with.
 		if h.capabilitiesLocked(s).MultipleChats == nil {
-			return rpcError(protocol.CodeInvalidParams, "createChat: the %s agent hosts one chat per session (it does not advertise multipleChats)", s.provider)
+			return nil, rpcError(protocol.CodeInvalidParams, "createChat: the %s agent hosts one chat per session (it does not advertise multipleChats)", s.provider)
 		}
 		if p.Source != nil {
-			return rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.provider)
+			return nil, rpcError(protocol.CodeInvalidParams, "createChat: the %s agent does not support forks or side chats", s.provider)
 		}
 		if err := h.refuseLocked("createChat"); err != nil {
-			return err
+			return nil, err
 		}
-		sch, err := h.channelLocked(s.uri)
+		sch, err := h.channelLocked(rd, s.uri)
+		var miss *storeMiss
+		if errors.As(err, &miss) {
+			return nil, err
+		}
 		if err != nil {
-			return rpcError(protocol.CodeInternalError, "createChat: %v", err)
+			return nil, rpcError(protocol.CodeInternalError, "createChat: %v", err)
 		}
 		// CreateChatParams.workingDirectories: every entry must be one of the
 		// session's working directories.
 		if d, out := outsideSession(sch.state.(*protocol.SessionState), p.WorkingDirectories); out {
-			return rpcError(protocol.CodeInvalidParams, "createChat: %q is not one of the session's working directories", d)
+			return nil, rpcError(protocol.CodeInvalidParams, "createChat: %q is not one of the session's working directories", d)
 		}
 		if m := p.InitialMessage; m != nil {
-			reason := clientMessage(m)
-			if reason == "" {
-				reason = h.checkAttachmentsLocked(m)
+			err := reject(clientMessage(m))
+			if err == nil {
+				err = h.checkAttachmentsLocked(rd, m)
 			}
-			if miss := h.takeMiss(); miss != nil {
-				return miss
+			var rej *rejection
+			if errors.As(err, &rej) {
+				return nil, rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", rej.reason)
 			}
-			if reason != "" {
-				return rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", reason)
+			if err != nil {
+				return nil, err
 			}
 		}
-		chat := &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{
-			Resource:           p.Chat,
-			Title:              "Chat",
-			Status:             protocol.SessionStatusIdle,
-			ModifiedAt:         h.now(),
-			Origin:             &protocol.ChatOriginUser{},
-			WorkingDirectories: p.WorkingDirectories,
-			Movable:            protocol.Ptr(true), // within its session: see moveChat
-			Turns:              []protocol.Turn{},
-		}}
-		ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
-		h.channels[p.Chat] = ch
-		s.chats[p.Chat] = ch
-		s.chatURIs = append(s.chatURIs, p.Chat)
-		h.chatOwner[p.Chat] = s
-		h.jr.queue(h.seq, snapshotOf(ch, h.seq))
-		h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
-		h.catalogLocked(s)
-		if p.InitialMessage != nil {
-			h.pinAttachmentsLocked(p.InitialMessage)
-			h.commitLocked(ch, &protocol.ChatTurnStartedAction{TurnID: h.opts.NewID(), StartedAt: h.now(), Message: *p.InitialMessage}, nil)
-		}
-		seq = h.seq
-		return nil
+		return func() error {
+			h.createChatLocked(rd, s, p)
+			seq = h.seq
+			return nil
+		}, nil
 	})
 	if err != nil {
 		var pe *protocol.Error
@@ -633,6 +620,33 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 	return nil, h.savedReply(ctx, "createChat", seq)
 }
 
+// createChatLocked is the change of createChat, once validated: it adds
+// the chat to its session and starts the turn of its initial message.
+func (h *Host) createChatLocked(rd *storeReads, s *session, p *protocol.CreateChatParams) {
+	chat := &protocol.ChatState{ChatStateFields: &protocol.ChatStateFields{
+		Resource:           p.Chat,
+		Title:              "Chat",
+		Status:             protocol.SessionStatusIdle,
+		ModifiedAt:         h.now(),
+		Origin:             &protocol.ChatOriginUser{},
+		WorkingDirectories: p.WorkingDirectories,
+		Movable:            protocol.Ptr(true), // within its session: see moveChat
+		Turns:              []protocol.Turn{},
+	}}
+	ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
+	h.channels[p.Chat] = ch
+	s.chats[p.Chat] = ch
+	s.chatURIs = append(s.chatURIs, p.Chat)
+	h.chatOwner[p.Chat] = s
+	h.jr.Queue(h.seq, snapshotOf(ch, h.seq))
+	h.commitLocked(h.channels[s.uri], &protocol.SessionChatAddedAction{Summary: chatSummary(chat)}, nil)
+	h.catalogLocked(s)
+	if p.InitialMessage != nil {
+		h.pinAttachmentsLocked(p.InitialMessage)
+		h.commitReadLocked(rd, ch, &protocol.ChatTurnStartedAction{TurnID: h.opts.NewID(), StartedAt: h.now(), Message: *p.InitialMessage}, nil)
+	}
+}
+
 // disposeChat removes one chat from its session. It answers once the
 // removal is saved.
 func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) error {
@@ -640,7 +654,7 @@ func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) e
 		return rpcError(protocol.CodeInternalError, "disposeChat: %v", err)
 	}
 	h.mu.Lock()
-	ch, err := h.channelLocked(p.Channel)
+	ch, err := h.channelLocked(nil, p.Channel)
 	if err != nil {
 		h.mu.Unlock()
 		return rpcError(protocol.CodeInternalError, "disposeChat: %v", err)
@@ -655,7 +669,7 @@ func (h *Host) disposeChat(ctx context.Context, p *protocol.DisposeChatParams) e
 	}
 	s := ch.session
 	delete(h.chatOwner, ch.uri)
-	h.jr.queue(h.seq, pending{op: store.DeleteChannel{URI: ch.uri}})
+	h.jr.Queue(h.seq, journal.Pending{Op: store.DeleteChannel{URI: ch.uri}})
 	h.removeChatLocked(ch)
 	h.catalogLocked(s)
 	seq := h.seq

@@ -64,14 +64,15 @@ type turnCounts struct{ complete, error, cancelled int64 }
 // a scrape every few seconds, not for every change.
 func (h *Host) Stats() Stats {
 	h.mu.Lock()
+	replayEntries, replayBytes := h.replay.Len()
 	s := Stats{
 		Connections:    len(h.conns),
 		SessionsStored: len(h.sessions),
 		Chats:          len(h.chatOwner),
 		Channels:       len(h.channels),
 		Actions:        h.seq - h.startSeq,
-		ReplayEntries:  h.replay.n,
-		ReplayBytes:    h.replay.bytes,
+		ReplayEntries:  replayEntries,
+		ReplayBytes:    replayBytes,
 		TurnsEnded: map[string]int64{
 			TurnComplete:  h.turns.complete,
 			TurnError:     h.turns.error,
@@ -100,7 +101,8 @@ func (h *Host) Stats() Stats {
 		}
 	}
 	s.Dropped = h.dropped.Load()
-	h.jr.statsInto(&s, h.opts.Now())
-	s.SaveError = h.jr.failing()
+	js := h.jr.Stats(h.opts.Now())
+	s.SaveBacklog, s.SaveBatches, s.SaveRetries, s.SaveOldest = js.Backlog, js.Batches, js.Retries, js.Oldest
+	s.SaveError = h.jr.Failing()
 	return s
 }

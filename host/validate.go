@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // pages require. What the action needs from the store is read first,
 // outside the lock.
 func (h *Host) dispatchClient(ctx context.Context, c *conn, p *protocol.DispatchActionParams, missing *protocol.MissingError) {
-	err := h.locked(ctx, func() error { return h.dispatchClientLocked(c, p, missing) })
+	err := h.locked(ctx, h.dispatchClientStep(c, p, missing))
 	if err == nil {
 		return
 	}
@@ -28,7 +29,8 @@ func (h *Host) dispatchClient(ctx context.Context, c *conn, p *protocol.Dispatch
 		h.mu.Lock()
 		origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
 		if !c.gone {
-			c.sendLocked(h.privateEnvelope(c.view, p.Channel, p.Action, origin, "the host could not read this channel: "+err.Error()))
+			a := c.view.UpAction(p.Channel, p.Action)
+			c.sendLocked(h.privateEnvelope(c.view, p.Channel, a, origin, "the host could not read this channel: "+err.Error()))
 		}
 		h.mu.Unlock()
 	}
@@ -66,84 +68,124 @@ func (h *Host) rejectUndecodable(ctx context.Context, c *conn, params jsontext.V
 			action.Raw = b
 		}
 	}
-	err := h.locked(ctx, func() error {
+	err := h.locked(ctx, func(rd *storeReads) (change, error) {
 		if c.gone {
-			return nil
+			return nil, nil
 		}
-		ch, err := h.channelLocked(p.Channel)
+		ch, err := h.channelLocked(rd, p.Channel)
 		if err != nil || ch == nil {
-			return err
+			return nil, err
 		}
-		h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(action.Tag, maxLoggedValue), "reason", clip(reason, maxLoggedValue))
-		c.sendLocked(h.privateEnvelope(c.view, p.Channel, action, &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}, reason))
-		return nil
+		return func() error {
+			h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(action.Tag, maxLoggedValue), "reason", clip(reason, maxLoggedValue))
+			c.sendLocked(h.privateEnvelope(c.view, p.Channel, action, &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}, reason))
+			return nil
+		}, nil
 	})
 	if err != nil {
 		h.log.Error("reading from the store failed", "channel", clip(p.Channel, maxLoggedValue), "err", err)
 	}
 }
 
-func (h *Host) dispatchClientLocked(c *conn, p *protocol.DispatchActionParams, missing *protocol.MissingError) error {
-	if c.gone {
-		return nil
-	}
-	origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
-	ch, err := h.channelLocked(p.Channel)
-	if err != nil {
-		return err
-	}
-	if ch == nil {
-		h.log.Debug("action on an unknown channel ignored", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue))
-		return nil
-	}
-	if p.Action == nil {
-		c.sendLocked(h.privateEnvelope(c.view, p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
-		return nil
-	}
-	// An older version's action is validated and applied in its 1.x
-	// shape; what coming up supplied is not missing.
-	p.Action = c.view.UpAction(p.Channel, p.Action)
-	if err := c.view.UpMissing(missing, p.Action); err != nil {
-		missing = err.(*protocol.MissingError)
-	} else {
-		missing = nil
-	}
-	reason := missingReason(c.version, p.Action, missing)
+// rejection is why the host refuses what a client sent (an action, a
+// message): the client's to fix, and told to it, as the reason of a
+// rejected action's echo or in an error's message. Validators return it as
+// their error, beside a *storeMiss (something to read from the store
+// first) and other errors (the host failed); callers tell them apart with
+// errors.As.
+type rejection struct{ reason string }
+
+func (r *rejection) Error() string { return r.reason }
+
+// reject returns reason as a *rejection, nil when it is "".
+func reject(reason string) error {
 	if reason == "" {
-		reason = h.validateLocked(c, ch, p.Action)
+		return nil
 	}
-	if miss := h.takeMiss(); miss != nil {
-		return miss
-	}
-	if reason == "" {
-		if err := h.jr.failing(); err != nil {
-			reason = "the host cannot save changes right now: " + err.Error()
+	return &rejection{reason}
+}
+
+// rejectf returns a *rejection with a formatted reason.
+func rejectf(format string, args ...any) error {
+	return &rejection{fmt.Sprintf(format, args...)}
+}
+
+// dispatchClientStep is the step (see step) of a client action: it reads
+// the channel and what validating the action needs, then commits the
+// action or echoes it back to its sender with the rejection.
+func (h *Host) dispatchClientStep(c *conn, p *protocol.DispatchActionParams, missing *protocol.MissingError) step {
+	return func(rd *storeReads) (change, error) {
+		if c.gone {
+			return nil, nil
 		}
-	}
-	if reason == "" {
-		if reason, err = h.prepareTruncationLocked(ch, p.Action); err != nil {
-			return err
+		origin := &protocol.ActionOrigin{ClientID: c.clientID, ClientSeq: p.ClientSeq}
+		ch, err := h.channelLocked(rd, p.Channel)
+		if err != nil {
+			return nil, err
 		}
+		if ch == nil {
+			return func() error {
+				h.log.Debug("action on an unknown channel ignored", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue))
+				return nil
+			}, nil
+		}
+		if p.Action == nil {
+			return func() error {
+				c.sendLocked(h.privateEnvelope(c.view, p.Channel, &protocol.Unknown{Raw: []byte(`{}`)}, origin, "missing action"))
+				return nil
+			}, nil
+		}
+		// An older version's action is validated and applied in its 1.x
+		// shape; what coming up supplied is not missing.
+		a := c.view.UpAction(p.Channel, p.Action)
+		var absent *protocol.MissingError
+		if err := c.view.UpMissing(missing, a); err != nil {
+			absent = err.(*protocol.MissingError)
+		}
+		err = reject(missingReason(c.version, a, absent))
+		if err == nil {
+			err = h.validateLocked(rd, c, ch, a)
+		}
+		if err == nil {
+			if ferr := h.jr.Failing(); ferr != nil {
+				err = rejectf("the host cannot save changes right now: %v", ferr)
+			}
+		}
+		var load *protocol.ChatTurnsLoadedAction
+		if err == nil {
+			load, err = h.truncationLoadLocked(rd, ch, a)
+		}
+		var rej *rejection
+		if errors.As(err, &rej) {
+			return func() error {
+				h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(a.Type(), maxLoggedValue), "reason", clip(rej.reason, maxLoggedValue))
+				c.sendLocked(h.privateEnvelope(c.view, p.Channel, a, origin, rej.reason))
+				return nil
+			}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		return func() error {
+			if load != nil {
+				h.loadOlderTurnsLocked(ch, load)
+			}
+			if ch.kind == protocol.ChannelSession && ch.session != nil {
+				ch.session.modifiedAt = h.now()
+			}
+			switch a := a.(type) {
+			case *protocol.ChatTurnStartedAction:
+				h.pinAttachmentsLocked(&a.Message)
+			case *protocol.ChatPendingMessageSetAction:
+				h.pinAttachmentsLocked(&a.Message)
+			}
+			h.commitReadLocked(rd, ch, a, origin)
+			if ch.owner != nil {
+				ch.owner.ActionAccepted(clientLocked(c), a)
+			}
+			return nil
+		}, nil
 	}
-	if reason != "" {
-		h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(p.Action.Type(), maxLoggedValue), "reason", clip(reason, maxLoggedValue))
-		c.sendLocked(h.privateEnvelope(c.view, p.Channel, p.Action, origin, reason))
-		return nil
-	}
-	if ch.kind == protocol.ChannelSession && ch.session != nil {
-		ch.session.modifiedAt = h.now()
-	}
-	switch a := p.Action.(type) {
-	case *protocol.ChatTurnStartedAction:
-		h.pinAttachmentsLocked(&a.Message)
-	case *protocol.ChatPendingMessageSetAction:
-		h.pinAttachmentsLocked(&a.Message)
-	}
-	h.commitLocked(ch, p.Action, origin)
-	if ch.owner != nil {
-		ch.owner.ActionAccepted(clientLocked(c), p.Action)
-	}
-	return nil
 }
 
 // missingReason returns why an action whose decoding found required
@@ -187,29 +229,30 @@ var softBefore1 = map[string][]string{
 	"terminal/claimed":             {"action.claim.chat"},
 }
 
-// prepareTruncationLocked makes sure the turn a chat/truncated names is in
-// the chat's state, as the chat channel page asks: a turn older than the
-// window is read from the store and loaded, for every subscriber, with a
-// chat/turnsLoaded of the turns from it up to the window. It returns a
-// rejection reason when the turn does not exist, and a *storeMiss while
-// it still needs turns from the store.
-func (h *Host) prepareTruncationLocked(ch *channel, a protocol.StateAction) (string, error) {
+// truncationLoadLocked finds the turn a chat/truncated names, which must
+// be in the chat's state, as the chat channel page asks: for a turn older
+// than the window it returns the chat/turnsLoaded of the turns from it up
+// to the window, read from the store, for loadOlderTurnsLocked to load for
+// every subscriber before the truncation. It returns nil when there is
+// nothing to load, a *rejection when the turn does not exist, and a
+// *storeMiss while it still needs turns from the store.
+func (h *Host) truncationLoadLocked(rd *storeReads, ch *channel, a protocol.StateAction) (*protocol.ChatTurnsLoadedAction, error) {
 	tr, ok := a.(*protocol.ChatTruncatedAction)
 	if !ok || tr.TurnID == nil {
-		return "", nil
+		return nil, nil
 	}
 	cs := ch.state.(*protocol.ChatState)
 	if slices.ContainsFunc(cs.Turns, func(t protocol.Turn) bool { return t.ID == *tr.TurnID }) {
-		return "", nil
+		return nil, nil
 	}
 	// Read back page by page until the turn shows up.
 	const page = 200
 	var older []protocol.Turn
 	for end := ch.turnBase; end > 0; end -= page {
 		start := max(0, end-page)
-		turns, err := h.storedTurnsLocked(ch, start, end)
+		turns, err := storedTurnsLocked(rd, ch, start, end)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		older = append(turns, older...)
 		if i := slices.IndexFunc(turns, func(t protocol.Turn) bool { return t.ID == *tr.TurnID }); i >= 0 {
@@ -217,49 +260,56 @@ func (h *Host) prepareTruncationLocked(ch *channel, a protocol.StateAction) (str
 			if from := start + int64(i); from > 0 {
 				load.TurnsNextCursor = protocol.Ptr(turnsCursor(from))
 			}
-			h.commitLocked(ch, load, nil)
-			for _, sub := range ch.subs {
-				if sub.turnsFrom > ch.turnBase {
-					sub.turnsFrom = ch.turnBase
-				}
-			}
-			return "", nil
+			return load, nil
 		}
 	}
-	return fmt.Sprintf("turn %s is not in this chat", *tr.TurnID), nil
+	return nil, rejectf("turn %s is not in this chat", *tr.TurnID)
 }
 
-// validateLocked returns why a client action must be rejected, or "".
-func (h *Host) validateLocked(c *conn, ch *channel, a protocol.StateAction) string {
+// loadOlderTurnsLocked commits a chat/turnsLoaded that truncationLoadLocked
+// returned: every subscriber now holds the chat's widened window.
+func (h *Host) loadOlderTurnsLocked(ch *channel, load *protocol.ChatTurnsLoadedAction) {
+	h.commitLocked(ch, load, nil)
+	for _, sub := range ch.subs {
+		if sub.turnsFrom > ch.turnBase {
+			sub.turnsFrom = ch.turnBase
+		}
+	}
+}
+
+// validateLocked returns a *rejection saying why a client action must be
+// rejected, a *storeMiss while it needs the store (a chat attachment's
+// turns), or nil.
+func (h *Host) validateLocked(rd *storeReads, c *conn, ch *channel, a protocol.StateAction) error {
 	typ := a.Type()
 	if _, unknown := a.(*protocol.Unknown); unknown {
-		return fmt.Sprintf("unknown action type %q", typ)
+		return rejectf("unknown action type %q", typ)
 	}
 	if !protocol.ClientDispatchable(typ) {
-		return fmt.Sprintf("%s may only be dispatched by the host", typ)
+		return rejectf("%s may only be dispatched by the host", typ)
 	}
 	if scope := protocol.ActionScope(typ); scope != ch.kind {
-		return fmt.Sprintf("%s is a %s action, not valid on %s", typ, scope, ch.uri)
+		return rejectf("%s is a %s action, not valid on %s", typ, scope, ch.uri)
 	}
 	switch ch.kind {
 	case protocol.ChannelSession:
-		return validateSessionAction(c.clientID, h.capabilitiesLocked(ch.session), ch.state.(*protocol.SessionState), a)
+		return reject(validateSessionAction(c.clientID, h.capabilitiesLocked(ch.session), ch.state.(*protocol.SessionState), a))
 	case protocol.ChannelChat:
 		sess := h.channels[ch.session.uri].state.(*protocol.SessionState)
-		if reason := validateChatAction(h.capabilitiesLocked(ch.session), sess, ch.state.(*protocol.ChatState), a); reason != "" {
-			return reason
+		if err := reject(validateChatAction(h.capabilitiesLocked(ch.session), sess, ch.state.(*protocol.ChatState), a)); err != nil {
+			return err
 		}
 		switch a := a.(type) {
 		case *protocol.ChatTurnStartedAction:
-			return h.checkAttachmentsLocked(&a.Message)
+			return h.checkAttachmentsLocked(rd, &a.Message)
 		case *protocol.ChatPendingMessageSetAction:
-			return h.checkAttachmentsLocked(&a.Message)
+			return h.checkAttachmentsLocked(rd, &a.Message)
 		}
 	}
 	if ch.owner != nil {
-		return ch.owner.ValidateAction(clientLocked(c), ch.state, a)
+		return reject(ch.owner.ValidateAction(clientLocked(c), ch.state, a))
 	}
-	return ""
+	return nil
 }
 
 // capabilitiesLocked returns the capabilities the root channel advertises

@@ -20,7 +20,9 @@ const turnsPageSize = 50
 // snapshotStateLocked returns a channel's state as a subscriber is sent
 // it. For a chat that is every turn (turns < 0) or about the last turns
 // completed ones, with a cursor to the older ones when there are any.
-func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotState, error) {
+// Turns below the window come from rd (see step); having read them, it
+// widens the window with them (keepOlderTurnsLocked).
+func (h *Host) snapshotStateLocked(rd *storeReads, ch *channel, turns int) (protocol.SnapshotState, error) {
 	cs, ok := ch.state.(*protocol.ChatState)
 	if !ok {
 		return ch.state, nil
@@ -35,7 +37,7 @@ func (h *Host) snapshotStateLocked(ch *channel, turns int) (protocol.SnapshotSta
 		i := start - ch.turnBase
 		v.Turns = cs.Turns[i:len(cs.Turns):len(cs.Turns)]
 	} else {
-		older, err := h.storedTurnsLocked(ch, start, ch.turnBase)
+		older, err := storedTurnsLocked(rd, ch, start, ch.turnBase)
 		if err != nil {
 			return nil, err
 		}
@@ -105,12 +107,12 @@ func parseTurnsCursor(cursor *string) (int64, error) {
 // turnsPageLocked returns the chat/turnsLoaded action holding the page of
 // turns that precede the ordinal end, with the cursor of the page before
 // it, and the ordinal of the page's first turn. Turns below the window
-// come from the store.
-func (h *Host) turnsPageLocked(ch *channel, end int64) (*protocol.ChatTurnsLoadedAction, int64, error) {
+// come from the store, through rd (see step).
+func (h *Host) turnsPageLocked(rd *storeReads, ch *channel, end int64) (*protocol.ChatTurnsLoadedAction, int64, error) {
 	cs := ch.state.(*protocol.ChatState)
 	end = min(end, ch.turnBase+int64(len(cs.Turns)))
 	start := max(0, end-turnsPageSize)
-	turns, err := h.storedTurnsLocked(ch, start, min(end, ch.turnBase))
+	turns, err := storedTurnsLocked(rd, ch, start, min(end, ch.turnBase))
 	if err != nil {
 		return nil, 0, err
 	}

@@ -254,7 +254,7 @@ func (wh workspaceHost) PublishToSession(uri string, a protocol.StateAction) err
 	if scope := protocol.ActionScope(a.Type()); scope != ch.kind {
 		return fmt.Errorf("host: %s action on a %s channel", a.Type(), ch.kind)
 	}
-	if err := h.jr.failing(); err != nil {
+	if err := h.jr.Failing(); err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
 	h.commitLocked(ch, a, nil)

@@ -1,4 +1,4 @@
-package host
+package storereader
 
 import (
 	"context"
@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// TestStoreReaderPaces: while the host streams, reads that come back to
+// TestReaderPaces: while the host streams, reads that come back to
 // back are spaced so that the reader reads for at most its share of the
 // time, a read after a rest is not delayed, and a long read's rest is
 // bounded.
-func TestStoreReaderPaces(t *testing.T) {
+func TestReaderPaces(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		share float64
@@ -28,16 +28,16 @@ func TestStoreReaderPaces(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				var changes int64
-				r := newStoreReader(tc.share, func() int64 { changes++; return changes })
+				r := New(tc.share, func() int64 { changes++; return changes })
 				stopped := make(chan struct{})
 				go func() {
 					defer close(stopped)
-					r.run(ctx, func(error) {})
+					r.Run(ctx, func(error) {})
 				}()
 				reads := &timedReads{took: tc.took}
 				// The reader's first look at the host only learns where
 				// it stands.
-				if err := r.do(ctx, ctx, func() {}); err != nil {
+				if err := r.Do(ctx, func() {}); err != nil {
 					t.Fatal(err)
 				}
 				// Three reads queued at once (back to back), then one
@@ -45,7 +45,7 @@ func TestStoreReaderPaces(t *testing.T) {
 				reads.burst(t, ctx, r)
 				time.Sleep(time.Minute)
 				asked := time.Now()
-				if err := r.do(ctx, ctx, reads.sleepRead); err != nil {
+				if err := r.Do(ctx, reads.sleepRead); err != nil {
 					t.Fatal(err)
 				}
 				for i, gap := range reads.gaps()[:2] {
@@ -57,7 +57,7 @@ func TestStoreReaderPaces(t *testing.T) {
 					t.Errorf("a read after a rest waited %v", wait)
 				}
 				// Closing ends the reader also during a rest.
-				go r.do(ctx, ctx, reads.sleepRead)
+				go r.Do(ctx, reads.sleepRead)
 				time.Sleep(tc.took + time.Nanosecond)
 				cancel()
 				<-stopped
@@ -66,16 +66,16 @@ func TestStoreReaderPaces(t *testing.T) {
 	}
 }
 
-// TestStoreReaderRestsOnlyWhileStreaming: with no change in the host for
+// TestReaderRestsOnlyWhileStreaming: with no change in the host for
 // the streaming window, back-to-back reads do not rest; once it changes
 // again, they do.
-func TestStoreReaderRestsOnlyWhileStreaming(t *testing.T) {
+func TestReaderRestsOnlyWhileStreaming(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var changes atomic.Int64
-		r := newStoreReader(0.25, changes.Load)
-		go r.run(ctx, func(error) {})
+		r := New(0.25, changes.Load)
+		go r.Run(ctx, func(error) {})
 		reads := &timedReads{took: 10 * time.Millisecond}
 		burst := func() { reads.burst(t, ctx, r) }
 		gaps := reads.gaps
@@ -116,12 +116,12 @@ func (tr *timedReads) sleepRead() {
 
 // burst forgets earlier reads, queues three on r at once (back to back)
 // and waits for them.
-func (tr *timedReads) burst(t *testing.T, ctx context.Context, r *storeReader) {
+func (tr *timedReads) burst(t *testing.T, ctx context.Context, r *Reader) {
 	t.Helper()
 	tr.starts, tr.ends = nil, nil
 	done := make(chan error, 3)
 	for range 3 {
-		go func() { done <- r.do(ctx, ctx, tr.sleepRead) }()
+		go func() { done <- r.Do(ctx, tr.sleepRead) }()
 	}
 	for range 3 {
 		if err := <-done; err != nil {

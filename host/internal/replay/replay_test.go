@@ -1,4 +1,4 @@
-package host
+package replay
 
 import (
 	"bytes"
@@ -9,12 +9,12 @@ import (
 // in the replay log: a client that missed more of it gets snapshots, while
 // the other channels' actions stay replayable.
 func TestReplayLogBoundsOneChannel(t *testing.T) {
-	l := newReplayLog(1000, 64<<20)
+	l := New(1000, 64<<20)
 	chunk := bytes.Repeat([]byte("x"), 64<<10)
 	seq := int64(0)
 	add := func(channel string, bounded bool) int64 {
 		seq++
-		l.add(replayEntry{seq: seq, channel: channel, envelope: chunk, bounded: bounded})
+		l.Add(Entry{Seq: seq, Channel: channel, Envelope: chunk, Bounded: bounded})
 		return seq
 	}
 	chat := add("chat", false)
@@ -26,13 +26,13 @@ func TestReplayLogBoundsOneChannel(t *testing.T) {
 		t.Fatalf("the log holds %d bytes, want about %d", l.bytes, maxBoundedChannelBytes)
 	}
 	sh := l.shares["term"]
-	if _, ok := l.since(chat, map[string]bool{"term": true}); ok {
+	if _, ok := l.Since(chat, map[string]bool{"term": true}); ok {
 		t.Fatal("a client that missed dropped terminal output was offered a replay")
 	}
-	if got, ok := l.since(sh.evicted, map[string]bool{"term": true}); !ok || len(got) != maxBoundedChannelBytes/len(chunk) {
+	if got, ok := l.Since(sh.evicted, map[string]bool{"term": true}); !ok || len(got) != maxBoundedChannelBytes/len(chunk) {
 		t.Fatalf("replay after the bound: %d entries, %v; want %d", len(got), ok, maxBoundedChannelBytes/len(chunk))
 	}
-	if got, ok := l.since(0, map[string]bool{"chat": true}); !ok || len(got) != 1 || got[0].seq != chat {
+	if got, ok := l.Since(0, map[string]bool{"chat": true}); !ok || len(got) != 1 || got[0].Seq != chat {
 		t.Fatalf("the other channel's replay: %v, %v", got, ok)
 	}
 
@@ -44,21 +44,21 @@ func TestReplayLogBoundsOneChannel(t *testing.T) {
 	if len(l.shares) != 0 {
 		t.Fatalf("%d channel records left after the ring turned over", len(l.shares))
 	}
-	if _, ok := l.since(l.evicted, map[string]bool{"term": true, "chat": true}); !ok {
+	if _, ok := l.Since(l.evicted, map[string]bool{"term": true, "chat": true}); !ok {
 		t.Fatal("no replay from the log's start")
 	}
 }
 
 // checkBytes checks the log's byte count against its entries.
-func checkBytes(t *testing.T, l *replayLog) {
+func checkBytes(t *testing.T, l *Log) {
 	t.Helper()
 	n := 0
 	for i := range l.n {
 		e := l.entries[(l.head+i)%len(l.entries)]
-		if e.gone && e.envelope != nil {
-			t.Fatalf("entry %d dropped but holds its envelope", e.seq)
+		if e.gone && e.Envelope != nil {
+			t.Fatalf("entry %d dropped but holds its envelope", e.Seq)
 		}
-		n += len(e.envelope)
+		n += len(e.Envelope)
 	}
 	if n != l.bytes {
 		t.Fatalf("the log counts %d bytes, its entries hold %d", l.bytes, n)
@@ -66,10 +66,10 @@ func checkBytes(t *testing.T, l *replayLog) {
 	for ch, sh := range l.shares {
 		m := 0
 		for _, p := range sh.pos {
-			if e := l.entries[p]; e.channel != ch || e.gone {
-				t.Fatalf("share of %s points at entry %d of %s (gone %v)", ch, e.seq, e.channel, e.gone)
+			if e := l.entries[p]; e.Channel != ch || e.gone {
+				t.Fatalf("share of %s points at entry %d of %s (gone %v)", ch, e.Seq, e.Channel, e.gone)
 			}
-			m += len(l.entries[p].envelope)
+			m += len(l.entries[p].Envelope)
 		}
 		if m != sh.bytes {
 			t.Fatalf("share of %s counts %d bytes, holds %d", ch, sh.bytes, m)

@@ -1,8 +1,7 @@
-package host
+package journal
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -25,16 +24,16 @@ func TestJournalGathers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				j := newJournal(store.NewMemory(), slog.New(slog.DiscardHandler), time.Now, time.Second, tc.window, 0)
-				j.start()
+				j := New(store.NewMemory(), Options{MaxAge: time.Second, Gather: tc.window})
+				j.Start()
 				for i := int64(1); i <= 100; i++ {
-					j.queue(i, pending{op: store.SetSeq{Seq: i}})
+					j.Queue(i, Pending{Op: store.SetSeq{Seq: i}})
 					time.Sleep(time.Millisecond)
 				}
-				if err := j.close(); err != nil {
+				if err := j.Close(); err != nil {
 					t.Fatal(err)
 				}
-				s := j.statsNow()
+				s := j.Stats(time.Now())
 				if s.Ops != 100 {
 					t.Fatalf("%d changes saved, want 100", s.Ops)
 				}
@@ -51,26 +50,26 @@ func TestJournalGathers(t *testing.T) {
 // gathering window: the window only applies when nobody waits.
 func TestJournalWaiterSkipsWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		j := newJournal(store.NewMemory(), slog.New(slog.DiscardHandler), time.Now, time.Minute, time.Hour, 0)
-		j.start()
-		defer j.close()
-		j.queue(1, pending{op: store.SetSeq{Seq: 1}}) // written at once: nothing was written before
+		j := New(store.NewMemory(), Options{MaxAge: time.Minute, Gather: time.Hour})
+		j.Start()
+		defer j.Close()
+		j.Queue(1, Pending{Op: store.SetSeq{Seq: 1}}) // written at once: nothing was written before
 		synctest.Wait()
-		j.queue(2, pending{op: store.SetSeq{Seq: 2}}) // gathers for the window
+		j.Queue(2, Pending{Op: store.SetSeq{Seq: 2}}) // gathers for the window
 		synctest.Wait()
-		if got := j.durableSeq(); got != 1 {
+		if got := j.DurableSeq(); got != 1 {
 			t.Fatalf("durable up to %d before anybody waits, want 1 (the second change gathers)", got)
 		}
 		start := time.Now()
-		if err := j.wait(context.Background(), 2); err != nil {
+		if err := j.Wait(context.Background(), 2); err != nil {
 			t.Fatal(err)
 		}
 		if waited := time.Since(start); waited > time.Second {
 			t.Fatalf("the waiter waited %v, the gathering window", waited)
 		}
-		j.queue(3, pending{op: store.SetSeq{Seq: 3}})
+		j.Queue(3, Pending{Op: store.SetSeq{Seq: 3}})
 		start = time.Now()
-		j.waitLease(3)
+		j.WaitLease(3)
 		if waited := time.Since(start); waited > time.Second {
 			t.Fatalf("a lease waited %v, the gathering window", waited)
 		}

@@ -1,4 +1,4 @@
-package host
+package storereader
 
 import "golang.org/x/sys/unix"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package host
+package storereader
 
 // backgroundThread does nothing where a thread's priority cannot be set
 // apart from its process's: the reads run at normal priority.

@@ -1,4 +1,16 @@
-package host
+// Package journal hands a host's changes to its store without ever making
+// the host wait for a disk.
+//
+// Contract: Queue and QueueCatalog never block and may be called with the
+// host's lock held (lock order: the host's lock, then the journal's). One
+// writer goroutine (Start; stopped by Close or Abandon) takes everything
+// queued so far and writes it as one store.Batch. A change is durable once
+// the batch holding it is written: Wait blocks until a serverSeq is.
+// A failed write is retried with the same batch until it succeeds; while
+// the store fails, or a change has waited longer than Options.MaxAge,
+// Failing says why the host should refuse new work. Nothing queued is
+// dropped except by Abandon.
+package journal
 
 import (
 	"context"
@@ -13,7 +25,7 @@ import (
 	"github.com/ahp-go/ahp/store"
 )
 
-// The journal hands the host's changes to the store without ever making the
+// Journal hands the host's changes to the store without ever making the
 // sequencer wait for a disk.
 //
 // The host queues operations while it holds its lock (queue never blocks);
@@ -26,22 +38,22 @@ import (
 // change a batch of its own, and the store's per-commit work would then
 // cost about as much as everything else the host does for it. So, unless
 // somebody waits for a change to be saved, the writer lets a batch gather
-// for up to gather after the previous write began: at most that much more
+// for up to Options.Gather after the previous write began: at most that much more
 // can be lost in a crash, and a commit carries a whole window of changes.
 //
 // A change is durable once the batch holding it has been written. durable
-// is the serverSeq up to which everything queued is durable; wait blocks
+// is the serverSeq up to which everything queued is durable; Wait blocks
 // until a given serverSeq is. What a crash can lose is what was queued and
 // not yet durable: the batch being written and the one gathering.
 //
 // A failed write is retried, with the same batch, until it succeeds: the
 // host keeps the changes in memory and does not drop them. While the store
 // fails, or while the oldest change not yet durable is older than maxAge,
-// failing reports an error and the host refuses new work, so a slow or
+// Failing reports an error and the host refuses new work, so a slow or
 // failing disk cannot silently widen what a crash would lose.
 //
-// Lock order: Host.mu, then journal.mu.
-type journal struct {
+// Lock order: the host's lock, then Journal.mu.
+type Journal struct {
 	st     store.Store
 	log    *slog.Logger
 	maxAge time.Duration
@@ -49,7 +61,7 @@ type journal struct {
 	now    func() time.Time // the host's clock
 
 	mu       sync.Mutex
-	ops      []pending
+	ops      []Pending
 	catalog  map[string]int // session URI -> index in ops of its pending PutSession
 	queued   int64          // highest serverSeq queued
 	durable  int64          // everything queued up to this serverSeq is durable
@@ -61,10 +73,10 @@ type journal struct {
 	checkLog logbound.Repeats
 	changed  chan struct{} // closed and replaced when durable or err changes
 	stopping bool
-	waiters  int       // callers of wait and waitLease blocked on a write
+	waiters  int       // callers of Wait and WaitLease blocked on a write
 	began    time.Time // when the last write began
 	lost     error     // set when the writer gave up on stop
-	// held counts open holds (see hold); unheld is closed when the last
+	// held counts open holds (see Hold); unheld is closed when the last
 	// one is released.
 	held   int
 	unheld chan struct{}
@@ -76,57 +88,91 @@ type journal struct {
 	cancel  context.CancelFunc
 	leaseOK atomic.Int64 // the serverSeq limit known durable
 
-	stats journalStats
-	// onWrite, when set, is told how long each successful write took
-	// (Options.OnStoreWrite). Set before the writer starts.
+	stats Stats
+	// onWrite, when set, is told how long each successful write took.
 	onWrite func(time.Duration)
 }
 
-// pending is one queued operation: ready, or encoded by the writer (states
-// are immutable, so encoding them later, off the host's lock, is safe).
-type pending struct {
-	op     store.Op
-	encode func() (store.Op, error)
+// Pending is one queued operation: Op, ready, or else Encode, which the
+// writer calls to make it (states are immutable, so encoding them later,
+// off the host's lock, is safe).
+type Pending struct {
+	Op     store.Op
+	Encode func() (store.Op, error)
 }
 
-// journalStats describes the writer's work, for tests and benchmarks.
-type journalStats struct {
+// Stats describes the writer's work.
+type Stats struct {
 	Batches int64
 	Ops     int64
 	MaxLag  time.Duration // longest a change waited to become durable
 	Retries int64
+	// Backlog is how many operations are queued and not yet taken by
+	// the writer; Oldest how long the oldest change not yet durable has
+	// waited (0 when none waits).
+	Backlog int
+	Oldest  time.Duration
+}
+
+// Options configures a Journal.
+type Options struct {
+	// Logger receives the writer's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the host's clock; nil means time.Now.
+	Now func() time.Time
+	// MaxAge is how long a change may wait to be saved before Failing
+	// reports it.
+	MaxAge time.Duration
+	// Gather is how long changes nobody waits for may gather before they
+	// are written together; zero or negative writes each batch as soon
+	// as the previous write ends.
+	Gather time.Duration
+	// Durable is the serverSeq up to which everything is in the store
+	// already, and Lease the serverSeq limit the store has recorded.
+	Durable, Lease int64
+	// OnWrite, when set, is told how long each successful write took, on
+	// the writer's goroutine.
+	OnWrite func(time.Duration)
 }
 
 // maxGatherOps is how many operations a batch holds before it is written
 // without waiting for the rest of its window.
 const maxGatherOps = 4096
 
-func newJournal(st store.Store, log *slog.Logger, now func() time.Time, maxAge, gather time.Duration, durable int64) *journal {
-	j := &journal{
+// New returns a journal writing to st; Start starts its writer.
+func New(st store.Store, o Options) *Journal {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	j := &Journal{
 		st:      st,
-		log:     log,
-		maxAge:  maxAge,
-		gather:  gather,
-		now:     now,
+		log:     o.Logger,
+		maxAge:  o.MaxAge,
+		gather:  o.Gather,
+		now:     o.Now,
+		onWrite: o.OnWrite,
 		catalog: map[string]int{},
-		queued:  durable,
-		durable: durable,
+		queued:  o.Durable,
+		durable: o.Durable,
 		changed: make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		hurry:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
 	j.ctx, j.cancel = context.WithCancel(context.Background())
+	j.leaseOK.Store(o.Lease)
 	return j
 }
 
-// start runs the writer. Its owner is the Host, which stops it with close
-// or abandon.
-func (j *journal) start() { go j.run() }
+// Start runs the writer. Its owner stops it with Close or Abandon.
+func (j *Journal) Start() { go j.run() }
 
-// queue adds operations for the change with serverSeq seq (or, with no
+// Queue adds operations for the change with serverSeq seq (or, with no
 // operations, just notes that seq exists). It never blocks.
-func (j *journal) queue(seq int64, ops ...pending) {
+func (j *Journal) Queue(seq int64, ops ...Pending) {
 	j.mu.Lock()
 	if len(ops) > 0 && j.oldest.IsZero() {
 		j.oldest = j.now()
@@ -137,9 +183,9 @@ func (j *journal) queue(seq int64, ops ...pending) {
 	j.signal()
 }
 
-// queueCatalog queues a catalog entry, replacing one still pending for the
+// QueueCatalog queues a catalog entry, replacing one still pending for the
 // same session (an upsert: only the last one matters).
-func (j *journal) queueCatalog(uri string, seq int64, p pending) {
+func (j *Journal) QueueCatalog(uri string, seq int64, p Pending) {
 	j.mu.Lock()
 	if i, ok := j.catalog[uri]; ok {
 		j.ops[i] = p
@@ -157,13 +203,13 @@ func (j *journal) queueCatalog(uri string, seq int64, p pending) {
 	j.signal()
 }
 
-// hold keeps the writer from taking what is queued until the matching
-// release, so that every operation queued in between goes to the store in
+// Hold keeps the writer from taking what is queued until the matching
+// Release, so that every operation queued in between goes to the store in
 // the same batch, which the store applies atomically: a change made of
 // several operations (a chat moving between sessions) is then kept whole
-// or not at all. Holds are taken and released under Host.mu, with no I/O
-// in between.
-func (j *journal) hold() {
+// or not at all. Holds are taken and released under the host's lock, with
+// no I/O in between.
+func (j *Journal) Hold() {
 	j.mu.Lock()
 	if j.held == 0 {
 		j.unheld = make(chan struct{})
@@ -172,8 +218,8 @@ func (j *journal) hold() {
 	j.mu.Unlock()
 }
 
-// release ends a hold.
-func (j *journal) release() {
+// Release ends a hold.
+func (j *Journal) Release() {
 	j.mu.Lock()
 	j.held--
 	if j.held == 0 {
@@ -183,15 +229,15 @@ func (j *journal) release() {
 	j.signal()
 }
 
-// forget drops the pending catalog entry of a session about to be deleted,
+// Forget drops the pending catalog entry of a session about to be deleted,
 // so no later upsert can land in its place.
-func (j *journal) forget(uri string) {
+func (j *Journal) Forget(uri string) {
 	j.mu.Lock()
 	delete(j.catalog, uri)
 	j.mu.Unlock()
 }
 
-func (j *journal) signal() {
+func (j *Journal) signal() {
 	select {
 	case j.wake <- struct{}{}:
 	default:
@@ -199,7 +245,7 @@ func (j *journal) signal() {
 }
 
 // run is the writer goroutine.
-func (j *journal) run() {
+func (j *Journal) run() {
 	defer close(j.done)
 	for {
 		j.mu.Lock()
@@ -246,7 +292,7 @@ func (j *journal) run() {
 // gatherLocked returns how long the gathering batch should wait before it
 // is written: what is left of the window since the last write began, or
 // zero when somebody waits, the journal stops or the batch is big.
-func (j *journal) gatherLocked() time.Duration {
+func (j *Journal) gatherLocked() time.Duration {
 	if j.gather <= 0 || j.waiters > 0 || j.stopping || len(j.ops) >= maxGatherOps || j.began.IsZero() {
 		return 0
 	}
@@ -255,7 +301,7 @@ func (j *journal) gatherLocked() time.Duration {
 
 // linger waits up to d for more of the batch, returning early when a
 // waiter arrives or the journal stops.
-func (j *journal) linger(d time.Duration) {
+func (j *Journal) linger(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -267,7 +313,7 @@ func (j *journal) linger(d time.Duration) {
 
 // waiting counts a caller blocked until a write, and makes the writer
 // write what has gathered; the returned func ends the count.
-func (j *journal) waiting() func() {
+func (j *Journal) waiting() func() {
 	j.mu.Lock()
 	j.waiters++
 	j.mu.Unlock()
@@ -284,14 +330,14 @@ func (j *journal) waiting() func() {
 
 // write encodes and writes one batch, retrying until it succeeds. It gives
 // up only when the journal is stopping and the store still fails.
-func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
+func (j *Journal) write(ops []Pending, upTo int64, since time.Time) error {
 	batch := make(store.Batch, 0, len(ops))
 	var lease int64
 	for _, p := range ops {
-		op := p.op
-		if p.encode != nil {
+		op := p.Op
+		if p.Encode != nil {
 			var err error
-			if op, err = p.encode(); err != nil {
+			if op, err = p.Encode(); err != nil {
 				// Wire types always encode; this is a bug. The rest of
 				// the batch is still worth keeping.
 				j.log.Error("encoding a change for the store failed", "err", err)
@@ -353,7 +399,7 @@ func (j *journal) write(ops []pending, upTo int64, since time.Time) error {
 // watchStall logs, once, when the oldest change of the batch being
 // written has waited longer than maxAge: a store that blocks (a frozen
 // disk) fails nothing, so nothing else would say so.
-func (j *journal) watchStall(since time.Time) *time.Timer {
+func (j *Journal) watchStall(since time.Time) *time.Timer {
 	if since.IsZero() {
 		since = time.Now()
 	}
@@ -380,7 +426,7 @@ const checkEvery = time.Second
 // check its files, so that damage is found (and what can be saved, saved)
 // without waiting for the next change. A lasting fault is reported like a
 // failed write: the host refuses new work until the store is sound.
-func (j *journal) idle() {
+func (j *Journal) idle() {
 	ck, ok := j.st.(store.Checker)
 	if !ok {
 		<-j.wake
@@ -416,17 +462,18 @@ func (j *journal) idle() {
 	j.mu.Unlock()
 }
 
-func (j *journal) notifyLocked() {
+func (j *Journal) notifyLocked() {
 	close(j.changed)
 	j.changed = make(chan struct{})
 }
 
-var errNotSaved = errors.New("the change is not saved yet")
+// ErrNotSaved is what Wait returns, wrapped, when a write failed.
+var ErrNotSaved = errors.New("the change is not saved yet")
 
-// wait blocks until every change up to serverSeq seq is durable. It
+// Wait blocks until every change up to serverSeq seq is durable. It
 // returns an error when ctx ends, or when a write fails meanwhile (the
 // writer keeps retrying; the error says so).
-func (j *journal) wait(ctx context.Context, seq int64) error {
+func (j *Journal) Wait(ctx context.Context, seq int64) error {
 	counted := false
 	for {
 		j.mu.Lock()
@@ -436,9 +483,9 @@ func (j *journal) wait(ctx context.Context, seq int64) error {
 		case durable >= seq:
 			return nil
 		case lost != nil:
-			return fmt.Errorf("%w: %w", errNotSaved, lost)
+			return fmt.Errorf("%w: %w", ErrNotSaved, lost)
 		case err != nil:
-			return fmt.Errorf("%w (the host keeps retrying): %w", errNotSaved, err)
+			return fmt.Errorf("%w (the host keeps retrying): %w", ErrNotSaved, err)
 		}
 		if !counted {
 			counted = true
@@ -452,9 +499,10 @@ func (j *journal) wait(ctx context.Context, seq int64) error {
 	}
 }
 
-// failing returns why the host should refuse new work, or nil: the store
-// fails, or a change has waited longer than maxAge to be saved.
-func (j *journal) failing() error {
+// Failing returns why the host should refuse new work, or nil: the store
+// fails or is damaged, or a change has waited longer than MaxAge to be
+// saved.
+func (j *Journal) Failing() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.err != nil {
@@ -478,17 +526,29 @@ func (j *journal) failing() error {
 	return nil
 }
 
-// durableSeq returns the serverSeq up to which everything is durable.
-func (j *journal) durableSeq() int64 {
+// Changed returns a channel closed at the writer's next outcome: a batch
+// written, a write failed, or the store's check changed its verdict.
+func (j *Journal) Changed() <-chan struct{} {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.changed
+}
+
+// DurableSeq returns the serverSeq up to which everything is durable.
+func (j *Journal) DurableSeq() int64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.durable
 }
 
-// waitLease blocks until the serverSeq limit recorded in the store reaches
+// LeaseOK returns the serverSeq limit the store has recorded: the highest
+// store.SetSeq written, or Options.Lease.
+func (j *Journal) LeaseOK() int64 { return j.leaseOK.Load() }
+
+// WaitLease blocks until the serverSeq limit recorded in the store reaches
 // seq. The host asks for a new limit long before it needs it, so this only
 // waits when the store is far behind.
-func (j *journal) waitLease(seq int64) {
+func (j *Journal) WaitLease(seq int64) {
 	if j.leaseOK.Load() >= seq {
 		return
 	}
@@ -508,9 +568,9 @@ func (j *journal) waitLease(seq int64) {
 	}
 }
 
-// close writes everything queued and stops the writer. It returns an
+// Close writes everything queued and stops the writer. It returns an
 // error when changes could not be saved.
-func (j *journal) close() error {
+func (j *Journal) Close() error {
 	j.mu.Lock()
 	j.stopping = true
 	j.mu.Unlock()
@@ -526,9 +586,9 @@ func (j *journal) close() error {
 	return j.lost
 }
 
-// abandon stops the writer without writing what is queued, as a crash
+// Abandon stops the writer without writing what is queued, as a crash
 // would. Tests use it.
-func (j *journal) abandon() {
+func (j *Journal) Abandon() {
 	j.mu.Lock()
 	j.stopping = true
 	j.ops = nil
@@ -539,24 +599,18 @@ func (j *journal) abandon() {
 	<-j.done
 }
 
-func (j *journal) statsNow() journalStats {
+// Stats returns the writer's work so far and, at now, its backlog.
+func (j *Journal) Stats(now time.Time) Stats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.stats
-}
-
-// statsInto fills the store's part of s.
-func (j *journal) statsInto(s *Stats, now time.Time) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	s.SaveBacklog = len(j.ops)
-	s.SaveBatches = j.stats.Batches
-	s.SaveRetries = j.stats.Retries
+	s := j.stats
+	s.Backlog = len(j.ops)
 	oldest := j.inflight
 	if oldest.IsZero() || (!j.oldest.IsZero() && j.oldest.Before(oldest)) {
 		oldest = j.oldest
 	}
 	if !oldest.IsZero() {
-		s.SaveOldest = max(now.Sub(oldest), 0)
+		s.Oldest = max(now.Sub(oldest), 0)
 	}
+	return s
 }
