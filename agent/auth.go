@@ -30,3 +30,32 @@ type AuthRequest struct {
 	// ClientID is the client that pushed the token.
 	ClientID string
 }
+
+// A Loginer is a Backend with sign-in methods that run a command for the
+// user in a terminal (the agent's own login). The host lists them in the
+// agent's protectedResources like the key methods; a client starts one by
+// creating a terminal for that resource, and the host runs the command
+// the backend returns there. When the command exits the host calls
+// LoginEnded and publishes the agent's new state.
+type Loginer interface {
+	// LoginCommand returns the command of the login method the resource
+	// names, one the backend's Info lists. A resource that names no login
+	// method is refused with a *protocol.Error.
+	LoginCommand(resource string) (LoginCommand, error)
+	// LoginEnded is called once the login command has exited, whatever
+	// its exit status: the backend checks the agent again.
+	LoginEnded(ctx context.Context, resource string) error
+}
+
+// LoginCommand is a login to run in a terminal.
+type LoginCommand struct {
+	// Title names the terminal.
+	Title string
+	// Command and Args are the program and its arguments.
+	Command string
+	Args    []string
+	// Env is the agent's environment, which overrides the host's.
+	Env []string
+	// Dir is the directory it runs in (absolute).
+	Dir string
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
@@ -27,13 +28,7 @@ func (c *conn) authenticate(ctx context.Context, p *protocol.AuthenticateParams,
 	}
 	h := c.h
 	h.mu.Lock()
-	var provider string
-	for _, a := range h.channels[protocol.RootURI].state.(*protocol.RootState).Agents {
-		if slices.ContainsFunc(a.ProtectedResources, func(r protocol.ProtectedResourceMetadata) bool { return r.Resource == p.Resource }) {
-			provider = a.Provider
-			break
-		}
-	}
+	provider := h.resourceProviderLocked(p.Resource)
 	clientID := c.clientID
 	h.mu.Unlock()
 	if provider == "" {
@@ -56,5 +51,54 @@ func (c *conn) authenticate(ctx context.Context, p *protocol.AuthenticateParams,
 		h.log.Info("a token was refused", "provider", provider, "resource", clip(p.Resource, maxLoggedValue), "client", clip(clientID, maxLoggedValue), "err", err)
 		return nil, rpcError(protocol.CodeAuthRequired, "authenticate: %s refused the token: %v", provider, err)
 	}
+	// Signing in changes the agent's state.
+	h.RefreshAgents()
 	return &protocol.AuthenticateResult{}, nil
+}
+
+// resourceProviderLocked returns the agent whose root entry lists the
+// protected resource, or "".
+func (h *Host) resourceProviderLocked(resource string) string {
+	for _, a := range h.channels[protocol.RootURI].state.(*protocol.RootState).Agents {
+		if slices.ContainsFunc(a.ProtectedResources, func(r protocol.ProtectedResourceMetadata) bool { return r.Resource == resource }) {
+			return a.Provider
+		}
+	}
+	return ""
+}
+
+// AgentLogin implements WorkspaceHost: the login command of an agent's
+// sign-in method (see agent.Loginer).
+func (wh workspaceHost) AgentLogin(resource string, timeout time.Duration) (agent.LoginCommand, func(), error) {
+	return wh.h.agentLogin(resource, timeout)
+}
+
+func (h *Host) agentLogin(resource string, timeout time.Duration) (agent.LoginCommand, func(), error) {
+	h.mu.Lock()
+	provider := h.resourceProviderLocked(resource)
+	h.mu.Unlock()
+	if provider == "" {
+		return agent.LoginCommand{}, nil, rpcError(protocol.CodeInvalidParams, "%q is not a sign-in method this host advertised", clip(resource, maxLoggedValue))
+	}
+	l, ok := h.agents[provider].(agent.Loginer)
+	if !ok {
+		return agent.LoginCommand{}, nil, rpcError(protocol.CodeInvalidParams, "agent %s runs no logins", provider)
+	}
+	cmd, err := l.LoginCommand(resource)
+	if err != nil {
+		var pe *protocol.Error
+		if errors.As(err, &pe) {
+			return agent.LoginCommand{}, nil, pe
+		}
+		return agent.LoginCommand{}, nil, rpcError(protocol.CodeInternalError, "%s: %v", provider, err)
+	}
+	ended := func() {
+		ctx, cancel := context.WithTimeout(h.ctx, timeout)
+		defer cancel()
+		if err := l.LoginEnded(ctx, resource); err != nil {
+			h.log.Warn("checking the agent after its login failed", "provider", provider, "err", err)
+		}
+		h.RefreshAgents()
+	}
+	return cmd, ended, nil
 }

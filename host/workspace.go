@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"time"
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/protocol"
@@ -84,6 +85,13 @@ type WorkspaceHost interface {
 	// AllWorkingDirectories returns the working directories of every
 	// session.
 	AllWorkingDirectories() []string
+	// AgentLogin returns the login command of an agent's sign-in method
+	// (the resource its root entry lists) and what to call once it has
+	// exited: it has the agent checked again, bounded by timeout and the
+	// host's life, and publishes the agent's new state. A resource no
+	// agent lists, or one that is not a login, is refused with
+	// InvalidParams.
+	AgentLogin(resource string, timeout time.Duration) (agent.LoginCommand, func(), error)
 }
 
 // A SessionObserver is a Workspace that follows the sessions held in

@@ -37,6 +37,7 @@ type term struct {
 	cmdID     string
 	cmdStart  time.Time
 	published chan struct{} // closed once the exit has been published
+	onExit    func()        // called before the exit is published; set before the process starts
 	flow      *flow         // set before the process starts
 }
 
@@ -47,6 +48,9 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 	parsed, err := protocol.ParseChannel(p.Channel)
 	if err != nil || parsed.Kind != protocol.ChannelTerminal {
 		return nil, invalid("createTerminal: channel must be a terminal URI (ahp-terminal:/<id>), got %q", p.Channel)
+	}
+	if raw, ok := p.Meta[SignInMeta]; ok {
+		return createLoginTerminal(w, c, p, raw)
 	}
 	scope, defaultDir, err := w.claimScope(c, p.Claim)
 	if err != nil {
@@ -278,6 +282,16 @@ func (t *term) emit(ev terminal.Event) {
 // watchExit publishes terminal/exited once the process has ended.
 func (t *term) watchExit() {
 	<-t.proc.Done()
+	if t.onExit != nil {
+		// Before the exit is published, so that a client seeing it finds
+		// what onExit changed; not while the workspace closes.
+		t.w.mu.Lock()
+		closed := t.w.closed
+		t.w.mu.Unlock()
+		if !closed {
+			t.onExit()
+		}
+	}
 	t.w.h.Publish(t.uri, &protocol.TerminalExitedAction{ExitCode: t.proc.ExitCode()})
 	close(t.published)
 	t.w.publishTerminals()

@@ -84,6 +84,10 @@ type Options struct {
 	// because the agent went away waits KillTimeout plus twice this for
 	// its exit. Zero means DefaultExitGrace.
 	ExitGrace time.Duration
+	// Credentials keeps the keys clients sign agents in with
+	// (Backend.Authenticate). Nil keeps them in memory, for the backend's
+	// life.
+	Credentials *Credentials
 	// FlowResync bounds how long reading the agent's output waits, with
 	// too many updates unhandled, for the count of handled ones to move
 	// before it counts afresh (see the flow control in the package
@@ -140,6 +144,11 @@ type probeResult struct {
 	options    []acpsdk.SessionConfigOption
 	sessionErr string // why session/new failed, when it did
 	err        error
+
+	// What the agent's last "_auth/status_update" said (Claude Code and
+	// Codex push one): a kind of "none" means not signed in.
+	authMu              sync.Mutex
+	authKind, authLabel string
 }
 
 // New returns the backend of the agent cfg describes. It starts nothing:
@@ -195,6 +204,9 @@ func New(cfg Config, opts *Options) (*Backend, error) {
 	if o.Environ == nil {
 		o.Environ = os.Environ()
 	}
+	if o.Credentials == nil {
+		o.Credentials, _ = OpenCredentials("")
+	}
 	return &Backend{
 		cfg:      cfg,
 		opts:     o,
@@ -235,7 +247,7 @@ func (b *Backend) Probe(ctx context.Context) error {
 	b.probing = ch
 	b.mu.Unlock()
 	res := &probeResult{}
-	res.err = b.probe(ctx, res)
+	res.err = b.probe(ctx, res, b.opts.Credentials.get(b.cfg.Name))
 	b.mu.Lock()
 	b.probed = res
 	b.probing = nil
@@ -244,13 +256,14 @@ func (b *Backend) Probe(ctx context.Context) error {
 	return res.err
 }
 
-func (b *Backend) probe(ctx context.Context, res *probeResult) error {
+func (b *Backend) probe(ctx context.Context, res *probeResult, cred *credential) error {
 	dir, err := os.MkdirTemp("", "ahpd-probe-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	p, err := startProcess(&b.cfg, dir, b.cfg.environ(b.opts.Environ), func(*process) acpsdk.Client { return probeClient{} }, b.log.With("probe", true), &b.opts)
+	cfg, env := b.launch(cred)
+	p, err := startProcess(cfg, dir, env, func(*process) acpsdk.Client { return &probeClient{res: res} }, b.log.With("probe", true), &b.opts)
 	if err != nil {
 		return err
 	}
@@ -260,7 +273,7 @@ func (b *Backend) probe(ctx context.Context, res *probeResult) error {
 		p.markStopping("probe done")
 		p.terminate()
 	}()
-	err = p.handshake(ctx, &b.cfg, b.clientInfo())
+	err = p.handshake(ctx, cfg, b.clientInfo())
 	// What initialize answered is kept even when authenticate failed: it
 	// lists the authentication methods.
 	res.init = p.init
@@ -338,18 +351,26 @@ func (b *Backend) Info() protocol.AgentInfo {
 			info.DisplayName = b.cfg.Name
 		}
 	}
+	state, why := b.state(res)
 	if info.Description == "" {
 		switch {
-		case res != nil && res.err != nil:
-			info.Description = "ACP agent (" + b.cfg.Command + "); it failed to start: " + res.err.Error()
 		case impl != nil:
 			info.Description = "ACP agent " + impl.Name + " " + impl.Version
 		default:
 			info.Description = "ACP agent (" + b.cfg.Command + ")"
 		}
 	}
+	switch state {
+	case StateFailed:
+		info.Description = "Failed: " + strings.TrimSuffix(why, ".") + ". " + info.Description
+	case StateNeedsSignIn:
+		info.Description = "Needs sign-in: " + strings.TrimSuffix(why, ".") + ". " + info.Description
+	case StateUnknown:
+		info.Description += " (not checked yet)"
+	}
 	if res != nil {
-		info.Description += b.authDescription(res)
+		info.Description += b.authDescription(res, state)
+		info.ProtectedResources = b.protectedResources(res, state)
 		switch mo := modelOption(res.options); {
 		case res.models != nil && len(res.models.AvailableModels) > 0:
 			info.Models = modelInfos(b.cfg.Name, res.models.AvailableModels)
@@ -486,66 +507,81 @@ func jsonValue(v any) jsontext.Value {
 	return jsontext.Value(b)
 }
 
-// probeClient serves the probe's agent: it refuses everything.
-type probeClient struct{}
+// probeClient serves the probe's agent: it refuses everything, and notes
+// the sign-in status the agent reports.
+type probeClient struct{ res *probeResult }
+
+// authStatusMethod is the extension notification by which Claude Code and
+// Codex report whom they are signed in as ("authStatus" in their
+// capabilities' _meta); kind "none" means not signed in.
+const authStatusMethod = "_auth/status_update"
+
+func (c *probeClient) HandleExtensionMethod(_ context.Context, method string, params json.RawMessage) (any, error) {
+	if method != authStatusMethod {
+		return nil, acpsdk.NewMethodNotFound(method)
+	}
+	var p struct {
+		AuthStatus struct {
+			Kind  string `json:"kind"`
+			Label string `json:"label"`
+		} `json:"authStatus"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, acpsdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	c.res.authMu.Lock()
+	c.res.authKind, c.res.authLabel = p.AuthStatus.Kind, p.AuthStatus.Label
+	c.res.authMu.Unlock()
+	return nil, nil
+}
 
 var errProbe = errors.New("the host is only probing this agent")
 
-func (probeClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
+func (*probeClient) ReadTextFile(context.Context, acpsdk.ReadTextFileRequest) (acpsdk.ReadTextFileResponse, error) {
 	return acpsdk.ReadTextFileResponse{}, errProbe
 }
-func (probeClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
+func (*probeClient) WriteTextFile(context.Context, acpsdk.WriteTextFileRequest) (acpsdk.WriteTextFileResponse, error) {
 	return acpsdk.WriteTextFileResponse{}, errProbe
 }
-func (probeClient) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+func (*probeClient) RequestPermission(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 	return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
 }
-func (probeClient) SessionUpdate(context.Context, acpsdk.SessionNotification) error { return nil }
-func (probeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
+func (*probeClient) SessionUpdate(context.Context, acpsdk.SessionNotification) error { return nil }
+func (*probeClient) CreateTerminal(context.Context, acpsdk.CreateTerminalRequest) (acpsdk.CreateTerminalResponse, error) {
 	return acpsdk.CreateTerminalResponse{}, errProbe
 }
-func (probeClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
+func (*probeClient) KillTerminal(context.Context, acpsdk.KillTerminalRequest) (acpsdk.KillTerminalResponse, error) {
 	return acpsdk.KillTerminalResponse{}, errProbe
 }
-func (probeClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
+func (*probeClient) TerminalOutput(context.Context, acpsdk.TerminalOutputRequest) (acpsdk.TerminalOutputResponse, error) {
 	return acpsdk.TerminalOutputResponse{}, errProbe
 }
-func (probeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
+func (*probeClient) ReleaseTerminal(context.Context, acpsdk.ReleaseTerminalRequest) (acpsdk.ReleaseTerminalResponse, error) {
 	return acpsdk.ReleaseTerminalResponse{}, errProbe
 }
-func (probeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
+func (*probeClient) WaitForTerminalExit(context.Context, acpsdk.WaitForTerminalExitRequest) (acpsdk.WaitForTerminalExitResponse, error) {
 	return acpsdk.WaitForTerminalExitResponse{}, errProbe
 }
 
 // authDescription says what the root state's agent entry should tell a
 // user about signing in to the agent: the authentication methods it
-// offers, when ahpd does not sign in with one of them or that failed, and
-// why it could not open a session when probed. "" when there is nothing
-// to say.
-//
-// ACP authentication methods are not OAuth protected resources (the agent
-// signs in by itself, from environment variables, or in a terminal), so
-// they cannot be listed as the entry's protectedResources, and the entry
-// has no _meta: the description is where they fit.
-func (b *Backend) authDescription(res *probeResult) string {
+// offers while it needs sign-in (or when it failed), "" otherwise. The
+// methods a client can use are also the entry's protectedResources (see
+// protectedResources); the description names the others too.
+func (b *Backend) authDescription(res *probeResult, state string) string {
 	methods := res.init.AuthMethods
+	if len(methods) == 0 || state == StateReady || state == StateUnknown {
+		return ""
+	}
 	var out strings.Builder
-	if len(methods) > 0 && (b.cfg.AuthMethod == "" || res.err != nil || res.sessionErr != "") {
-		out.WriteString(" Sign-in methods it offers: ")
-		for i, m := range methods {
-			if i > 0 {
-				out.WriteString("; ")
-			}
-			out.WriteString(authMethodText(m))
+	out.WriteString(" Sign-in methods it offers: ")
+	for i, m := range methods {
+		if i > 0 {
+			out.WriteString("; ")
 		}
-		out.WriteString(".")
-		if b.cfg.AuthMethod == "" {
-			out.WriteString(" Set authMethod in ahpd's configuration to use one.")
-		}
+		out.WriteString(authMethodText(m))
 	}
-	if res.err == nil && res.sessionErr != "" {
-		out.WriteString(" When probed it could not open a session: " + strings.TrimSuffix(res.sessionErr, ".") + ".")
-	}
+	out.WriteString(".")
 	return out.String()
 }
 
@@ -567,14 +603,14 @@ func authMethodText(m acpsdk.AuthMethod) string {
 			}
 		}
 		if len(vars) > 0 {
-			extra = "set " + strings.Join(vars, ", ") + " in the agent's environment"
+			extra = "a key for " + strings.Join(vars, ", ")
 		}
 		if m.EnvVar.Link != nil && *m.EnvVar.Link != "" {
 			extra = strings.TrimPrefix(extra+"; see "+*m.EnvVar.Link, "; ")
 		}
 	case m.Terminal != nil:
 		name, id, desc = m.Terminal.Name, m.Terminal.Id, m.Terminal.Description
-		extra = "run in a terminal"
+		extra = "a login in a terminal"
 	default:
 		return "?"
 	}

@@ -41,6 +41,11 @@ type Config struct {
 	// agent advertises; it is sent with ACP authenticate after initialize
 	// (some agents want it even when the API key is in the environment).
 	AuthMethod string `json:"authMethod,omitempty"`
+	// LoginCommands gives, by method id, the command (and arguments) that
+	// signs in with one of the agent's "agent" authentication methods,
+	// such as ["codex", "login"]: a client can then run it in a terminal
+	// (see docs/agents.md). Terminal methods need none.
+	LoginCommands map[string][]string `json:"loginCommands,omitempty"`
 	// CancelTimeout is how long the agent may take to end a cancelled
 	// turn before it is restarted. Zero means the backend's default.
 	CancelTimeout Duration `json:"cancelTimeout,omitzero"`
@@ -58,6 +63,10 @@ type Config struct {
 	// tools the agent called (see ClientToolsServer) before the call
 	// fails. Zero means DefaultClientToolTimeout.
 	ClientToolTimeout Duration `json:"clientToolTimeout,omitzero"`
+
+	// secrets are the keys clients signed the agent in with (set by
+	// Backend.launch): masked in its stderr.
+	secrets []string
 }
 
 // Working directory policies.
@@ -133,6 +142,11 @@ func (c *Config) Validate() error {
 	}
 	if wd.Directory != "" && !filepath.IsAbs(wd.Directory) {
 		return fmt.Errorf("agent %s: working directory %q is not an absolute path", c.Name, wd.Directory)
+	}
+	for id, cmd := range c.LoginCommands {
+		if len(cmd) == 0 || cmd[0] == "" {
+			return fmt.Errorf("agent %s: login command of %q is empty", c.Name, id)
+		}
 	}
 	if c.CancelTimeout < 0 {
 		return fmt.Errorf("agent %s: negative cancel timeout", c.Name)

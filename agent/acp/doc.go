@@ -56,6 +56,19 @@
 // as file edits on the turn. docs/agents.md lists what has no AHP
 // counterpart.
 //
+// # Sign-in
+//
+// The probe's result is the agent's state (State): ready, needing sign-in,
+// or failed, with the reason; Info carries it (the description, and the
+// sign-in methods a client can use as protected resources, required while
+// the agent needs sign-in). A key method takes a key with authenticate
+// (Authenticate, agent.Authenticator): the agent is probed again with it
+// and only a key it is ready with is kept, in Options.Credentials. A login
+// method is a command the host runs in a terminal (LoginCommand,
+// agent.Loginer); its end has the agent probed again (LoginEnded). Keys
+// are masked in the agent's stderr lines. docs/agents.md maps ACP's auth
+// methods onto these.
+//
 // # Back-pressure
 //
 // The SDK reads the agent's output on one goroutine and hands each

@@ -172,11 +172,24 @@ func TestAuthMethods(t *testing.T) {
 	if err := b.Probe(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	d := b.Info().Description
-	for _, want := range []string{"API key (key) [set ACPTEST_API_KEY in the agent's environment]", "Log in as sso (sso): Opens a browser", "authMethod"} {
-		if !strings.Contains(d, want) {
-			t.Errorf("description %q lacks %q", d, want)
-		}
+	// A ready agent lists the methods a client can use as protected
+	// resources, not required: the key method; the agent method "sso"
+	// has no login command, so it is not one.
+	info := b.Info()
+	if len(info.ProtectedResources) != 1 || info.ProtectedResources[0].Resource != acp.ResourcePrefix+"auth/key/key" ||
+		*info.ProtectedResources[0].ResourceName != "API key (ACPTEST_API_KEY)" || *info.ProtectedResources[0].Required {
+		t.Errorf("protected resources %+v", info.ProtectedResources)
+	}
+	if strings.Contains(info.Description, "Sign-in") {
+		t.Errorf("description %q lists methods though the agent is ready", info.Description)
+	}
+	cfg.LoginCommands = map[string][]string{"sso": {"true"}}
+	b, _ = acp.New(cfg, testOptions(t))
+	if err := b.Probe(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if rs := b.Info().ProtectedResources; len(rs) != 2 || rs[1].Resource != acp.ResourcePrefix+"auth/login/sso" {
+		t.Errorf("with a login command for sso: %+v", rs)
 	}
 
 	cfg.AuthMethod = "sso"
@@ -193,6 +206,17 @@ func TestAuthMethods(t *testing.T) {
 	err = b.Probe(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `"oauth"`) || !strings.Contains(err.Error(), `it offers "key", "sso"`) {
 		t.Fatalf("probe with a method not offered: %v", err)
+	}
+	// Refused by the agent it offers a way to sign in: it needs sign-in,
+	// and its description lists every method.
+	if st, _ := b.State(); st != acp.StateNeedsSignIn {
+		t.Errorf("state %s, want needs-sign-in", st)
+	}
+	d := b.Info().Description
+	for _, want := range []string{"Needs sign-in: ", "API key (key) [a key for ACPTEST_API_KEY]", "Log in as sso (sso): Opens a browser"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("description %q lacks %q", d, want)
+		}
 	}
 	th := startHost(t, b)
 	c := th.dial(t, "c")

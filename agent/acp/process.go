@@ -25,7 +25,8 @@ import (
 // Its stderr goes to the log line by line; the last lines are kept for the
 // message shown when the agent crashes.
 type process struct {
-	terminals bool // offer the terminal/* methods in the handshake
+	terminals bool     // offer the terminal/* methods in the handshake
+	secrets   []string // masked in what the agent writes to stderr
 	cmd       *exec.Cmd
 	conn      *acpsdk.ClientSideConnection
 	flow      *flowReader
@@ -98,12 +99,13 @@ func startProcess(cfg *Config, dir string, env []string, newClient func(*process
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
 	p := &process{
-		cmd:    cmd,
-		stdin:  inW,
-		log:    log.With("pid", cmd.Process.Pid),
-		exited: make(chan struct{}),
-		grace:  opts.KillTimeout,
-		linger: opts.ExitGrace,
+		cmd:     cmd,
+		stdin:   inW,
+		log:     log.With("pid", cmd.Process.Pid),
+		exited:  make(chan struct{}),
+		grace:   opts.KillTimeout,
+		linger:  opts.ExitGrace,
+		secrets: cfg.secrets,
 	}
 	p.flow = newFlowReader(outR, opts.FlowResync)
 	p.flow.onBroken = func(err error) { p.breakConn(err.Error()) }
@@ -200,6 +202,11 @@ func (p *process) captureStderr(r io.ReadCloser) {
 	for {
 		line, err := readLine(br, maxStderrLine)
 		line = cleanLine(line)
+		for _, k := range p.secrets {
+			// A key a client signed the agent in with is neither logged
+			// nor quoted to clients, even when the agent prints it.
+			line = strings.ReplaceAll(line, k, "[the key]")
+		}
 		if line != "" {
 			if ok, dropped := lim.take(time.Now()); ok {
 				if dropped > 0 {
@@ -358,6 +365,10 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 		ClientCapabilities: acpsdk.ClientCapabilities{
 			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: !cfg.DisableFileSystem, WriteTextFile: !cfg.DisableFileSystem},
 			Terminal: p.terminals,
+			// ahpd runs terminal logins for its clients (docs/agents.md):
+			// agents list those methods only to clients that say so.
+			Auth: acpsdk.AuthCapabilities{Terminal: true},
+			Meta: map[string]any{"terminal-auth": true},
 		},
 	})
 	if err != nil {

@@ -390,13 +390,14 @@ func (s *session) start(ctx context.Context) (*process, error) {
 	defer cancel()
 	stop := context.AfterFunc(s.ctx, cancel)
 	defer stop()
-	p, err := startProcess(&s.b.cfg, s.dir, s.b.cfg.environ(s.b.opts.Environ),
+	cfg, env := s.b.launch(s.b.opts.Credentials.get(s.b.cfg.Name))
+	p, err := startProcess(cfg, s.dir, env,
 		func(p *process) acpsdk.Client { return &client{s: s, p: p} }, s.log, &s.b.opts)
 	if err != nil {
 		return nil, err
 	}
 	p.terminals = s.terminalService() != nil
-	if err := p.handshake(ctx, &s.b.cfg, s.b.clientInfo()); err != nil {
+	if err := p.handshake(ctx, cfg, s.b.clientInfo()); err != nil {
 		p.markStopping("the handshake failed")
 		p.stop()
 		return nil, err

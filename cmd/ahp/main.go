@@ -167,8 +167,9 @@ func init() {
 		{name: "rename", args: "SESSION TITLE", help: "set a session's title", nargs: exactly(2), run: runRename},
 		{name: "archive", args: "[--undo] SESSION", help: "archive a session (--undo brings it back)", nargs: exactly(1), flags: archiveFlags, run: runArchive},
 		{name: "rm", args: "SESSION", help: "remove a session", nargs: exactly(1), run: runRemove},
-		{name: "agents", help: "list the host's agents: models, modes, sign-in", nargs: exactly(0), run: runAgents},
+		{name: "agents", help: "list the host's agents: state, sign-in methods, models, modes", nargs: exactly(0), run: runAgents},
 		{name: "automations", args: "[list | show A | create [--cron C --tz Z --provider P --cwd D --disabled] TITLE PROMPT | enable A | disable A | run [--wait] A | runs A | rm A]", help: "list, create, switch and run automations", nargs: between(0, 3), flags: automationFlags, run: runAutomations},
+		{name: "login", args: "[--key-stdin | --method M] AGENT", help: "sign an agent in: a key (typed without echo, or --key-stdin) or its login in a terminal", nargs: exactly(1), flags: loginFlags, run: runLogin},
 		{name: "completion", args: "bash|zsh|fish", help: "print a shell completion script", nargs: exactly(1), run: runCompletion},
 	}
 }

@@ -45,7 +45,10 @@ func runAgents(ctx context.Context, a *app, _ []string, _ any) error {
 		if ag.Description != "" {
 			fmt.Fprintf(a.stdout, "  %s\n", ag.Description)
 		}
-		fmt.Fprintf(a.stdout, "  sign-in: %s\n", signInText(ag.ProtectedResources))
+		fmt.Fprintf(a.stdout, "  state: %s\n", agentState(ag))
+		for _, m := range methodsText(ag) {
+			fmt.Fprintf(a.stdout, "  sign-in %s\n", m)
+		}
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 		for _, m := range ag.Models {
 			fmt.Fprintf(tw, "  model\t%s\t%s\n", m.ID, m.Name)
@@ -62,22 +65,6 @@ func runAgents(ctx context.Context, a *app, _ []string, _ any) error {
 		}
 	}
 	return nil
-}
-
-// signInText says whether an agent needs a sign-in, and to what.
-func signInText(rs []protocol.ProtectedResourceMetadata) string {
-	if len(rs) == 0 {
-		return "none needed"
-	}
-	var names []string
-	for _, r := range rs {
-		if r.ResourceName != nil && *r.ResourceName != "" {
-			names = append(names, *r.ResourceName)
-		} else {
-			names = append(names, r.Resource)
-		}
-	}
-	return "needed for " + strings.Join(names, ", ")
 }
 
 // sessionAction subscribes to a session, dispatches an action to it and

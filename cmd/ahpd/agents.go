@@ -95,11 +95,11 @@ func (c *agentConfig) validate() error {
 
 // backends returns the agent backends to offer, the first being the
 // default for new sessions, and the ACP ones among them, to be probed.
-func (c *agentConfig) backends(log *slog.Logger) ([]agent.Backend, []*acp.Backend, error) {
+func (c *agentConfig) backends(log *slog.Logger, creds *acp.Credentials) ([]agent.Backend, []*acp.Backend, error) {
 	var out []agent.Backend
 	acps := make([]*acp.Backend, len(c.Agents))
 	for i, cfg := range c.Agents {
-		b, err := acp.New(cfg, &acp.Options{Logger: log, ClientVersion: version})
+		b, err := acp.New(cfg, &acp.Options{Logger: log, ClientVersion: version, Credentials: creds})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -146,7 +146,12 @@ func probeAgents(ctx context.Context, acps []*acp.Backend, log *slog.Logger, don
 				return
 			}
 			info := b.Info()
-			if why := b.SessionError(); why != "" {
+			switch st, why := b.State(); st {
+			case acp.StateNeedsSignIn:
+				log.Warn("ACP agent needs sign-in; sign it in from a client (the web page's new-session dialog, or ahp login)", "agent", info.Provider,
+					"err", why, "authMethods", b.AuthMethods())
+				return
+			case acp.StateFailed:
 				log.Warn("ACP agent started but cannot open a session; its sessions will fail until it can", "agent", info.Provider,
 					"err", why, "authMethods", b.AuthMethods())
 				return

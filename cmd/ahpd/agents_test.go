@@ -338,19 +338,26 @@ func TestListensBeforeProbes(t *testing.T) {
 // probe blames the agent for the connection the probe closes.
 func TestProbeLogs(t *testing.T) {
 	for _, tc := range []struct {
-		name, fail string
-		want       []string
-		not        []string
+		name, fail, key string
+		want            []string
+		not             []string
 	}{
 		{name: "ready", want: []string{`level=INFO msg="ACP agent ready" agent=test`}, not: []string{"level=WARN"}},
 		{name: "no session", fail: "Invalid API key · Please run /login",
 			want: []string{`level=WARN msg="ACP agent started but cannot open a session`, "Invalid API key · Please run /login"},
+			not:  []string{"ACP agent ready", "broke its ACP connection"}},
+		{name: "needs sign-in", key: "sk-1",
+			want: []string{`level=WARN msg="ACP agent needs sign-in`, "Authentication required"},
 			not:  []string{"ACP agent ready", "broke its ACP connection"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{acptest.AgentEnv: "1"}
 			if tc.fail != "" {
 				env[acptest.FailSessionEnv] = tc.fail
+			}
+			if tc.key != "" {
+				env[acptest.RequireKeyEnv] = tc.key
+				env[acptest.AuthMethodsEnv] = "key"
 			}
 			b, err := acp.New(acp.Config{Name: "test", Command: os.Args[0], Args: []string{"-test.run=^$"}, Env: env}, nil)
 			if err != nil {

@@ -27,10 +27,12 @@ import (
 	"os"
 	"os/signal"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/automation"
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/internal/connlimit"
@@ -295,18 +297,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	defer spareProcs(cfg.SpareProcs)()
-	agents, acps, err := cfg.agentConfig.backends(log)
-	if err != nil {
-		return err
+	// Without a data directory (no home, --store memory) a given token
+	// or --no-token still runs; only a kept token needs one, and the
+	// keys clients sign agents in with are kept in memory only.
+	dataDir, dirErr := cfg.dataDir()
+	credPath := ""
+	if dirErr == nil {
+		credPath = filepath.Join(dataDir, "credentials.json")
 	}
 	st, err := cfg.storeConfig.open(log)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	// Without a data directory (no home, --store memory) a given token
-	// or --no-token still runs; only a kept token needs one.
-	dataDir, dirErr := cfg.dataDir()
+	creds, err := acp.OpenCredentials(credPath)
+	if err != nil {
+		return err
+	}
+	agents, acps, err := cfg.agentConfig.backends(log, creds)
+	if err != nil {
+		return err
+	}
 	token, err := cfg.tokenConfig.resolve(dataDir, dirErr, log)
 	if err != nil {
 		return err

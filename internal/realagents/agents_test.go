@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/modelserver"
 	"github.com/ahp-go/ahp/internal/realagents"
@@ -56,6 +57,11 @@ func runScenarios(t *testing.T, ac agentCase) {
 			t.Error("the log blames the agent for a connection the host closed")
 		}
 	})
+
+	// With its key the agent is ready: no sign-in asked.
+	if st, why := r.b.State(); st != acp.StateReady {
+		t.Errorf("state %s (%s), want ready", st, why)
+	}
 
 	t.Run("text", func(t *testing.T) {
 		c := r.sub(t).newChat(nil)

@@ -109,6 +109,16 @@ func ServeIfAsked() {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(LoginEnv) == "1" {
+		// The login of the terminal method: it signs in by writing the
+		// marker file.
+		if err := os.WriteFile(os.Getenv(LoginFileEnv), []byte("signed in\n"), 0o600); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("Signed in.")
+		os.Exit(0)
+	}
 	if os.Getenv(AgentEnv) != "1" {
 		return
 	}
@@ -135,6 +145,16 @@ const (
 	// ModelOptionEnv set to "1" offers the models as a config option of
 	// category "model" instead of ACP models, as Claude Code does.
 	ModelOptionEnv = "ACPTEST_MODEL_OPTION"
+	// RequireKeyEnv makes session/new fail with "Authentication
+	// required" unless ACPTEST_API_KEY holds its value or the file
+	// LoginFileEnv names exists.
+	RequireKeyEnv = "ACPTEST_REQUIRE_KEY"
+	// LoginFileEnv names the marker file of the login: when set, the
+	// agent also advertises a terminal authentication method "login"
+	// that runs the agent's command with LoginEnv set to "1", which
+	// writes the file and exits.
+	LoginFileEnv = "ACPTEST_LOGIN_FILE"
+	LoginEnv     = "ACPTEST_LOGIN"
 )
 
 // Serve runs the agent over r (its stdin) and w (its stdout) until r ends.
@@ -158,6 +178,10 @@ func Serve(r io.Reader, w io.Writer) error {
 			a.auth = append(a.auth, acpsdk.AuthMethod{Agent: &acpsdk.AuthMethodAgent{Id: id, Name: "Log in as " + id,
 				Description: acpsdk.Ptr("Opens a browser.")}})
 		}
+	}
+	if os.Getenv(LoginFileEnv) != "" {
+		a.auth = append(a.auth, acpsdk.AuthMethod{Terminal: &acpsdk.AuthMethodTerminalInline{Id: "login", Name: "Log in", Type: "terminal",
+			Args: []string{"-test.run=^$"}, Env: map[string]any{LoginEnv: "1"}}})
 	}
 	// The SDK reads requests as soon as the connection exists: the
 	// handlers use a.conn, so reading waits until it is set.
@@ -242,7 +266,7 @@ func (a *agent) Initialize(_ context.Context, _ acpsdk.InitializeRequest) (acpsd
 
 func (a *agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (acpsdk.AuthenticateResponse, error) {
 	if len(a.auth) > 0 && !slices.ContainsFunc(a.auth, func(m acpsdk.AuthMethod) bool {
-		return m.EnvVar != nil && m.EnvVar.Id == p.MethodId || m.Agent != nil && m.Agent.Id == p.MethodId
+		return m.EnvVar != nil && m.EnvVar.Id == p.MethodId || m.Agent != nil && m.Agent.Id == p.MethodId || m.Terminal != nil && m.Terminal.Id == p.MethodId
 	}) {
 		return acpsdk.AuthenticateResponse{}, acpsdk.NewInvalidParams(map[string]any{"error": "unknown authentication method " + p.MethodId})
 	}
@@ -250,6 +274,20 @@ func (a *agent) Authenticate(_ context.Context, p acpsdk.AuthenticateRequest) (a
 }
 
 func (a *agent) NewSession(_ context.Context, p acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	if want := os.Getenv(RequireKeyEnv); want != "" {
+		// It prints the key it got, as careless agents do: the host masks
+		// it.
+		key := os.Getenv("ACPTEST_API_KEY")
+		_, err := os.Stat(os.Getenv(LoginFileEnv))
+		switch {
+		case key == want:
+			fmt.Fprintln(os.Stderr, "using the key "+key)
+		case os.Getenv(LoginFileEnv) != "" && err == nil:
+		default:
+			fmt.Fprintf(os.Stderr, "no valid API key (%q) and not logged in\n", key)
+			return acpsdk.NewSessionResponse{}, acpsdk.NewAuthRequired(nil)
+		}
+	}
 	if why := os.Getenv(FailSessionEnv); why != "" {
 		fmt.Fprintln(os.Stderr, why)
 		return acpsdk.NewSessionResponse{}, acpsdk.NewInternalError(map[string]any{"error": "Query closed before response received"})

@@ -7,11 +7,11 @@ import { Client, ROOT, newID } from './client.js';
 import { Status, isoLater } from './reducers.js';
 import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js';
 import { h, $, diffView } from './dom.js';
-import { TerminalView } from './terminal.js';
+import { TerminalView, LoginTerminal } from './terminal.js';
 import { ChangesView } from './changes.js';
 import { AutomationsView } from './automations.js';
 import { Completer } from './complete.js';
-import { plainTitle, elapsedText, agentLabel, prettyInput, refText } from './text.js';
+import { plainTitle, elapsedText, agentLabel, agentState, signInMethods, prettyInput, refText } from './text.js';
 
 
 /** text returns the plain text of a StringOrMarkdown value. */
@@ -391,7 +391,10 @@ class App {
     const sel = $('#c-provider');
     const agents = this.agents();
     const cur = sel.value;
-    sel.replaceChildren(...agents.map((a) => h('option', { value: a.provider }, agentLabel(a, agents))));
+    sel.replaceChildren(...agents.map((a) => {
+      const st = agentState(a);
+      return h('option', { value: a.provider, 'data-state': st }, st === 'ready' ? agentLabel(a, agents) : `${agentLabel(a, agents)} — ${st}`);
+    }));
     if (cur) sel.value = cur;
     this.renderModels();
     this.renderAbout();
@@ -408,23 +411,90 @@ class App {
       ...models.map((m) => h('option', { value: m.id }, m.name || m.id)));
   }
 
-  // renderAbout describes the chosen agent: what it is, its sign-in, and
-  // its models.
+  // renderAbout describes the chosen agent: what it is, its state, its
+  // models, and the ways to sign it in: a key field for key methods, a
+  // button that runs the login in a terminal for the others.
   renderAbout() {
     const a = this.agents().find((x) => x.provider === $('#c-provider').value);
     const box = $('#c-about');
     if (!a) { box.replaceChildren(); return; }
+    const st = agentState(a);
     const rows = [h('div', { class: 'about-desc' }, plain(a.description) || 'No description.')];
-    const facts = [h('span', {}, `provider ${a.provider}`)];
-    const signIn = (a.protectedResources || []).length;
-    if (signIn) facts.push(h('span', { class: 'tag' }, `needs sign-in (${a.protectedResources.map((r) => r.resource_name || r.resource).join(', ')})`));
+    const facts = [h('span', { class: `tag agent-state ${st === 'ready' ? 'ready' : 'error'}` }, st), h('span', {}, `provider ${a.provider}`)];
     if ((a.models || []).length) facts.push(h('span', {}, `${a.models.length} model${a.models.length === 1 ? '' : 's'}`));
     rows.push(h('div', { class: 'about-facts muted' }, facts));
+    const methods = signInMethods(a);
+    if (methods.length) {
+      const list = methods.map((m) => {
+        if (m.login) {
+          return h('div', { class: 'sign-in-row' }, h('span', {}, m.name),
+            h('button', { type: 'button', class: 'sign-in-login', onclick: () => this.startLogin(a, m) }, 'Sign in'));
+        }
+        const input = h('input', { type: 'password', class: 'sign-in-key', autocomplete: 'off', placeholder: m.name, 'aria-label': m.name });
+        const go = h('button', { type: 'button', class: 'sign-in-send', onclick: () => this.sendKey(a, m, input, go) }, 'Sign in');
+        input.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); go.click(); } });
+        return h('div', { class: 'sign-in-row' }, input, go,
+          m.docs ? h('a', { href: m.docs, target: '_blank', rel: 'noopener' }, 'get a key') : '');
+      });
+      rows.push(h('div', { class: 'sign-in' }, h('div', { class: 'muted' }, st === 'ready' ? 'Sign in again:' : 'Sign in:'), ...list));
+    }
     box.replaceChildren(...rows);
+  }
+
+  // sendKey hands a key to the agent with authenticate; ahpd keeps it and
+  // checks the agent with it.
+  async sendKey(a, m, input, button) {
+    const token = input.value.trim();
+    if (!token) { input.focus(); return; }
+    button.disabled = true;
+    try {
+      await this.client.request('authenticate', { resource: m.resource, token });
+      input.value = '';
+      this.toast(`${a.displayName || a.provider} is signed in.`);
+    } catch (e) {
+      this.toast(`Sign-in failed: ${e.message}`);
+    } finally {
+      button.disabled = false;
+    }
+    this.renderCreateForm();
+  }
+
+  // startLogin runs the agent's login in a terminal shown in the dialog.
+  async startLogin(a, m) {
+    if (this.login) await this.login.close();
+    const screen = $('#c-login-screen');
+    screen.replaceChildren();
+    $('#c-login').hidden = false;
+    $('#c-login-title').textContent = `${a.displayName || a.provider}: ${m.name}`;
+    $('#c-login-state').textContent = 'running';
+    $('#c-login-state').className = 'tag running';
+    $('#c-login-close').onclick = () => this.closeLogin();
+    this.login = new LoginTerminal(this.client, screen, (code) => {
+      $('#c-login-state').textContent = `ended${code != null ? ` (code ${code})` : ''}`;
+      $('#c-login-state').className = 'tag';
+      const now = this.agents().find((x) => x.provider === a.provider);
+      const st = now ? agentState(now) : 'gone';
+      this.toast(st === 'ready' ? `${a.displayName || a.provider} is signed in.` : `The login ended; ${a.displayName || a.provider}: ${st}.`);
+      this.renderCreateForm();
+    });
+    try {
+      await this.login.start(m.resource);
+    } catch (e) {
+      this.toast(`Could not start the login: ${e.message}`);
+      this.closeLogin();
+    }
+  }
+
+  async closeLogin() {
+    $('#c-login').hidden = true;
+    const l = this.login;
+    this.login = null;
+    if (l) await l.close();
   }
 
   openCreate() {
     this.renderCreateForm();
+    $('#create-dialog').onclose = () => this.closeLogin();
     $('#c-provider').onchange = () => { this.renderModels(); this.renderAbout(); };
     $('#create-dialog').showModal();
   }

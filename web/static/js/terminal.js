@@ -18,6 +18,69 @@ import { ROOT, newID } from './client.js';
 
 let loading = null;
 
+// LoginTerminal runs an agent's login (ahpd's "ahp-go/signIn" terminal)
+// in an emulator inside box, typed into from the page. onExit gets the
+// exit code once the login ended; by then ahpd has checked the agent
+// again and the root state holds its new state.
+export class LoginTerminal {
+  constructor(client, box, onExit) {
+    this.client = client;
+    this.box = box;
+    this.onExit = onExit;
+    this.uri = null;
+    this.term = null;
+    this.untap = null;
+  }
+
+  async start(resource) {
+    const uri = `ahp-terminal:/${newID()}`;
+    const { Terminal, FitAddon } = await loadEmulator();
+    const term = new Terminal({ fontSize: 12,
+      fontFamily: 'ui-monospace, "SF Mono", Menlo, Consolas, "DejaVu Sans Mono", monospace' });
+    const fit = new FitAddon();
+    term.loadAddon(fit);
+    this.term = term;
+    term.open(this.box);
+    // The login's PTY gets the size that fits the dialog (a phone's too).
+    const dims = fit.proposeDimensions();
+    const cols = dims && dims.cols > 0 ? dims.cols : 80;
+    const rows = dims && dims.rows > 0 ? dims.rows : 20;
+    term.resize(cols, rows);
+    await this.client.request('createTerminal', {
+      channel: uri, claim: { kind: 'client', clientId: this.client.clientId }, cols, rows,
+      _meta: { 'ahp-go/signIn': resource },
+    });
+    this.uri = uri;
+    await this.client.subscribe(uri);
+    term.write(raw(this.client.state(uri)));
+    term.onData((data) => {
+      const st = this.client.state(uri);
+      if (st && !exited(st)) this.client.dispatch(uri, { type: 'terminal/input', data });
+    });
+    this.untap = this.client.tap(uri, (e) => {
+      if (e.snapshot) { term.reset(); term.write(raw(e.snapshot)); return; }
+      if (e.action.type === 'terminal/data') term.write(e.action.data);
+      if (e.action.type === 'terminal/exited') this.onExit(e.action.exitCode);
+    });
+    const st = this.client.state(uri);
+    if (exited(st)) this.onExit(st.lifecycle.exitCode);
+    term.focus();
+  }
+
+  // close disposes the terminal (ending the login if it still runs).
+  async close() {
+    if (this.untap) this.untap();
+    this.untap = null;
+    const uri = this.uri;
+    this.uri = null;
+    if (this.term) this.term.dispose();
+    this.term = null;
+    if (!uri) return;
+    this.client.unsubscribe(uri);
+    try { await this.client.request('disposeTerminal', { channel: uri }); } catch { /* gone already */ }
+  }
+}
+
 // loadEmulator loads xterm.js, its fit addon and its stylesheet, once.
 function loadEmulator() {
   if (!loading) {

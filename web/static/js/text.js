@@ -42,6 +42,31 @@ export function agentLabel(a, all) {
   return twins > 1 ? `${name} (${a.provider})` : name;
 }
 
+/**
+ * agentState is an agent's state as ahpd's root entry tells it
+ * (docs/agents.md): 'failed' when its description starts "Failed: ",
+ * 'needs sign-in' when one of its protected resources is required (an
+ * absent `required` means required), else 'ready'.
+ */
+export function agentState(a) {
+  if ((a.description || '').startsWith('Failed: ')) return 'failed';
+  if ((a.protectedResources || []).some((r) => r.required !== false)) return 'needs sign-in';
+  return 'ready';
+}
+
+/**
+ * signInMethods lists an agent's sign-in methods: a key sent with
+ * authenticate (…/key/ID) or a login run in a terminal (…/login/ID).
+ */
+export function signInMethods(a) {
+  return (a.protectedResources || []).map((r) => {
+    const m = r.resource.match(/\/(key|login)\/([^/]+)$/);
+    let id = m ? m[2] : r.resource;
+    try { id = decodeURIComponent(id); } catch { /* as it is */ }
+    return { resource: r.resource, id, name: r.resource_name || id, login: !!m && m[1] === 'login', docs: r.resource_documentation || '' };
+  });
+}
+
 /** prettyInput shows a tool's input: JSON indented, other text as it is. */
 export function prettyInput(input) {
   if (typeof input !== 'string') return JSON.stringify(input, null, 2);

@@ -1,6 +1,6 @@
 // Checks the page's text helpers. Run: node text_test.mjs
 import { isDeepStrictEqual } from 'node:util';
-import { plainTitle, agentLabel, prettyInput, elapsedText, refText } from './text.js';
+import { plainTitle, agentLabel, agentState, signInMethods, prettyInput, elapsedText, refText } from './text.js';
 
 const cases = [];
 const check = (name, got, want) => cases.push([name, isDeepStrictEqual(got, want), got, want]);
@@ -19,6 +19,18 @@ const other = { provider: 'claude', displayName: 'Claude Code' };
 check('a unique name stands alone', agentLabel(other, [echoA, echoB, other]), 'Claude Code');
 check('twins show their provider', [agentLabel(echoA, [echoA, echoB]), agentLabel(echoB, [echoA, echoB])], ['Echo (echo)', 'Echo (echo2)']);
 check('no display name: the provider', agentLabel({ provider: 'x' }, [{ provider: 'x' }]), 'x');
+
+const keyRes = { resource: 'https://ahpd.invalid/agents/g/key/gemini-api-key', resource_name: 'Gemini API key (GEMINI_API_KEY)', required: true };
+const loginRes = { resource: 'https://ahpd.invalid/agents/c/login/claude%2Fai', required: false, bearer_methods_supported: [] };
+check('no resources: ready', agentState({ description: 'ACP agent x 1' }), 'ready');
+check('a required resource: needs sign-in', agentState({ description: 'Needs sign-in: no key.', protectedResources: [keyRes] }), 'needs sign-in');
+check('an absent required counts as required', agentState({ description: '', protectedResources: [{ resource: 'r' }] }), 'needs sign-in');
+check('none required: ready', agentState({ description: '', protectedResources: [loginRes] }), 'ready');
+check('Failed: failed', agentState({ description: 'Failed: exec: not found. ACP agent', protectedResources: [keyRes] }), 'failed');
+check('sign-in methods', signInMethods({ protectedResources: [keyRes, loginRes] }), [
+  { resource: keyRes.resource, id: 'gemini-api-key', name: 'Gemini API key (GEMINI_API_KEY)', login: false, docs: '' },
+  { resource: loginRes.resource, id: 'claude/ai', name: 'claude/ai', login: true, docs: '' },
+]);
 
 check('JSON input is indented', prettyInput('{"text":"hi"}'), '{\n  "text": "hi"\n}');
 check('other input stays', prettyInput('ls -la'), 'ls -la');
