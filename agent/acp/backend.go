@@ -207,6 +207,7 @@ func New(cfg Config, opts *Options) (*Backend, error) {
 	if o.Credentials == nil {
 		o.Credentials, _ = OpenCredentials("")
 	}
+	cfg.LoginCommands = withKnownLogins(cfg)
 	return &Backend{
 		cfg:      cfg,
 		opts:     o,
