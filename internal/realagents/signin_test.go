@@ -36,6 +36,7 @@ func TestGeminiSignIn(t *testing.T) {
 	if resource == "" {
 		t.Fatalf("no key method among %+v", r.b.Info().ProtectedResources)
 	}
+	checkKnownLogin(t, r.b, "oauth-personal", "gemini")
 	root, err := r.w.Subscribe(r.ctx, &protocol.SubscribeParams{Channel: protocol.RootURI})
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +151,7 @@ func TestCodexSignIn(t *testing.T) {
 	if resource == "" {
 		t.Fatalf("no key method among %+v", r.b.Info().ProtectedResources)
 	}
+	checkKnownLogin(t, r.b, "chat-gpt", "codex", "login")
 	ctx, cancel := context.WithTimeout(r.ctx, wait)
 	defer cancel()
 	if _, err := r.a.Authenticate(ctx, &protocol.AuthenticateParams{Resource: resource, Token: realagents.Key}); err != nil {
@@ -167,4 +169,24 @@ func TestCodexSignIn(t *testing.T) {
 	if strings.Contains(r.logBuf.String(), realagents.Key) {
 		t.Error("the key is in the log")
 	}
+}
+
+// checkKnownLogin fails unless the agent offers the login of method as a
+// terminal running program (found beside the agent's command) with args.
+func checkKnownLogin(t *testing.T, b *acp.Backend, method, program string, args ...string) {
+	t.Helper()
+	for _, p := range b.Info().ProtectedResources {
+		if !strings.HasSuffix(p.Resource, "/login/"+method) {
+			continue
+		}
+		cmd, err := b.LoginCommand(p.Resource)
+		if err != nil {
+			t.Fatalf("login %s: %v", method, err)
+		}
+		if filepath.Base(cmd.Command) != program || strings.Join(cmd.Args, " ") != strings.Join(args, " ") {
+			t.Errorf("login %s runs %s %q, want %s %q", method, cmd.Command, cmd.Args, program, args)
+		}
+		return
+	}
+	t.Errorf("no login %s among %+v", method, b.Info().ProtectedResources)
 }
