@@ -25,8 +25,9 @@ import (
 // whenever one of its turns ends or is truncated, and once the log holds
 // at least snapshotEvery actions and outweighs the last snapshot (so a
 // long streaming turn is not written again every few actions: the bytes
-// written for snapshots stay proportional to the bytes logged), and for
-// every channel with a log when the host stops gracefully. Writing a
+// written for snapshots stay proportional to the bytes logged; not while a
+// chat's running turn makes it bigger than maxTurnSnapshot, which its end
+// writes), and for every channel with a log when the host stops gracefully. Writing a
 // snapshot drops the log before it. A chat's
 // snapshot leaves out its completed turns, which are stored one by one, in
 // order, as they end. Reading a channel back is its snapshot, the recent
@@ -40,9 +41,12 @@ import (
 // the old run get fresh snapshots rather than a replay.
 const (
 	snapshotEvery = 256
-	leaseStep     = 1 << 20
-	catalogPage   = 500
-	loadTimeout   = 30 * time.Second
+	// maxTurnSnapshot bounds the size-triggered snapshots of a chat while
+	// a turn runs (see bigActiveTurn).
+	maxTurnSnapshot = 4 << 20
+	leaseStep       = 1 << 20
+	catalogPage     = 500
+	loadTimeout     = 30 * time.Second
 )
 
 // open reads the serverSeq and the catalog, and takes a new lease.
@@ -232,7 +236,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	ops := append(buf[:0], journal.Pending{Op: store.AppendAction{Action: store.Action{Seq: seq, Channel: ch.uri, At: h.clock.UnixMilli(), Envelope: env}}})
 	ch.logged++
 	ch.loggedBytes += len(env)
-	snap := ch.logged >= snapshotEvery && int64(ch.loggedBytes) >= ch.snapBytes.Load()
+	snap := ch.logged >= snapshotEvery && int64(ch.loggedBytes) >= ch.snapBytes.Load() && !bigActiveTurn(ch)
 	// structural: the snapshot goes with a change to the turn rows and
 	// must be written with it; one taken only because the log grew may be
 	// left out when a newer one follows (see supersedable).
@@ -283,6 +287,17 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	if ended {
 		h.trimTurnsLocked(ch)
 	}
+}
+
+// bigActiveTurn reports whether the channel is a chat whose turn is
+// running and whose state would encode to more than maxTurnSnapshot
+// bytes. Its log then grows without size-triggered snapshots until the
+// turn ends (which stores the turn and a snapshot): each would be one more
+// whole copy of the streamed text on the heap while it is encoded and
+// written, and the log already holds that text once.
+func bigActiveTurn(ch *channel) bool {
+	cs, ok := ch.state.(*protocol.ChatState)
+	return ok && cs.ActiveTurn != nil && sizeHint(ch) > maxTurnSnapshot
 }
 
 // snapshotLoggedLocked queues a snapshot of every channel with actions
