@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/check"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -16,7 +17,7 @@ import (
 // referenced chat's first retained turn through that turn. Attachments
 // inside the transcript are not expanded.
 
-// checkAttachmentsLocked returns a *rejection saying why a message's chat
+// checkAttachmentsLocked returns a *check.Rejection saying why a message's chat
 // attachments must be rejected, a *storeMiss while it needs the store, or
 // nil.
 func (h *Host) checkAttachmentsLocked(rd *storeReads, m *protocol.Message) error {
@@ -71,7 +72,7 @@ func (h *Host) transcriptsLocked(rd *storeReads, m *protocol.Message) []agent.Tr
 }
 
 // transcriptLocked resolves one chat attachment. Its error is a
-// *rejection saying why it does not resolve, or a *storeMiss when the
+// *check.Rejection saying why it does not resolve, or a *storeMiss when the
 // chat or its turns older than the chat's in-memory window are still in
 // the store (see step); the transcript holds the attachment in any case.
 func (h *Host) transcriptLocked(rd *storeReads, a *protocol.MessageChatAttachment) (agent.Transcript, error) {
@@ -82,16 +83,16 @@ func (h *Host) transcriptLocked(rd *storeReads, a *protocol.MessageChatAttachmen
 		return tr, err
 	}
 	if err != nil {
-		return tr, rejectf("the host could not read the attached chat: %v", err)
+		return tr, check.Rejectf("the host could not read the attached chat: %v", err)
 	}
 	if ch == nil || ch.kind != protocol.ChannelChat {
-		return tr, rejectf("attached chat %s does not exist", a.Resource)
+		return tr, check.Rejectf("attached chat %s does not exist", a.Resource)
 	}
 	cs := ch.state.(*protocol.ChatState)
 	recent := cs.Turns
 	if a.EndTurn != nil {
 		if cs.ActiveTurn != nil && cs.ActiveTurn.ID == *a.EndTurn {
-			return tr, rejectf("endTurn %s of attached chat %s has not completed", *a.EndTurn, a.Resource)
+			return tr, check.Rejectf("endTurn %s of attached chat %s has not completed", *a.EndTurn, a.Resource)
 		}
 		if i := slices.IndexFunc(recent, func(t protocol.Turn) bool { return t.ID == *a.EndTurn }); i >= 0 {
 			recent = recent[:i+1]
@@ -104,12 +105,12 @@ func (h *Host) transcriptLocked(rd *storeReads, a *protocol.MessageChatAttachmen
 		return tr, err
 	}
 	if err != nil {
-		return tr, rejectf("the host could not read the attached chat's turns: %v", err)
+		return tr, check.Rejectf("the host could not read the attached chat's turns: %v", err)
 	}
 	if a.EndTurn != nil && recent == nil {
 		i := slices.IndexFunc(older, func(t protocol.Turn) bool { return t.ID == *a.EndTurn })
 		if i < 0 {
-			return tr, rejectf("endTurn %s is not a retained turn of attached chat %s", *a.EndTurn, a.Resource)
+			return tr, check.Rejectf("endTurn %s is not a retained turn of attached chat %s", *a.EndTurn, a.Resource)
 		}
 		older = older[:i+1]
 	}

@@ -1,10 +1,6 @@
 package host
 
-import (
-	"strconv"
-
-	"github.com/ahp-go/ahp/internal/logbound"
-)
+import "github.com/ahp-go/ahp/internal/logbound"
 
 // maxLoggedValue bounds how much of a value a client controls (an id, a
 // header, a method name) goes into one log line or error message.
@@ -12,8 +8,3 @@ const maxLoggedValue = logbound.MaxValue
 
 // clip shortens s to at most n bytes, saying how long it was.
 func clip(s string, n int) string { return logbound.Clip(s, n) }
-
-// quoteClipped quotes a clipped value for a message.
-func quoteClipped(s string) string {
-	return strconv.Quote(clip(s, maxLoggedValue))
-}

@@ -1,9 +1,9 @@
 package host
 
 import (
-	"net"
 	"net/http"
-	"net/netip"
+
+	"github.com/ahp-go/ahp/host/internal/access"
 )
 
 // GuardOptions relaxes Guard for one endpoint.
@@ -20,35 +20,37 @@ type GuardOptions struct {
 // be allowed. It is for the plain HTTP endpoints served beside the
 // WebSocket one (health, metrics), so that they follow the same rules.
 func Guard(opts *WebSocketOptions, g GuardOptions, next http.Handler) http.Handler {
-	var o WebSocketOptions
-	if opts != nil {
-		o = *opts
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		trusted := o.trustedHost(r.Host)
-		if !trusted && !o.AnyHost {
-			http.Error(w, "this host does not answer to the name "+quoteClipped(r.Host)+" (DNS rebinding protection; see --allow-host)", http.StatusForbidden)
-			return
-		}
-		if o.Token != "" && !validToken(r, o.Token) && !(g.LoopbackWithoutToken && fromLoopback(r)) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ahpd"`)
-			http.Error(w, "missing or wrong token (send it as a bearer token)", http.StatusUnauthorized)
-			return
-		}
-		if err := o.checkOrigin(r.Header.Get("Origin"), r.Host, trusted); err != "" {
-			http.Error(w, err, http.StatusForbidden)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
+	p := opts.policy()
+	p.LoopbackWithoutToken = g.LoopbackWithoutToken
+	return p.Guard(next)
 }
 
-// fromLoopback reports whether a request came from a loopback address.
-func fromLoopback(r *http.Request) bool {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return false
+// TokenValid reports whether a request carries token where the WebSocket
+// endpoint looks for it: "Authorization: Bearer <token>", or the query
+// parameter "tkn" or "token". An empty token is never valid: callers that
+// run without one skip the check (see RequireToken).
+func TokenValid(r *http.Request, token string) bool {
+	return access.TokenValid(r, token)
+}
+
+// RequireToken guards an HTTP handler (a metrics or debug endpoint, say)
+// with the same token rule as the WebSocket endpoint: a request without
+// the token is answered 401, never reaching next. An empty token (a host
+// run with --no-token) lets every request through.
+func RequireToken(token string, next http.Handler) http.Handler {
+	return access.RequireToken(token, next)
+}
+
+// policy is the access policy opts describes (nil: the defaults).
+func (o *WebSocketOptions) policy() *access.Policy {
+	if o == nil {
+		return &access.Policy{}
 	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
+	return &access.Policy{
+		Token:                   o.Token,
+		AllowedHosts:            o.AllowedHosts,
+		AnyHost:                 o.AnyHost,
+		OriginPatterns:          o.OriginPatterns,
+		InsecureSkipOriginCheck: o.InsecureSkipOriginCheck,
+	}
 }

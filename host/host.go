@@ -47,7 +47,7 @@
 // that may need the store is a step in two phases: a read phase, which
 // changes nothing and is run again after each read, and a change, run
 // once everything is at hand; the step type says the rule and
-// Host.locked runs it. Validators answer with a typed *rejection. Lock
+// Host.locked runs it. Validators answer with a typed *check.Rejection. Lock
 // order: Host.mu, then a connection's queue lock or the journal's lock.
 package host
 

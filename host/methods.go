@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/ahp-go/ahp/host/internal/check"
 	"github.com/ahp-go/ahp/host/internal/replay"
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
@@ -459,7 +460,7 @@ func (c *conn) addSubLocked(ps pendingSub) {
 // subscribeLocked is a step (see step): it reads the snapshot, then
 // subscribes.
 func (c *conn) subscribeLocked(ctx context.Context, rd *storeReads, p *protocol.SubscribeParams) (func() (*protocol.SubscribeResult, error), error) {
-	if err := checkChannelURI(p.Channel); err != nil {
+	if err := check.ChannelURI(p.Channel); err != nil {
 		return nil, rpcError(protocol.CodeInvalidParams, "subscribe: %v", err)
 	}
 	ps, ok, err := c.h.prepareSubLocked(rd, p.Channel, p.View)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/host/internal/check"
 	"github.com/ahp-go/ahp/host/internal/journal"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
@@ -597,13 +598,13 @@ func (c *conn) createChat(ctx context.Context, p *protocol.CreateChatParams) (*n
 			return nil, rpcError(protocol.CodeInvalidParams, "createChat: %q is not one of the session's working directories", d)
 		}
 		if m := p.InitialMessage; m != nil {
-			err := reject(clientMessage(m))
+			err := check.Reject(clientMessage(m))
 			if err == nil {
 				err = h.checkAttachmentsLocked(rd, m)
 			}
-			var rej *rejection
+			var rej *check.Rejection
 			if errors.As(err, &rej) {
-				return nil, rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", rej.reason)
+				return nil, rpcError(protocol.CodeInvalidParams, "createChat: initialMessage: %s", rej.Reason)
 			}
 			if err != nil {
 				return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ahp-go/ahp/host/internal/check"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 )
@@ -109,7 +110,7 @@ func TestStepReadsBeforeChange(t *testing.T) {
 var errAny = errors.New("any error")
 
 // TestValidatorsReject: validators answer what the client must fix with a
-// *rejection, and what the store must give first with a *storeMiss.
+// *check.Rejection, and what the store must give first with a *storeMiss.
 func TestValidatorsReject(t *testing.T) {
 	h, err := New(nil)
 	if err != nil {
@@ -119,13 +120,13 @@ func TestValidatorsReject(t *testing.T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	rd := &storeReads{turns: map[turnRange][]protocol.Turn{}, failed: map[*session]error{}}
-	var rej *rejection
+	var rej *check.Rejection
 	_, err = h.transcriptLocked(rd, &protocol.MessageChatAttachment{Resource: "ahp-chat:/nowhere"})
-	if !errors.As(err, &rej) || rej.reason == "" {
+	if !errors.As(err, &rej) || rej.Reason == "" {
 		t.Errorf("an attachment of an unknown chat: %v, want a rejection", err)
 	}
-	if err := reject(""); err != nil {
-		t.Errorf(`reject("") = %v, want nil`, err)
+	if err := check.Reject(""); err != nil {
+		t.Errorf(`check.Reject("") = %v, want nil`, err)
 	}
 	ch := &channel{uri: "ahp-chat:/old", kind: protocol.ChannelChat, turnBase: 2}
 	var miss *storeMiss

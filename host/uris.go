@@ -1,28 +1,13 @@
 package host
 
-import (
-	"errors"
-	"fmt"
-	"strings"
-
-	"github.com/ahp-go/ahp/protocol"
-)
+import "github.com/ahp-go/ahp/host/internal/check"
 
 // Channels are found by looking them up (Host.channels, sessions and
 // chats), never by their URI's scheme: clients name their sessions as
 // they like, VS Code with the agent's provider as the scheme
-// (<provider>:/<uuid>). These helpers check URIs a client sends before
-// the lookup, and name the sessions the host creates itself.
-
-// checkChannelURI checks a channel URI a client names: a well-formed AHP
-// channel URI, or any other absolute URI (a session a client named).
-func checkChannelURI(uri string) error {
-	_, err := protocol.ParseChannel(uri)
-	if err == nil || !errors.Is(err, protocol.ErrUnknownChannelScheme) {
-		return err
-	}
-	return protocol.CheckURI(uri)
-}
+// (<provider>:/<uuid>). URIs a client sends are checked before the lookup
+// (check.ChannelURI); these helpers name the sessions the host creates
+// itself.
 
 // sessionURIFor returns a new session URI on an agent provider, as VS
 // Code names sessions: the provider is the scheme, so clients that read
@@ -36,13 +21,5 @@ func sessionURIFor(provider, id string) string {
 // have upper-case letters (schemes compare without regard to case, and
 // clients may lower-case them), or that the host reserves.
 func CheckProvider(provider string) error {
-	switch {
-	case !protocol.ValidScheme(provider):
-		return fmt.Errorf("agent provider %q is not a valid URI scheme (a letter, then letters, digits, '+', '-' or '.'), which it must be to name its sessions", provider)
-	case strings.ToLower(provider) != provider:
-		return fmt.Errorf("agent provider %q has upper-case letters; use %q, as URI schemes are lower-case", provider, strings.ToLower(provider))
-	case protocol.ReservedScheme(provider):
-		return fmt.Errorf("agent provider %q clashes with a URI scheme the host uses for its own channels or files", provider)
-	}
-	return nil
+	return check.Provider(provider)
 }

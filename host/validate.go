@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/agent/sessionconfig"
+	"github.com/ahp-go/ahp/host/internal/check"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -87,29 +88,6 @@ func (h *Host) rejectUndecodable(ctx context.Context, c *conn, params jsontext.V
 	}
 }
 
-// rejection is why the host refuses what a client sent (an action, a
-// message): the client's to fix, and told to it, as the reason of a
-// rejected action's echo or in an error's message. Validators return it as
-// their error, beside a *storeMiss (something to read from the store
-// first) and other errors (the host failed); callers tell them apart with
-// errors.As.
-type rejection struct{ reason string }
-
-func (r *rejection) Error() string { return r.reason }
-
-// reject returns reason as a *rejection, nil when it is "".
-func reject(reason string) error {
-	if reason == "" {
-		return nil
-	}
-	return &rejection{reason}
-}
-
-// rejectf returns a *rejection with a formatted reason.
-func rejectf(format string, args ...any) error {
-	return &rejection{fmt.Sprintf(format, args...)}
-}
-
 // dispatchClientStep is the step (see step) of a client action: it reads
 // the channel and what validating the action needs, then commits the
 // action or echoes it back to its sender with the rejection.
@@ -142,24 +120,24 @@ func (h *Host) dispatchClientStep(c *conn, p *protocol.DispatchActionParams, mis
 		if err := c.view.UpMissing(missing, a); err != nil {
 			absent = err.(*protocol.MissingError)
 		}
-		err = reject(missingReason(c.version, a, absent))
+		err = check.Members(c.version, a.Type(), absent)
 		if err == nil {
 			err = h.validateLocked(rd, c, ch, a)
 		}
 		if err == nil {
 			if ferr := h.jr.Failing(); ferr != nil {
-				err = rejectf("the host cannot save changes right now: %v", ferr)
+				err = check.Rejectf("the host cannot save changes right now: %v", ferr)
 			}
 		}
 		var load *protocol.ChatTurnsLoadedAction
 		if err == nil {
 			load, err = h.truncationLoadLocked(rd, ch, a)
 		}
-		var rej *rejection
+		var rej *check.Rejection
 		if errors.As(err, &rej) {
 			return func() error {
-				h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(a.Type(), maxLoggedValue), "reason", clip(rej.reason, maxLoggedValue))
-				c.sendLocked(h.privateEnvelope(c.view, p.Channel, a, origin, rej.reason))
+				h.log.Debug("client action rejected", "client", clip(c.clientID, maxLoggedValue), "channel", clip(p.Channel, maxLoggedValue), "type", clip(a.Type(), maxLoggedValue), "reason", clip(rej.Reason, maxLoggedValue))
+				c.sendLocked(h.privateEnvelope(c.view, p.Channel, a, origin, rej.Reason))
 				return nil
 			}, nil
 		}
@@ -188,53 +166,12 @@ func (h *Host) dispatchClientStep(c *conn, p *protocol.DispatchActionParams, mis
 	}
 }
 
-// missingReason returns why an action whose decoding found required
-// members absent, or members of a type their schema does not allow (null,
-// a string outside an enumeration), must be rejected, or "". An absent
-// member is not an empty one: the action is never applied with zero values
-// in their place. A connection at a version before 0.9 (the 0.x shapes)
-// may leave out the members 1.x added as required (softBefore1).
-func missingReason(version string, a protocol.StateAction, missing *protocol.MissingError) string {
-	if missing == nil {
-		return ""
-	}
-	var err error = missing
-	if v, perr := protocol.ParseVersion(version); perr == nil && v.Legacy() {
-		soft := softBefore1[a.Type()]
-		err = missing.Without(func(path string) bool { return slices.Contains(soft, path) })
-	}
-	if err == nil {
-		return ""
-	}
-	m := err.(*protocol.MissingError)
-	var reasons []string
-	switch len(m.Paths) {
-	case 0:
-	case 1:
-		reasons = append(reasons, fmt.Sprintf("required member %s is missing", m.Paths[0]))
-	default:
-		reasons = append(reasons, fmt.Sprintf("required members %s are missing", strings.Join(m.Paths, ", ")))
-	}
-	for _, inv := range m.Invalid {
-		reasons = append(reasons, "member "+inv.String())
-	}
-	return strings.Join(reasons, "; ")
-}
-
-// softBefore1 lists, per client action type, the members the 1.x schema
-// requires that versions before 1.0 do not send.
-var softBefore1 = map[string][]string{
-	"session/customizationToggled": {"action.enablement"},
-	"annotations/set":              {"action.annotation.origin"},
-	"terminal/claimed":             {"action.claim.chat"},
-}
-
 // truncationLoadLocked finds the turn a chat/truncated names, which must
 // be in the chat's state, as the chat channel page asks: for a turn older
 // than the window it returns the chat/turnsLoaded of the turns from it up
 // to the window, read from the store, for loadOlderTurnsLocked to load for
 // every subscriber before the truncation. It returns nil when there is
-// nothing to load, a *rejection when the turn does not exist, and a
+// nothing to load, a *check.Rejection when the turn does not exist, and a
 // *storeMiss while it still needs turns from the store.
 func (h *Host) truncationLoadLocked(rd *storeReads, ch *channel, a protocol.StateAction) (*protocol.ChatTurnsLoadedAction, error) {
 	tr, ok := a.(*protocol.ChatTruncatedAction)
@@ -263,7 +200,7 @@ func (h *Host) truncationLoadLocked(rd *storeReads, ch *channel, a protocol.Stat
 			return load, nil
 		}
 	}
-	return nil, rejectf("turn %s is not in this chat", *tr.TurnID)
+	return nil, check.Rejectf("turn %s is not in this chat", *tr.TurnID)
 }
 
 // loadOlderTurnsLocked commits a chat/turnsLoaded that truncationLoadLocked
@@ -277,26 +214,26 @@ func (h *Host) loadOlderTurnsLocked(ch *channel, load *protocol.ChatTurnsLoadedA
 	}
 }
 
-// validateLocked returns a *rejection saying why a client action must be
+// validateLocked returns a *check.Rejection saying why a client action must be
 // rejected, a *storeMiss while it needs the store (a chat attachment's
 // turns), or nil.
 func (h *Host) validateLocked(rd *storeReads, c *conn, ch *channel, a protocol.StateAction) error {
 	typ := a.Type()
 	if _, unknown := a.(*protocol.Unknown); unknown {
-		return rejectf("unknown action type %q", typ)
+		return check.Rejectf("unknown action type %q", typ)
 	}
 	if !protocol.ClientDispatchable(typ) {
-		return rejectf("%s may only be dispatched by the host", typ)
+		return check.Rejectf("%s may only be dispatched by the host", typ)
 	}
 	if scope := protocol.ActionScope(typ); scope != ch.kind {
-		return rejectf("%s is a %s action, not valid on %s", typ, scope, ch.uri)
+		return check.Rejectf("%s is a %s action, not valid on %s", typ, scope, ch.uri)
 	}
 	switch ch.kind {
 	case protocol.ChannelSession:
-		return reject(validateSessionAction(c.clientID, h.capabilitiesLocked(ch.session), ch.state.(*protocol.SessionState), a))
+		return check.Reject(validateSessionAction(c.clientID, h.capabilitiesLocked(ch.session), ch.state.(*protocol.SessionState), a))
 	case protocol.ChannelChat:
 		sess := h.channels[ch.session.uri].state.(*protocol.SessionState)
-		if err := reject(validateChatAction(h.capabilitiesLocked(ch.session), sess, ch.state.(*protocol.ChatState), a)); err != nil {
+		if err := check.Reject(validateChatAction(h.capabilitiesLocked(ch.session), sess, ch.state.(*protocol.ChatState), a)); err != nil {
 			return err
 		}
 		switch a := a.(type) {
@@ -307,7 +244,7 @@ func (h *Host) validateLocked(rd *storeReads, c *conn, ch *channel, a protocol.S
 		}
 	}
 	if ch.owner != nil {
-		return reject(ch.owner.ValidateAction(clientLocked(c), ch.state, a))
+		return check.Reject(ch.owner.ValidateAction(clientLocked(c), ch.state, a))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ahp-go/ahp/host/internal/access"
 	"github.com/ahp-go/ahp/internal/logbound"
 	"github.com/ahp-go/ahp/jsonrpc"
 )
@@ -58,11 +59,12 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 	if opts != nil {
 		o = *opts
 	}
+	policy := o.policy()
 	if o.PingInterval == 0 {
 		o.PingInterval = DefaultPingInterval
 	}
 	wsOpts := &jsonrpc.WebSocketOptions{
-		// The origin is checked below, with the rules of checkOrigin
+		// The origin is checked below, with the rules of package access
 		// rather than the library's (which trusts any Host the request
 		// names).
 		InsecureSkipOriginCheck: true,
@@ -78,21 +80,16 @@ func (h *Host) WebSocketHandler(opts *WebSocketOptions) http.Handler {
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		trusted := o.trustedHost(r.Host)
-		if !trusted && !o.AnyHost {
-			http.Error(w, "this host does not answer to the name "+quoteClipped(r.Host)+" (DNS rebinding protection; see --allow-host)", http.StatusForbidden)
-			logRefusal("refused a request naming a host that is not allowed", "remote", r.RemoteAddr, "host", clip(r.Host, maxLoggedValue))
-			return
-		}
-		if o.Token != "" && !validToken(r, o.Token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ahpd"`)
-			http.Error(w, "missing or wrong token (send it as a bearer token or in the tkn query parameter)", http.StatusUnauthorized)
-			logRefusal("refused a connection without a valid token", "remote", r.RemoteAddr)
-			return
-		}
-		if err := o.checkOrigin(r.Header.Get("Origin"), r.Host, trusted); err != "" {
-			http.Error(w, err, http.StatusForbidden)
-			logRefusal("refused a browser origin", "remote", r.RemoteAddr, "origin", clip(r.Header.Get("Origin"), maxLoggedValue))
+		if ref := policy.Check(r); ref != nil {
+			ref.Write(w)
+			switch ref.Reason {
+			case access.HostName:
+				logRefusal("refused a request naming a host that is not allowed", "remote", r.RemoteAddr, "host", ref.Value)
+			case access.Token:
+				logRefusal("refused a connection without a valid token", "remote", r.RemoteAddr)
+			default:
+				logRefusal("refused a browser origin", "remote", r.RemoteAddr, "origin", ref.Value)
+			}
 			return
 		}
 		t, err := jsonrpc.AcceptWebSocket(w, r, wsOpts)
