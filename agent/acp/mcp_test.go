@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,10 +102,20 @@ func TestConfiguredMCPServers(t *testing.T) {
 	// Turned off: stopped at once, left out of the next prompt's session.
 	seq := a.Dispatch(uri, &protocol.SessionCustomizationToggledAction{ID: "mcp-files",
 		Enablement: []protocol.CustomizationEnablement{&protocol.CustomizationEnablementSession{Enabled: false}}})
+	// The toggle's echo, then the customizations it changed: seq is the
+	// client's sequence number, not the host's.
 	a.WaitFor("the toggle", func(envs []protocol.ActionEnvelope) bool {
-		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
-			return e.ServerSeq >= int64(seq) && e.Action.Type() == "session/customizationsChanged"
-		})
+		var toggled int64
+		for _, e := range envs {
+			if e.Origin != nil && e.Origin.ClientSeq == seq && e.Action.Type() == "session/customizationToggled" {
+				toggled = e.ServerSeq
+			}
+			if c, ok := e.Action.(*protocol.SessionCustomizationsChangedAction); ok && toggled > 0 && e.ServerSeq > toggled &&
+				mcpStates(&protocol.SessionState{Customizations: c.Customizations})["files"] == "stopped" {
+				return true
+			}
+		}
+		return false
 	})
 	if got := mcpStates(th.sessionState(t, uri))["files"]; got != "stopped" {
 		t.Fatalf("turned off server is %q, want stopped", got)
