@@ -35,6 +35,7 @@ import (
 	"github.com/ahp-go/ahp/host"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
+	"github.com/google/uuid"
 )
 
 // Defaults for Options.
@@ -180,7 +181,7 @@ func New(h Host, opts *Options) (*Service, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.NewID == nil {
-		o.NewID = newUUID
+		o.NewID = uuid.NewString
 	}
 	if o.RunHistory <= 0 {
 		o.RunHistory = DefaultRunHistory
@@ -567,7 +568,7 @@ func (s *Service) execute(r *run) {
 		}
 		live = true
 		tmpl, msg = a.entry.Definition.Session, a.entry.Definition.Message
-		createdAt = createdAtOf(r.state.Lifecycle)
+		createdAt = protocol.RunCreatedAt(r.state.Lifecycle)
 		s.runChangeLocked(ch, r, &protocol.AutomationRunLifecycleChangedAction{Lifecycle: &protocol.AutomationRunningRunLifecycle{CreatedAt: createdAt, StartedAt: started}})
 		return nil
 	})
@@ -633,7 +634,7 @@ func (s *Service) finish(r *run, started, errType, message string) {
 		if s.runs[r.state.Resource] != r || terminal(r.state.Lifecycle) {
 			return nil
 		}
-		created := createdAtOf(r.state.Lifecycle)
+		created := protocol.RunCreatedAt(r.state.Lifecycle)
 		var lc protocol.AutomationRunLifecycle
 		if errType == "" {
 			lc = &protocol.AutomationCompletedRunLifecycle{CreatedAt: created, StartedAt: started, CompletedAt: now()}
@@ -674,24 +675,8 @@ func terminal(l protocol.AutomationRunLifecycle) bool {
 	return false
 }
 
-func createdAtOf(l protocol.AutomationRunLifecycle) string {
-	switch l := l.(type) {
-	case *protocol.AutomationPendingRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationRunningRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationCompletedRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationFailedRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationCancelledRunLifecycle:
-		return l.CreatedAt
-	}
-	return ""
-}
-
 func failedLifecycle(l protocol.AutomationRunLifecycle, at, errType, message string) protocol.AutomationRunLifecycle {
-	f := &protocol.AutomationFailedRunLifecycle{CreatedAt: createdAtOf(l), CompletedAt: at, Error: protocol.ErrorInfo{ErrorType: errType, Message: message}}
+	f := &protocol.AutomationFailedRunLifecycle{CreatedAt: protocol.RunCreatedAt(l), CompletedAt: at, Error: protocol.ErrorInfo{ErrorType: errType, Message: message}}
 	if r, ok := l.(*protocol.AutomationRunningRunLifecycle); ok {
 		f.StartedAt = &r.StartedAt
 	}

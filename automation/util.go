@@ -1,22 +1,11 @@
 package automation
 
 import (
-	"crypto/rand"
-	"fmt"
 	"time"
 
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
 )
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
 
 func deleteRecord(kind, key string) store.Op { return store.DeleteRecord{Kind: kind, Key: key} }
 

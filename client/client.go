@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/uuid"
 
 	"github.com/ahp-go/ahp/jsonrpc"
 	"github.com/ahp-go/ahp/protocol"
@@ -283,11 +283,7 @@ func newClient(dial Dialer, opts *Options) *Client {
 // NewID returns a random UUID (version 4), suitable for client IDs, session
 // URIs (protocol.SessionURI(NewID())) and turn IDs.
 func NewID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+	return uuid.NewString()
 }
 
 // ID returns the client ID the client presents to the host.

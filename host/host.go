@@ -70,6 +70,7 @@ import (
 	"github.com/ahp-go/ahp/host/internal/versions"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/store"
+	"github.com/google/uuid"
 )
 
 // Defaults for Options.
@@ -305,7 +306,7 @@ func New(opts *Options) (*Host, error) {
 		o.Now = time.Now
 	}
 	if o.NewID == nil {
-		o.NewID = newUUID
+		o.NewID = uuid.NewString
 	}
 	if o.StoreReadShare <= 0 {
 		o.StoreReadShare = DefaultStoreReadShare

@@ -325,7 +325,7 @@ func (a *app) listRuns(e *protocol.AutomationEntry) error {
 			session = sessionID(*r.PrimarySession)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", strings.TrimPrefix(r.Resource, "ahp-automation-run:/"), r.Lifecycle.Status(),
-			originText(r.Origin), a.timeText(createdAtText(r.Lifecycle)), session, errText)
+			originText(r.Origin), a.timeText(protocol.RunCreatedAt(r.Lifecycle)), session, errText)
 	}
 	return tw.Flush()
 }
@@ -375,20 +375,4 @@ func originText(o protocol.AutomationRunOrigin) string {
 		return "schedule"
 	}
 	return o.Kind()
-}
-
-func createdAtText(l protocol.AutomationRunLifecycle) string {
-	switch l := l.(type) {
-	case *protocol.AutomationPendingRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationRunningRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationCompletedRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationFailedRunLifecycle:
-		return l.CreatedAt
-	case *protocol.AutomationCancelledRunLifecycle:
-		return l.CreatedAt
-	}
-	return ""
 }
