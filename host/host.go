@@ -246,9 +246,6 @@ type channel struct {
 	logged      int
 	loggedBytes int
 	snapBytes   atomic.Int64
-	// snapGen counts the snapshots of the channel queued (see
-	// supersedable).
-	snapGen atomic.Int64
 	// Chats only: state.Turns holds the completed turns with ordinals
 	// turnBase and up; older ones are in the store. turnSeqs[i] is the
 	// serverSeq that completed state.Turns[i] in this run, 0 for turns

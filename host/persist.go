@@ -237,10 +237,6 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	ch.logged++
 	ch.loggedBytes += len(env)
 	snap := ch.logged >= snapshotEvery && int64(ch.loggedBytes) >= ch.snapBytes.Load() && !bigActiveTurn(ch)
-	// structural: the snapshot goes with a change to the turn rows and
-	// must be written with it; one taken only because the log grew may be
-	// left out when a newer one follows (see supersedable).
-	structural := false
 	ended := false
 	if ch.kind == protocol.ChannelChat {
 		pc, nc := prev.(*protocol.ChatState), ch.state.(*protocol.ChatState)
@@ -251,7 +247,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 			// the turn ends again.
 			ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
 			ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
-			snap, structural = true, true
+			snap = true
 		case pc.ActiveTurn != nil && nc.ActiveTurn == nil && len(nc.Turns) == len(pc.Turns)+1:
 			// A turn ended: store it under the next ordinal.
 			t := &nc.Turns[len(nc.Turns)-1]
@@ -262,7 +258,7 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 				return store.PutTurn{Turn: store.Turn{Chat: uri, Ordinal: ord, ID: t.ID, Data: data}}, err
 			}})
 			ch.turnSeqs = append(ch.turnSeqs, seq)
-			snap, ended, structural = true, true, true
+			snap, ended = true, true
 		default:
 			if tr, ok := a.(*protocol.ChatTruncatedAction); ok {
 				if tr.TurnID == nil {
@@ -271,16 +267,12 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 				ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
 				ch.turnsGen++
 				ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
-				snap, structural = true, true
+				snap = true
 			}
 		}
 	}
 	if snap {
-		p := snapshotOf(ch, seq)
-		if !structural {
-			p = supersedable(ch, p)
-		}
-		ops = append(ops, p)
+		ops = append(ops, snapshotOf(ch, seq))
 		ch.logged, ch.loggedBytes = 0, 0
 	}
 	h.jr.Queue(seq, ops...)
@@ -316,7 +308,6 @@ func (h *Host) snapshotLoggedLocked() {
 // snapshotOf returns the snapshot of a channel at serverSeq seq, to be
 // encoded by the writer. A chat's completed turns are left out.
 func snapshotOf(ch *channel, seq int64) journal.Pending {
-	ch.snapGen.Add(1)
 	state, hint := ch.state, sizeHint(ch)
 	if cs, ok := state.(*protocol.ChatState); ok {
 		if cs.ActiveTurn == nil {
@@ -333,24 +324,6 @@ func snapshotOf(ch *channel, seq int64) journal.Pending {
 		ch.snapBytes.Store(int64(len(data)))
 		return store.PutSnapshot{Snapshot: store.Snapshot{Channel: uri, Session: sess, Seq: seq, State: data}}, err
 	}}
-}
-
-// supersedable wraps the encoding of a snapshot taken only because the
-// channel's log grew: when a newer snapshot of the channel has been queued
-// by the time the writer gets to it, it is not encoded and nothing is
-// written for it. The store then holds the older snapshot and the log
-// after it, as it would had the log grown more slowly, and a streamed
-// text is not encoded twice (two snapshots, or a snapshot and the turn)
-// in one batch.
-func supersedable(ch *channel, p journal.Pending) journal.Pending {
-	gen, encode := ch.snapGen.Load(), p.Encode
-	p.Encode = func() (store.Op, error) {
-		if ch.snapGen.Load() != gen {
-			return nil, nil
-		}
-		return encode()
-	}
-	return p
 }
 
 // sizeHint estimates the encoded size of the channel's state from its
