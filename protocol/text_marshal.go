@@ -23,7 +23,23 @@ func (r textRef) MarshalJSONTo(enc *jsontext.Encoder) error {
 // and the result is copied into the final buffer with each text quoted
 // from its blocks where its string goes. A long streamed text is then held
 // once, plus its one encoding, instead of also as a joined string.
+//
+// A hint under a block's size says v holds no long text (the hint counts
+// its texts), and v is then encoded the plain way into a buffer of the
+// hinted size; were a long text there after all, it would be joined
+// first, which costs memory, not correctness.
 func MarshalSized(v any, hint int) ([]byte, error) {
+	if hint < textBlock {
+		buf := bytes.NewBuffer(make([]byte, 0, hint+hint/32+512))
+		if err := json.MarshalWrite(buf, v); err != nil {
+			return nil, err
+		}
+		b := buf.Bytes()
+		if cap(b) > 2*len(b)+4096 {
+			b = bytes.Clone(b) // the hint was far off: keep no unused room
+		}
+		return b, nil
+	}
 	type hole struct {
 		at int // offset just past the opening quote of the empty string
 		t  Text
