@@ -43,15 +43,9 @@ func createLoginTerminal(w *Workspace, c host.Client, p *protocol.CreateTerminal
 	if err != nil {
 		return nil, err
 	}
-	cols, rows := int64(100), int64(30)
-	if p.Cols != nil {
-		cols = *p.Cols
-	}
-	if p.Rows != nil {
-		rows = *p.Rows
-	}
-	if cols < 1 || rows < 1 || cols > 0xffff || rows > 0xffff {
-		return nil, invalid("createTerminal: bad size %dx%d", cols, rows)
+	cols, rows, err := terminalSize(p, 100, 30)
+	if err != nil {
+		return nil, err
 	}
 	state := &protocol.TerminalState{
 		Title:     cmd.Title,

@@ -77,15 +77,9 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 	if err := w.confinePath(dir); err != nil {
 		return nil, invalid("createTerminal: cwd %v", err)
 	}
-	cols, rows := int64(80), int64(24)
-	if p.Cols != nil {
-		cols = *p.Cols
-	}
-	if p.Rows != nil {
-		rows = *p.Rows
-	}
-	if cols < 1 || rows < 1 || cols > 0xffff || rows > 0xffff {
-		return nil, invalid("createTerminal: bad size %dx%d", cols, rows)
+	cols, rows, err := terminalSize(p, 80, 24)
+	if err != nil {
+		return nil, err
 	}
 	title := "Terminal"
 	if p.Name != nil && *p.Name != "" {
@@ -530,4 +524,19 @@ func (w *Workspace) closeTerminals() {
 
 func invalid(format string, args ...any) error {
 	return &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// terminalSize returns the size createTerminal asks for, cols by rows by
+// default, refusing one a terminal cannot have.
+func terminalSize(p *protocol.CreateTerminalParams, cols, rows int64) (int64, int64, error) {
+	if p.Cols != nil {
+		cols = *p.Cols
+	}
+	if p.Rows != nil {
+		rows = *p.Rows
+	}
+	if cols < 1 || rows < 1 || cols > 0xffff || rows > 0xffff {
+		return 0, 0, invalid("createTerminal: bad size %dx%d", cols, rows)
+	}
+	return cols, rows, nil
 }
