@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"bytes"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -25,20 +24,13 @@ func (r textRef) MarshalJSONTo(enc *jsontext.Encoder) error {
 // once, plus its one encoding, instead of also as a joined string.
 //
 // A hint under a block's size says v holds no long text (the hint counts
-// its texts), and v is then encoded the plain way into a buffer of the
-// hinted size; were a long text there after all, it would be joined
-// first, which costs memory, not correctness.
+// its texts), and v is then encoded as Marshal does: into the encoder's
+// pooled buffer, copied out at its exact size. Were a long text there
+// after all, it would be joined first, which costs memory, not
+// correctness.
 func MarshalSized(v any, hint int) ([]byte, error) {
 	if hint < textBlock {
-		buf := bytes.NewBuffer(make([]byte, 0, hint+hint/32+512))
-		if err := json.MarshalWrite(buf, v); err != nil {
-			return nil, err
-		}
-		b := buf.Bytes()
-		if cap(b) > 2*len(b)+4096 {
-			b = bytes.Clone(b) // the hint was far off: keep no unused room
-		}
-		return b, nil
+		return json.Marshal(v)
 	}
 	type hole struct {
 		at int // offset just past the opening quote of the empty string
@@ -54,18 +46,12 @@ func MarshalSized(v any, hint int) ([]byte, error) {
 		size += r.t.Len()
 		return nil
 	}))
-	// hint counts the long texts, which are not written into this buffer:
-	// start it small when the hint is large, and let it grow if need be.
-	buf := bytes.NewBuffer(make([]byte, 0, min(hint+hint/32, 64<<10)+512))
-	if err := json.MarshalWrite(buf, v, opt); err != nil {
-		return nil, err
-	}
-	skel := buf.Bytes()
-	if len(holes) == 0 {
-		if cap(skel) > 2*len(skel)+4096 {
-			skel = bytes.Clone(skel)
-		}
-		return skel, nil
+	// The skeleton is encoded as Marshal does, into the encoder's pooled
+	// buffer and copied out at its exact size: without long texts it is
+	// small, and it is the whole result when there are none.
+	skel, err := json.Marshal(v, opt)
+	if err != nil || len(holes) == 0 {
+		return skel, err
 	}
 	out := make([]byte, 0, len(skel)+size+size/32+64)
 	prev := 0
