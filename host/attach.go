@@ -100,7 +100,7 @@ func (h *Host) transcriptLocked(rd *storeReads, a *protocol.MessageChatAttachmen
 			recent = nil
 		}
 	}
-	older, err := storedTurnsLocked(rd, ch, 0, ch.turnBase)
+	older, err := storedTurnsLocked(rd, ch, 0, ch.chat.base)
 	if errors.As(err, &miss) {
 		return tr, err
 	}

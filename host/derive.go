@@ -158,11 +158,11 @@ func (h *Host) consumeQueuedLocked(rd *storeReads, ch *channel, chat *protocol.C
 	// The two commits below come back here (every chat commit does): the
 	// chat is idle between them, and must not consume its next message
 	// there.
-	if ch.consuming || chat.ActiveTurn != nil || len(chat.QueuedMessages) == 0 {
+	if ch.chat.consuming || chat.ActiveTurn != nil || len(chat.QueuedMessages) == 0 {
 		return
 	}
-	ch.consuming = true
-	defer func() { ch.consuming = false }()
+	ch.chat.consuming = true
+	defer func() { ch.chat.consuming = false }()
 	next := chat.QueuedMessages[0]
 	h.commitReadLocked(rd, ch, &protocol.ChatPendingMessageRemovedAction{Kind: protocol.PendingMessageKindQueued, ID: next.ID}, nil)
 	h.commitReadLocked(rd, ch, &protocol.ChatTurnStartedAction{

@@ -33,6 +33,19 @@ type engine struct {
 	hooks    engineHooks
 }
 
+// channel is one state-bearing channel: its state, its subscribers, and
+// the domain's part, which the engine does not read.
+type channel struct {
+	uri   string
+	kind  protocol.ChannelKind
+	state protocol.SnapshotState
+	subs  map[*conn]*subscription
+	// first is the subscriber that sent the last client action on the
+	// channel, served before the others (nil when it is not subscribed).
+	first *conn
+	channelDomain
+}
+
 // engineHooks are the domain's part of the engine's work, called with mu
 // held; they must not block.
 type engineHooks struct {

@@ -225,37 +225,40 @@ type Host struct {
 	dropped  atomic.Int64
 }
 
-// channel is one state-bearing channel.
-type channel struct {
-	uri     string
-	kind    protocol.ChannelKind
-	state   protocol.SnapshotState
-	subs    map[*conn]*subscription
+// channelDomain is the domain's part of a channel: the engine carries it
+// in the channel and never reads it.
+type channelDomain struct {
 	session *session     // owning session, nil for root
 	owner   ChannelOwner // for channels opened with OpenChannel
-	// consuming is set while a queued message of this chat is being
-	// turned into a turn (consumeQueuedLocked).
-	consuming bool
-	// first is the subscriber that sent the last client action on the
-	// channel, served before the others (nil when it is not subscribed).
-	first *conn
+	saved   savedSince
+	chat    chatTurns // chats only
+}
 
-	// logged and loggedBytes measure the actions stored since the
-	// channel's last snapshot; snapBytes is the size of that snapshot,
-	// set by the store's writer once it has encoded it.
-	logged      int
-	loggedBytes int
-	snapBytes   atomic.Int64
-	// Chats only: state.Turns holds the completed turns with ordinals
-	// turnBase and up; older ones are in the store. turnSeqs[i] is the
-	// serverSeq that completed state.Turns[i] in this run, 0 for turns
-	// read from the store.
-	turnBase int64
-	turnSeqs []int64
-	// turnsGen changes whenever turnBase moves or stored turns are
-	// truncated, so turns read from the store outside the lock are known
-	// to still match (see storeMiss).
-	turnsGen int64
+// savedSince measures what the store holds of a channel beyond its last
+// snapshot.
+type savedSince struct {
+	// actions and bytes count the actions stored since the last snapshot
+	// and their envelopes' size; snapBytes is that snapshot's size, set
+	// by the store's writer once it has encoded it.
+	actions   int
+	bytes     int
+	snapBytes atomic.Int64
+}
+
+// chatTurns is a chat's window on its completed turns: state.Turns holds
+// those with ordinals base and up, older ones are in the store.
+type chatTurns struct {
+	base int64
+	// seqs[i] is the serverSeq that completed state.Turns[i] in this run,
+	// 0 for turns read from the store.
+	seqs []int64
+	// gen changes whenever base moves or stored turns are truncated, so
+	// turns read from the store outside the lock are known to still match
+	// (see storeMiss).
+	gen int64
+	// consuming is set while a queued message is being turned into a
+	// turn (consumeQueuedLocked).
+	consuming bool
 }
 
 // subscription is one connection's interest in one channel.

@@ -220,7 +220,7 @@ func storedTurnsLocked(rd *storeReads, ch *channel, from, to int64) ([]protocol.
 	if from >= to {
 		return nil, nil
 	}
-	r := turnRange{chat: ch.uri, gen: ch.turnsGen, from: from, to: to}
+	r := turnRange{chat: ch.uri, gen: ch.chat.gen, from: from, to: to}
 	if rd != nil {
 		if turns, ok := rd.turns[r]; ok {
 			return turns, nil

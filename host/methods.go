@@ -657,7 +657,7 @@ func (c *conn) fetchTurnsLocked(ctx context.Context, rd *storeReads, p *protocol
 	}
 	// Without a cursor the page is the one before the oldest turn this
 	// client holds: its own window, not the host's.
-	end := ch.turnBase
+	end := ch.chat.base
 	sub := c.subs[ch.uri]
 	if sub != nil && sub.turnsFrom >= 0 {
 		end = sub.turnsFrom

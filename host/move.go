@@ -273,7 +273,7 @@ func (h *Host) attachChatLocked(dest *session, ch *channel, after *string, memo 
 // session: the store files the chat's channel by its session.
 func (h *Host) movedSnapshotLocked(ch *channel) {
 	h.jr.Queue(h.seq, snapshotOf(ch, h.seq))
-	ch.logged, ch.loggedBytes = 0, 0
+	ch.saved.actions, ch.saved.bytes = 0, 0
 }
 
 // newSessionForChatLocked creates a session for a detached chat, as
@@ -310,7 +310,7 @@ func (h *Host) newSessionForChatLocked(src *session, ch *channel, memo map[strin
 		Chats:              []protocol.ChatSummary{chatSummary(chat)},
 		DefaultChat:        &ch.uri,
 	}
-	sch := &channel{uri: uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, session: s}
+	sch := &channel{uri: uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, channelDomain: channelDomain{session: s}}
 	h.channels[uri] = sch
 	h.setSummaryLocked(s, h.summaryLocked(s))
 	h.jr.Queue(h.seq, snapshotOf(sch, h.seq))

@@ -146,10 +146,10 @@ func rebuildChannel(s *session, c store.Channel) (*channel, error) {
 		}
 		kind = parsed.Kind
 	}
-	ch := &channel{uri: c.Channel, kind: kind, subs: map[*conn]*subscription{}, session: s, logged: len(c.Actions)}
-	ch.snapBytes.Store(int64(len(c.State)))
+	ch := &channel{uri: c.Channel, kind: kind, subs: map[*conn]*subscription{}, channelDomain: channelDomain{session: s, saved: savedSince{actions: len(c.Actions)}}}
+	ch.saved.snapBytes.Store(int64(len(c.State)))
 	for _, a := range c.Actions {
-		ch.loggedBytes += len(a.Envelope)
+		ch.saved.bytes += len(a.Envelope)
 	}
 	switch kind {
 	case protocol.ChannelSession:
@@ -165,16 +165,16 @@ func rebuildChannel(s *session, c store.Channel) (*channel, error) {
 		}
 		cs.Turns = make([]protocol.Turn, len(c.Turns))
 		cs.TurnsNextCursor = nil
-		ch.turnBase = c.TurnCount - int64(len(c.Turns))
+		ch.chat.base = c.TurnCount - int64(len(c.Turns))
 		for i, t := range c.Turns {
-			if t.Ordinal != ch.turnBase+int64(i) {
-				return nil, fmt.Errorf("turn %d is missing from the store", ch.turnBase+int64(i))
+			if t.Ordinal != ch.chat.base+int64(i) {
+				return nil, fmt.Errorf("turn %d is missing from the store", ch.chat.base+int64(i))
 			}
 			if err := protocol.Unmarshal(t.Data, &cs.Turns[i]); err != nil {
 				return nil, fmt.Errorf("turn %d does not decode: %w", t.Ordinal, err)
 			}
 		}
-		ch.turnSeqs = make([]int64, len(c.Turns))
+		ch.chat.seqs = make([]int64, len(c.Turns))
 		ch.state = &cs
 	default:
 		return nil, fmt.Errorf("a %s channel cannot be stored", kind)
@@ -226,17 +226,17 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 	if _, ok := a.(*protocol.ChatTurnsLoadedAction); ok {
 		// The turns are in the store already; only the window moved.
 		added := len(ch.state.(*protocol.ChatState).Turns) - len(prev.(*protocol.ChatState).Turns)
-		ch.turnBase -= int64(added)
-		ch.turnsGen++
-		ch.turnSeqs = append(make([]int64, added), ch.turnSeqs...)
+		ch.chat.base -= int64(added)
+		ch.chat.gen++
+		ch.chat.seqs = append(make([]int64, added), ch.chat.seqs...)
 		h.jr.Queue(seq)
 		return
 	}
 	var buf [3]journal.Pending
 	ops := append(buf[:0], journal.Pending{Op: store.AppendAction{Action: store.Action{Seq: seq, Channel: ch.uri, At: h.clock.UnixMilli(), Envelope: env}}})
-	ch.logged++
-	ch.loggedBytes += len(env)
-	snap := ch.logged >= snapshotEvery && int64(ch.loggedBytes) >= ch.snapBytes.Load() && !bigActiveTurn(ch)
+	ch.saved.actions++
+	ch.saved.bytes += len(env)
+	snap := ch.saved.actions >= snapshotEvery && int64(ch.saved.bytes) >= ch.saved.snapBytes.Load() && !bigActiveTurn(ch)
 	ended := false
 	if ch.kind == protocol.ChannelChat {
 		pc, nc := prev.(*protocol.ChatState), ch.state.(*protocol.ChatState)
@@ -245,35 +245,35 @@ func (h *Host) persistLocked(ch *channel, prev protocol.SnapshotState, a protoco
 		case pc.ActiveTurn == nil && nc.ActiveTurn != nil && len(nc.Turns) == len(pc.Turns)-1:
 			// chat/turnResume reopened the latest turn: its row goes until
 			// the turn ends again.
-			ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
-			ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
+			ch.chat.seqs = ch.chat.seqs[:min(len(ch.chat.seqs), len(nc.Turns))]
+			ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.chat.base + int64(len(nc.Turns))}})
 			snap = true
 		case pc.ActiveTurn != nil && nc.ActiveTurn == nil && len(nc.Turns) == len(pc.Turns)+1:
 			// A turn ended: store it under the next ordinal.
 			t := &nc.Turns[len(nc.Turns)-1]
-			uri, ord := ch.uri, ch.turnBase+int64(len(nc.Turns)-1)
+			uri, ord := ch.uri, ch.chat.base+int64(len(nc.Turns)-1)
 			hint := sizeHint(ch)
 			ops = append(ops, journal.Pending{Encode: func() (store.Op, error) {
 				data, err := marshalSized(t, hint)
 				return store.PutTurn{Turn: store.Turn{Chat: uri, Ordinal: ord, ID: t.ID, Data: data}}, err
 			}})
-			ch.turnSeqs = append(ch.turnSeqs, seq)
+			ch.chat.seqs = append(ch.chat.seqs, seq)
 			snap, ended = true, true
 		default:
 			if tr, ok := a.(*protocol.ChatTruncatedAction); ok {
 				if tr.TurnID == nil {
-					ch.turnBase = 0
+					ch.chat.base = 0
 				}
-				ch.turnSeqs = ch.turnSeqs[:min(len(ch.turnSeqs), len(nc.Turns))]
-				ch.turnsGen++
-				ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.turnBase + int64(len(nc.Turns))}})
+				ch.chat.seqs = ch.chat.seqs[:min(len(ch.chat.seqs), len(nc.Turns))]
+				ch.chat.gen++
+				ops = append(ops, journal.Pending{Op: store.TruncateTurns{Chat: ch.uri, Keep: ch.chat.base + int64(len(nc.Turns))}})
 				snap = true
 			}
 		}
 	}
 	if snap {
 		ops = append(ops, snapshotOf(ch, seq))
-		ch.logged, ch.loggedBytes = 0, 0
+		ch.saved.actions, ch.saved.bytes = 0, 0
 	}
 	h.jr.Queue(seq, ops...)
 	if ended {
@@ -297,11 +297,11 @@ func bigActiveTurn(ch *channel) bool {
 // nothing (only a crash leaves a log to replay).
 func (h *Host) snapshotLoggedLocked() {
 	for _, ch := range h.channels {
-		if ch.session == nil || ch.logged == 0 {
+		if ch.session == nil || ch.saved.actions == 0 {
 			continue
 		}
 		h.jr.Queue(h.seq, snapshotOf(ch, h.seq))
-		ch.logged, ch.loggedBytes = 0, 0
+		ch.saved.actions, ch.saved.bytes = 0, 0
 	}
 }
 
@@ -321,7 +321,7 @@ func snapshotOf(ch *channel, seq int64) journal.Pending {
 	uri, sess := ch.uri, ch.session.uri
 	return journal.Pending{Encode: func() (store.Op, error) {
 		data, err := marshalSized(state, hint)
-		ch.snapBytes.Store(int64(len(data)))
+		ch.saved.snapBytes.Store(int64(len(data)))
 		return store.PutSnapshot{Snapshot: store.Snapshot{Channel: uri, Session: sess, Seq: seq, State: data}}, err
 	}}
 }
@@ -330,7 +330,7 @@ func snapshotOf(ch *channel, seq int64) journal.Pending {
 // last snapshot and what was logged since (envelopes, a little more than
 // the state grew by).
 func sizeHint(ch *channel) int {
-	return int(ch.snapBytes.Load()) + ch.loggedBytes
+	return int(ch.saved.snapBytes.Load()) + ch.saved.bytes
 }
 
 // marshalSized encodes v as protocol.Marshal does, into a buffer sized for
@@ -377,7 +377,7 @@ func (h *Host) trimTurnsLocked(ch *channel) {
 	}
 	durable := h.jr.DurableSeq()
 	n := 0
-	for n < len(cs.Turns)-keep && ch.turnSeqs[n] <= durable {
+	for n < len(cs.Turns)-keep && ch.chat.seqs[n] <= durable {
 		n++
 	}
 	if n == 0 {
@@ -386,9 +386,9 @@ func (h *Host) trimTurnsLocked(ch *channel) {
 	trimmed := cs.Clone()
 	trimmed.Turns = slices.Clone(cs.Turns[n:])
 	ch.state = trimmed
-	ch.turnSeqs = slices.Clone(ch.turnSeqs[n:])
-	ch.turnBase += int64(n)
-	ch.turnsGen++
+	ch.chat.seqs = slices.Clone(ch.chat.seqs[n:])
+	ch.chat.base += int64(n)
+	ch.chat.gen++
 }
 
 // refuseLocked returns an error for a request that would change state

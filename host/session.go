@@ -315,9 +315,9 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		chatURIs: []string{chatURI}, loaded: true, chats: map[string]*channel{}, mb: newMailbox()}
 	h.sessions[s.uri] = s
 	h.chatOwner[chatURI] = s
-	sch := &channel{uri: s.uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, session: s}
+	sch := &channel{uri: s.uri, kind: protocol.ChannelSession, state: state, subs: map[*conn]*subscription{}, channelDomain: channelDomain{session: s}}
 	h.channels[s.uri] = sch
-	s.chats[chatURI] = &channel{uri: chatURI, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
+	s.chats[chatURI] = &channel{uri: chatURI, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, channelDomain: channelDomain{session: s}}
 	h.channels[chatURI] = s.chats[chatURI]
 	if o := h.observerLocked(); o != nil {
 		o.SessionOpened(s.uri)
@@ -639,7 +639,7 @@ func (h *Host) createChatLocked(rd *storeReads, s *session, p *protocol.CreateCh
 		Movable:            protocol.Ptr(true), // within its session: see moveChat
 		Turns:              []protocol.Turn{},
 	}}
-	ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, session: s}
+	ch := &channel{uri: p.Chat, kind: protocol.ChannelChat, state: chat, subs: map[*conn]*subscription{}, channelDomain: channelDomain{session: s}}
 	h.channels[p.Chat] = ch
 	s.chats[p.Chat] = ch
 	s.chatURIs = append(s.chatURIs, p.Chat)

@@ -36,7 +36,7 @@ func TestStepReadsBeforeChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	ch := &channel{uri: chat, kind: protocol.ChannelChat, turnBase: 3}
+	ch := &channel{uri: chat, kind: protocol.ChannelChat, channelDomain: channelDomain{chat: chatTurns{base: 3}}}
 
 	for _, tc := range []struct {
 		name string
@@ -128,7 +128,7 @@ func TestValidatorsReject(t *testing.T) {
 	if err := check.Reject(""); err != nil {
 		t.Errorf(`check.Reject("") = %v, want nil`, err)
 	}
-	ch := &channel{uri: "ahp-chat:/old", kind: protocol.ChannelChat, turnBase: 2}
+	ch := &channel{uri: "ahp-chat:/old", kind: protocol.ChannelChat, channelDomain: channelDomain{chat: chatTurns{base: 2}}}
 	var miss *storeMiss
 	if _, err := storedTurnsLocked(rd, ch, 0, 2); !errors.As(err, &miss) {
 		t.Errorf("turns not read yet: %v, want a store miss", err)

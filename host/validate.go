@@ -185,7 +185,7 @@ func (h *Host) truncationLoadLocked(rd *storeReads, ch *channel, a protocol.Stat
 	// Read back page by page until the turn shows up.
 	const page = 200
 	var older []protocol.Turn
-	for end := ch.turnBase; end > 0; end -= page {
+	for end := ch.chat.base; end > 0; end -= page {
 		start := max(0, end-page)
 		turns, err := storedTurnsLocked(rd, ch, start, end)
 		if err != nil {
@@ -208,8 +208,8 @@ func (h *Host) truncationLoadLocked(rd *storeReads, ch *channel, a protocol.Stat
 func (h *Host) loadOlderTurnsLocked(ch *channel, load *protocol.ChatTurnsLoadedAction) {
 	h.commitLocked(ch, load, nil)
 	for _, sub := range ch.subs {
-		if sub.turnsFrom > ch.turnBase {
-			sub.turnsFrom = ch.turnBase
+		if sub.turnsFrom > ch.chat.base {
+			sub.turnsFrom = ch.chat.base
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // A chat's completed turns are numbered from 0 (their ordinal). The host
-// keeps the most recent ones in memory (ordinals turnBase and up) and reads
+// keeps the most recent ones in memory (ordinals chat.base and up) and reads
 // older ones from the store when a snapshot or a page needs them.
 
 // turnsPageSize is how many older turns one fetchTurns returns.
@@ -28,16 +28,16 @@ func (h *Host) snapshotStateLocked(rd *storeReads, ch *channel, turns int) (prot
 		return ch.state, nil
 	}
 	start := windowStart(ch, turns)
-	if start == ch.turnBase && start == 0 && cs.TurnsNextCursor == nil {
+	if start == ch.chat.base && start == 0 && cs.TurnsNextCursor == nil {
 		return cs, nil
 	}
 	v := cs.Clone()
 	v.TurnsNextCursor = nil
-	if start >= ch.turnBase {
-		i := start - ch.turnBase
+	if start >= ch.chat.base {
+		i := start - ch.chat.base
 		v.Turns = cs.Turns[i:len(cs.Turns):len(cs.Turns)]
 	} else {
-		older, err := storedTurnsLocked(rd, ch, start, ch.turnBase)
+		older, err := storedTurnsLocked(rd, ch, start, ch.chat.base)
 		if err != nil {
 			return nil, err
 		}
@@ -64,8 +64,8 @@ func (h *Host) keepOlderTurnsLocked(ch *channel, older []protocol.Turn) {
 	wider := cs.Clone()
 	wider.Turns = append(slices.Clip(older[len(older)-n:]), cs.Turns...)
 	ch.state = wider
-	ch.turnBase -= int64(n)
-	ch.turnSeqs = append(make([]int64, n), ch.turnSeqs...) // stored already
+	ch.chat.base -= int64(n)
+	ch.chat.seqs = append(make([]int64, n), ch.chat.seqs...) // stored already
 }
 
 // windowStart returns the ordinal of the oldest turn a snapshot of the
@@ -75,7 +75,7 @@ func windowStart(ch *channel, turns int) int64 {
 	if !ok || turns < 0 {
 		return 0
 	}
-	return max(0, ch.turnBase+int64(len(cs.Turns))-int64(turns))
+	return max(0, ch.chat.base+int64(len(cs.Turns))-int64(turns))
 }
 
 // turnsCursor encodes "the turns before this ordinal" as an opaque cursor.
@@ -110,14 +110,14 @@ func parseTurnsCursor(cursor *string) (int64, error) {
 // come from the store, through rd (see step).
 func (h *Host) turnsPageLocked(rd *storeReads, ch *channel, end int64) (*protocol.ChatTurnsLoadedAction, int64, error) {
 	cs := ch.state.(*protocol.ChatState)
-	end = min(end, ch.turnBase+int64(len(cs.Turns)))
+	end = min(end, ch.chat.base+int64(len(cs.Turns)))
 	start := max(0, end-turnsPageSize)
-	turns, err := storedTurnsLocked(rd, ch, start, min(end, ch.turnBase))
+	turns, err := storedTurnsLocked(rd, ch, start, min(end, ch.chat.base))
 	if err != nil {
 		return nil, 0, err
 	}
-	if end > ch.turnBase {
-		turns = append(turns, cs.Turns[max(start, ch.turnBase)-ch.turnBase:end-ch.turnBase]...)
+	if end > ch.chat.base {
+		turns = append(turns, cs.Turns[max(start, ch.chat.base)-ch.chat.base:end-ch.chat.base]...)
 	}
 	a := &protocol.ChatTurnsLoadedAction{Turns: turns}
 	if a.Turns == nil {

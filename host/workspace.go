@@ -208,7 +208,7 @@ func (wh workspaceHost) OpenChannel(uri string, state protocol.SnapshotState, ow
 	if h.takenLocked(uri) {
 		return fmt.Errorf("host: channel %s already exists", uri)
 	}
-	h.channels[uri] = &channel{uri: uri, kind: parsed.Kind, state: state, subs: map[*conn]*subscription{}, owner: owner}
+	h.channels[uri] = &channel{uri: uri, kind: parsed.Kind, state: state, subs: map[*conn]*subscription{}, channelDomain: channelDomain{owner: owner}}
 	return nil
 }
 
