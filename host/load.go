@@ -117,7 +117,7 @@ type change func() error
 // change's error, or the read phase's when that ends the step.
 func (h *Host) locked(ctx context.Context, st step) error {
 	h.leaseRoom()
-	rd := &storeReads{turns: map[turnRange][]protocol.Turn{}, failed: map[*session]error{}}
+	rd := &storeReads{} // its maps are made on the first read: most steps read nothing
 	for range maxStoreReads {
 		err := h.lockedStep(rd, st)
 		var miss *storeMiss
@@ -129,6 +129,9 @@ func (h *Host) locked(ctx context.Context, st step) error {
 			if err != nil && ctx.Err() == nil {
 				// The step sees the failure as the channel's error, and
 				// decides: a subscribe fails, initialize skips it.
+				if rd.failed == nil {
+					rd.failed = map[*session]error{}
+				}
 				rd.failed[miss.session] = err
 				err = nil
 			}
@@ -196,6 +199,9 @@ func (h *Host) readTurnsNow(ctx context.Context, rd *storeReads, r turnRange) er
 		if err := protocol.Unmarshal(t.Data, &out[i]); err != nil {
 			return fmt.Errorf("reading the turns of %s: turn %d does not decode: %w", r.chat, t.Ordinal, err)
 		}
+	}
+	if rd.turns == nil {
+		rd.turns = map[turnRange][]protocol.Turn{}
 	}
 	rd.turns[r] = storedShapes.UpTurns(out)
 	return nil
