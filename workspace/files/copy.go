@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/ahp-go/ahp/internal/fileinfo"
 )
@@ -155,7 +154,7 @@ func copyTree(ctx context.Context, from *target, rel string, to *target, dstRel 
 		if err := to.root.Mkdir(dstRel, fi.Mode().Perm()|0o700); err != nil {
 			return osErr(to.uri, "copying", err)
 		}
-		d, err := from.root.OpenFile(rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+		d, err := openDir(from.root, rel)
 		if err != nil {
 			return osErr(from.uri, "copying", err)
 		}

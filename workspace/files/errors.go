@@ -103,6 +103,7 @@ func newErr(k Kind, uri, format string, args ...any) *Error {
 // osErr classifies an error from the operating system or os.Root.
 func osErr(uri, doing string, err error) *Error {
 	e := &Error{Kind: Failed, URI: uri, Msg: doing, Err: err}
+	err = sysErr(err)
 	switch {
 	case errors.Is(err, syscall.ENOTEMPTY): // before ErrExist, which it also matches
 		e.Kind, e.Msg = WrongType, doing+": the directory is not empty (set recursive to delete it)"

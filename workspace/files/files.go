@@ -42,9 +42,8 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/ahp-go/ahp/internal/fileinfo"
+	"github.com/ahp-go/ahp/internal/filelock"
 )
 
 // Defaults for Options.
@@ -384,7 +383,7 @@ func (s *Service) Write(ctx context.Context, scope Scope, uri string, w WriteReq
 	if err := lockFile(ctx, f); err != nil {
 		return osErr(uri, "locking", err)
 	}
-	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	defer filelock.Unlock(f)
 	fi, err := f.Stat() // under the lock: the size other writers left
 	if err != nil {
 		return osErr(uri, "writing", err)
@@ -430,15 +429,15 @@ func (s *Service) Write(ctx context.Context, scope Scope, uri string, w WriteReq
 	return nil
 }
 
-// lockFile takes an exclusive flock, giving up when ctx ends.
+// lockFile takes an exclusive lock on f (flock on Unix, LockFileEx on
+// Windows), giving up when ctx ends.
 func lockFile(ctx context.Context, f *os.File) error {
-	fd := int(f.Fd())
 	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		err := filelock.TryLock(f)
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		if !errors.Is(err, filelock.ErrLocked) && !errors.Is(err, syscall.EINTR) {
 			return err
 		}
 		select {
@@ -450,13 +449,10 @@ func lockFile(ctx context.Context, f *os.File) error {
 }
 
 // ETag is the version token of a file: it changes when its size,
-// modification time or inode does.
+// modification time or identity (the inode on Unix, the creation time on
+// Windows) does.
 func ETag(fi fs.FileInfo) string {
-	var ino uint64
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		ino = st.Ino
-	}
-	return fmt.Sprintf("%x-%x-%x", fi.ModTime().UnixNano(), fi.Size(), ino)
+	return fmt.Sprintf("%x-%x-%x", fi.ModTime().UnixNano(), fi.Size(), fileIdentity(fi))
 }
 
 // Entry is one directory entry.
@@ -473,7 +469,7 @@ func (s *Service) List(ctx context.Context, scope Scope, uri string) ([]Entry, e
 		return nil, err
 	}
 	defer t.close()
-	d, err := t.root.OpenFile(t.rel, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK, 0)
+	d, err := openDir(t.root, t.rel)
 	if err != nil {
 		return nil, osErr(uri, "listing", err)
 	}
@@ -662,14 +658,4 @@ func realPath(root *os.Root, rel string) (string, error) {
 		return ".", nil
 	}
 	return filepath.Join(done...), nil
-}
-
-func splitPath(p string) []string {
-	var out []string
-	for s := range strings.SplitSeq(p, "/") {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

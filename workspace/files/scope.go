@@ -64,14 +64,6 @@ func (s Scope) rootFor(p string, need Access) (string, bool) {
 	return best, found
 }
 
-// within reports whether the absolute path p is dir or beneath it.
-func within(dir, p string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
-
 // PathOf returns the absolute path a file: URI names. It refuses other
 // schemes, hosts other than localhost, relative paths, NUL bytes and ".."
 // segments, and cleans away "." segments and doubled slashes.
@@ -92,7 +84,10 @@ func PathOf(uri string) (string, error) {
 	if u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
 		return "", newErr(Invalid, uri, "the path must be absolute")
 	}
-	p := u.Path
+	p, ok := fromURIPath(u.Path)
+	if !ok {
+		return "", newErr(Invalid, uri, "the path must be absolute")
+	}
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", newErr(Invalid, uri, "the path contains a NUL byte")
 	}
@@ -106,5 +101,5 @@ func PathOf(uri string) (string, error) {
 
 // URIOf returns the file: URI of an absolute path.
 func URIOf(p string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+	return (&url.URL{Scheme: "file", Path: uriPath(p)}).String()
 }
