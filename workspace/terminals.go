@@ -106,6 +106,10 @@ func createTerminal(ctx context.Context, w *Workspace, c host.Client, p *protoco
 // startTerm registers a terminal, opens its channel, starts its process
 // and announces it in the root list.
 func (w *Workspace) startTerm(t *term, state *protocol.TerminalState, spec terminal.Spec) error {
+	if err := terminal.Supported(); err != nil {
+		// Not served on this platform (Windows): nothing is opened.
+		return &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "createTerminal: " + err.Error()}
+	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()

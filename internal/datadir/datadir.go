@@ -21,7 +21,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 )
 
 const (
@@ -199,8 +198,7 @@ func (rt Runtime) Live() bool {
 	if rt.PID <= 0 {
 		return true // not known: assume it runs
 	}
-	err := syscall.Kill(rt.PID, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return processExists(rt.PID)
 }
 
 // ReadRuntime reads the runtime file in dir; the error satisfies

@@ -11,8 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/ahp-go/ahp/internal/filelock"
 )
 
 // RequireNode returns the node binary. When node is missing the test is
@@ -45,10 +46,10 @@ func Install(prefix, spec string, installed func() bool) error {
 		return err
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := filelock.Lock(lock); err != nil {
 		return err
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer filelock.Unlock(lock)
 	if installed() {
 		return nil // installed while we waited
 	}

@@ -25,14 +25,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
 )
 
 // Spec says what to run.
@@ -94,7 +91,7 @@ func Start(spec Spec, emit func(Event)) (*Process, error) {
 	cmd.Dir = spec.Dir
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "COLORTERM=truecolor", "TERM_PROGRAM=ahpd")
 	cmd.Env = append(cmd.Env, spec.Env...)
-	f, err := pty.StartWithAttrs(cmd, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}, sessionAttrs())
+	f, err := startOnPTY(cmd, cols, rows)
 	if err != nil {
 		p.removeRC()
 		return nil, fmt.Errorf("terminal: starting %s: %w", argv[0], err)
@@ -204,45 +201,6 @@ func (p *Process) Close() error {
 	return nil
 }
 
-// killSession signals every process whose session is the terminal's.
-func (p *Process) killSession(sig syscall.Signal) {
-	sid := p.cmd.Process.Pid
-	for _, pid := range sessionMembers(sid) {
-		syscall.Kill(pid, sig)
-	}
-	syscall.Kill(-sid, sig) // the leader's group, in case /proc is unreadable
-}
-
-// sessionMembers lists the processes in session sid, from /proc.
-func sessionMembers(sid int) []int {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp session ...; comm may hold spaces.
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 3 && f[3] == strconv.Itoa(sid) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 func (p *Process) writeLoop() {
 	for {
 		select {
@@ -306,41 +264,12 @@ func (p *Process) readLoop(emit func(Event)) {
 		p.exitCode = &code
 	} else if ps != nil {
 		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			p.signal = unix.SignalName(ws.Signal())
+			p.signal = signalName(ws.Signal())
 		}
 	}
 	p.closed = true
 	p.mu.Unlock()
 	_ = err
-}
-
-// gather reads more output into buf after its first n bytes, while more
-// arrives within gatherGap of the last, for up to gatherWindow, and while
-// buf has room. It returns the bytes now in buf and the error of the last
-// read.
-func (p *Process) gather(fd int, buf []byte, n int) (int, error) {
-	end := time.Now().Add(gatherWindow)
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for len(buf)-n >= minRead {
-		wait := min(time.Until(end), gatherGap)
-		if wait <= 0 {
-			break
-		}
-		// poll(2) counts in milliseconds: round up, never to zero.
-		ready, err := unix.Poll(fds, int((wait+time.Millisecond-1)/time.Millisecond))
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || ready == 0 {
-			break // nothing more in time; a poll error shows on the next read
-		}
-		m, err := p.pty.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 func (p *Process) removeRC() {
