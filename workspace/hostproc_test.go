@@ -13,7 +13,6 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -125,12 +124,6 @@ func allocated() uint64 {
 	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // hostProc is a host running in a process of its own.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -511,7 +510,9 @@ func TestDisposeKillsProcessGroup(t *testing.T) {
 	}
 	a.Must("disposeSession", &protocol.DisposeSessionParams{Channel: sess}, nil)
 	if !exits(t, pid, 10*time.Second) {
-		syscall.Kill(pid, syscall.SIGKILL)
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
 		t.Fatal("the agent's child survived the session")
 	}
 }

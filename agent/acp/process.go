@@ -98,6 +98,10 @@ func startProcess(cfg *Config, dir string, env []string, newClient func(*process
 		errR.Close()
 		return nil, fmt.Errorf("starting %s: %w", cfg.Command, err)
 	}
+	if err := joinGroup(cmd); err != nil {
+		// Stopping it ends the agent alone, not what it starts.
+		log.Warn("agent process group", "pid", cmd.Process.Pid, "err", err)
+	}
 	p := &process{
 		cmd:     cmd,
 		stdin:   inW,

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package acp
 
@@ -6,6 +6,9 @@ import "os/exec"
 
 // setProcessGroup does nothing where process groups do not exist.
 func setProcessGroup(*exec.Cmd) {}
+
+// joinGroup does nothing where process groups do not exist.
+func joinGroup(*exec.Cmd) error { return nil }
 
 // killGroup kills the agent process; processes it started are not
 // reached on this platform.

@@ -13,6 +13,10 @@ func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 }
 
+// joinGroup does nothing on Unix: the agent leads its group from the
+// start (setProcessGroup).
+func joinGroup(*exec.Cmd) error { return nil }
+
 // killGroup sends SIGTERM (or SIGKILL when hard) to the agent's process
 // group. The group outlives its leader, so this works after the agent has
 // exited too.

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -236,7 +235,7 @@ func runScenarios(t *testing.T, ac agentCase) {
 		if err := r.a.DisposeSession(t.Context(), &protocol.DisposeSessionParams{Channel: c.session}); err != nil {
 			t.Fatal(err)
 		}
-		for syscall.Kill(pid, 0) == nil {
+		for processExists(pid) {
 			if time.Since(start) > killTimeout+5*time.Second {
 				t.Fatalf("the agent (pid %d) still runs %v after its session was disposed", pid, time.Since(start))
 			}
@@ -250,7 +249,7 @@ func runScenarios(t *testing.T, ac agentCase) {
 		turn := c.send("about to die")
 		r.waitModel(t, "about to die")
 		pid := r.agentPID(t, c.session)
-		if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		if err := killProcessGroup(pid); err != nil {
 			t.Fatal(err)
 		}
 		end := c.end(turn)

@@ -18,7 +18,6 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -235,8 +234,8 @@ func startCodeServer(t *testing.T, node, entry, bridgeAddr, bridgeToken string) 
 	)
 	// code-server forks VS Code's server and extension hosts, which
 	// outlive it unless the whole process group is stopped.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	setGroup(cmd)
+	cmd.Cancel = func() error { return stopGroup(cmd, false) }
 	cmd.WaitDelay = 10 * time.Second
 	log := &syncbuf.Buffer{}
 	logf, err := os.Create(filepath.Join(t.ArtifactDir(), "code-server.log"))
@@ -257,7 +256,7 @@ func startCodeServer(t *testing.T, node, entry, bridgeAddr, bridgeToken string) 
 	t.Cleanup(func() {
 		cancel()
 		<-exited
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // what is left of the group
+		stopGroup(cmd, true) // what is left of the group
 		logf.Close()
 	})
 	cs := &codeServer{url: fmt.Sprintf("http://127.0.0.1:%d", port), folder: folder, log: log}

@@ -1,0 +1,17 @@
+//go:build unix
+
+package workspace_test
+
+import (
+	"syscall"
+	"time"
+)
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// processExists reports whether signal 0 reaches the process pid.
+func processExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
