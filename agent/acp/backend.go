@@ -19,6 +19,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/ahp-go/ahp/agent"
+	"github.com/ahp-go/ahp/internal/fileuri"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -475,15 +476,16 @@ func filePath(uri string) (string, error) {
 	if err != nil || u.Scheme != "file" || (u.Host != "" && u.Host != "localhost") {
 		return "", fmt.Errorf("working directory %q: want a file: URI on this machine", uri)
 	}
-	if !filepath.IsAbs(u.Path) {
+	p, abs := fileuri.FromURIPath(u.Path)
+	if !abs {
 		return "", fmt.Errorf("working directory %q is not absolute", uri)
 	}
-	return filepath.FromSlash(u.Path), nil
+	return p, nil
 }
 
 // fileURI returns the file: URI of an absolute path.
 func fileURI(path string) string {
-	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	return (&url.URL{Scheme: "file", Path: fileuri.URIPath(path)}).String()
 }
 
 // modelInfos maps ACP models to AHP model descriptions.

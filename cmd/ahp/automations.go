@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/internal/fileuri"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -186,7 +187,7 @@ func (a *app) createAutomation(ctx context.Context, sub *client.Subscription, o 
 		if err != nil {
 			return err
 		}
-		def.Session.WorkingDirectories = []string{(&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()}
+		def.Session.WorkingDirectories = []string{(&url.URL{Scheme: "file", Path: fileuri.URIPath(dir)}).String()}
 	}
 	id := o.id
 	if id == "" {

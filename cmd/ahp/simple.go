@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ahp-go/ahp/client"
+	"github.com/ahp-go/ahp/internal/fileuri"
 	"github.com/ahp-go/ahp/protocol"
 )
 
@@ -105,7 +106,7 @@ func runNew(ctx context.Context, a *app, _ []string, flags any) error {
 				return usagef("--cwd %s: not a directory", o.cwd)
 			}
 		}
-		dirURI = (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+		dirURI = (&url.URL{Scheme: "file", Path: fileuri.URIPath(dir)}).String()
 	}
 	c, err := a.connect(ctx)
 	if err != nil {

@@ -2,10 +2,7 @@
 
 package files
 
-import (
-	"path/filepath"
-	"strings"
-)
+import "strings"
 
 // within reports whether the absolute path p is dir or beneath it.
 func within(dir, p string) bool {
@@ -24,10 +21,3 @@ func splitPath(p string) []string {
 	}
 	return out
 }
-
-// fromURIPath is the file path of a file: URI's path, which PathOf has
-// checked to begin with "/"; on Unix, the path itself.
-func fromURIPath(p string) (string, bool) { return p, true }
-
-// uriPath is the path of the file: URI of the absolute path p.
-func uriPath(p string) string { return filepath.ToSlash(p) }

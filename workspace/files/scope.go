@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+
+	"github.com/ahp-go/ahp/internal/fileuri"
 )
 
 // Access is what a caller may do under a root.
@@ -84,7 +86,7 @@ func PathOf(uri string) (string, error) {
 	if u.Opaque != "" || !strings.HasPrefix(u.Path, "/") {
 		return "", newErr(Invalid, uri, "the path must be absolute")
 	}
-	p, ok := fromURIPath(u.Path)
+	p, ok := fileuri.FromURIPath(u.Path)
 	if !ok {
 		return "", newErr(Invalid, uri, "the path must be absolute")
 	}
@@ -101,5 +103,5 @@ func PathOf(uri string) (string, error) {
 
 // URIOf returns the file: URI of an absolute path.
 func URIOf(p string) string {
-	return (&url.URL{Scheme: "file", Path: uriPath(p)}).String()
+	return (&url.URL{Scheme: "file", Path: fileuri.URIPath(p)}).String()
 }
