@@ -95,6 +95,12 @@ func openChecked(root *os.Root, rel, path string, flag int, s *session, op strin
 	if err == nil {
 		err = servable(fst, path)
 	}
+	if err == nil {
+		// Where a FileInfo does not count links (Windows), the handle does.
+		if n, linked := fileinfo.LinkedFile(f, fst); linked {
+			err = refuse("%s has %d hard links; files with more than one are refused, since another name may be outside the working directory", path, n)
+		}
+	}
 	if err == nil && !os.SameFile(st, fst) {
 		err = refuse("%s changed while it was opened", path)
 	}

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -27,6 +28,9 @@ func TestKind(t *testing.T) {
 }
 
 func TestLinks(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a Windows FileInfo does not count links: TestLinkedFile covers Windows")
+	}
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a")
 	if err := os.WriteFile(a, nil, 0o600); err != nil {
@@ -51,6 +55,9 @@ func TestLinks(t *testing.T) {
 }
 
 func TestLinked(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a Windows FileInfo does not count links: TestLinkedFile covers Windows")
+	}
 	dir := t.TempDir()
 	a := filepath.Join(dir, "a")
 	if err := os.WriteFile(a, nil, 0o600); err != nil {
@@ -73,6 +80,36 @@ func TestLinked(t *testing.T) {
 	check("one name", a, 1, false)
 	// A directory with a subdirectory has several links but is not Linked.
 	check("directory", sub, 0, false)
+	if err := os.Link(a, filepath.Join(dir, "b")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	check("two names", a, 2, true)
+}
+
+// LinkedFile counts the names of an open file, on every platform.
+func TestLinkedFile(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a")
+	if err := os.WriteFile(a, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check := func(name, path string, wantN uint64, want bool) {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := LinkedFile(f, fi); n != wantN || ok != want {
+			t.Errorf("%s: LinkedFile = %d, %v; want %d, %v", name, n, ok, wantN, want)
+		}
+	}
+	check("one name", a, 1, false)
+	check("directory", dir, 0, false)
 	if err := os.Link(a, filepath.Join(dir, "b")); err != nil {
 		t.Skipf("no hard links here: %v", err)
 	}

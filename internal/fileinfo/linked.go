@@ -1,6 +1,9 @@
 package fileinfo
 
-import "io/fs"
+import (
+	"io/fs"
+	"os"
+)
 
 // Linked reports whether fi is a regular file with more than one hard
 // link, and how many it has. Such a file may have another name outside a
@@ -12,5 +15,15 @@ func Linked(fi fs.FileInfo) (links uint64, linked bool) {
 		return 0, false
 	}
 	n := Links(fi)
+	return n, n > 1
+}
+
+// LinkedFile is Linked for the open file f, whose FileInfo is fi. Where a
+// FileInfo does not count links (Windows), the open handle is asked.
+func LinkedFile(f *os.File, fi fs.FileInfo) (links uint64, linked bool) {
+	if !fi.Mode().IsRegular() {
+		return 0, false
+	}
+	n := fileLinks(f, fi)
 	return n, n > 1
 }

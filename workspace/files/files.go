@@ -301,9 +301,9 @@ func openRegular(t *target, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, 
 		}
 		return nil, nil, newErr(WrongType, t.uri, "not a regular file (%s)", fileinfo.Kind(fi.Mode()))
 	}
-	if err := single(t.uri, fi); err != nil {
+	if n, linked := fileinfo.LinkedFile(f, fi); linked {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, linkedErr(t.uri, n)
 	}
 	return f, fi, nil
 }
@@ -312,9 +312,13 @@ func openRegular(t *target, flag int, perm fs.FileMode) (*os.File, fs.FileInfo, 
 // its names may be outside the allowed directories.
 func single(uri string, fi fs.FileInfo) *Error {
 	if n, linked := fileinfo.Linked(fi); linked {
-		return newErr(Denied, uri, "the file has %d hard links; files with more than one are refused, since another name may be outside the allowed directories", n)
+		return linkedErr(uri, n)
 	}
 	return nil
+}
+
+func linkedErr(uri string, n uint64) *Error {
+	return newErr(Denied, uri, "the file has %d hard links; files with more than one are refused, since another name may be outside the allowed directories", n)
 }
 
 // contentType guesses a media type from the name, then from the first
