@@ -368,11 +368,11 @@ func (p *process) handshake(ctx context.Context, cfg *Config, clientInfo acpsdk.
 		ClientInfo:      &clientInfo,
 		ClientCapabilities: acpsdk.ClientCapabilities{
 			Fs:       acpsdk.FileSystemCapabilities{ReadTextFile: !cfg.DisableFileSystem, WriteTextFile: !cfg.DisableFileSystem},
-			Terminal: p.terminals,
+			Terminal: p.terminals && ptyTerminals,
 			// ahpd runs terminal logins for its clients (docs/agents.md):
 			// agents list those methods only to clients that say so.
-			Auth: acpsdk.AuthCapabilities{Terminal: true},
-			Meta: map[string]any{"terminal-auth": true},
+			Auth: acpsdk.AuthCapabilities{Terminal: ptyTerminals},
+			Meta: map[string]any{"terminal-auth": ptyTerminals},
 		},
 	})
 	if err != nil {
