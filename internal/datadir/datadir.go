@@ -118,7 +118,7 @@ func readToken(path string) (token string, fixed bool, err error) {
 	if !fi.Mode().IsRegular() {
 		return "", false, fmt.Errorf("token: %s is not a regular file", path)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if othersMayRead(fi) {
 		if err := f.Chmod(0o600); err != nil {
 			return "", false, fmt.Errorf("token: %s is readable by other users and cannot be made private: %w", path, err)
 		}

@@ -4,6 +4,7 @@ package datadir
 
 import (
 	"errors"
+	"io/fs"
 
 	"golang.org/x/sys/windows"
 )
@@ -20,3 +21,9 @@ func processExists(pid int) bool {
 	ev, err := windows.WaitForSingleObject(h, 0)
 	return err != nil || ev == uint32(windows.WAIT_TIMEOUT)
 }
+
+// othersMayRead is false: Windows has no mode bits for other users (a
+// FileInfo shows every writable file as 0666). Who may read the token file
+// is up to the access list of the directory it is in, which for the
+// default data directory, under %LocalAppData%, is its user alone.
+func othersMayRead(fs.FileInfo) bool { return false }

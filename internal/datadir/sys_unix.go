@@ -4,6 +4,7 @@ package datadir
 
 import (
 	"errors"
+	"io/fs"
 	"syscall"
 )
 
@@ -13,3 +14,6 @@ func processExists(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// othersMayRead reports whether the file's mode lets other users read it.
+func othersMayRead(fi fs.FileInfo) bool { return fi.Mode().Perm()&0o077 != 0 }
