@@ -22,8 +22,9 @@
 //	c, err := svc.Read(ctx, scope, "file:///home/me/project/go.mod", files.Range{})
 //
 // A Service is safe for concurrent use. Concurrent writes to one file are
-// serialised with an advisory lock on the file (flock), so appends never
-// clobber each other, within ahpd or with other processes that lock too.
+// serialised with a lock on the file (an advisory flock on Unix, a
+// mandatory LockFileEx lock on Windows), so appends never clobber each
+// other, within ahpd or with other processes that lock too.
 package files
 
 import (

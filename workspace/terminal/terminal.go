@@ -16,6 +16,10 @@
 // and the working directory with OSC 633 sequences, which the scanner turns
 // into events and strips from the output. Other shells run plain; their
 // OSC 133 sequences are understood when they send them.
+//
+// Terminals run on Unix systems. On Windows the PTY library has no
+// implementation (no ConPTY): Supported reports why, and Start fails with
+// that error.
 package terminal
 
 import (
