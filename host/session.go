@@ -244,7 +244,7 @@ func signInRequired(info protocol.AgentInfo) error {
 		return err
 	}
 	return &protocol.Error{Code: protocol.CodeAuthRequired, Data: data,
-		Message: fmt.Sprintf("createSession: agent %s needs sign-in first (authenticate with one of the resources in this error's data)", info.Provider)}
+		Message: fmt.Sprintf("createSession: agent %s needs sign-in first; its sign-in methods are the resources in this error's data", info.Provider)}
 }
 
 // createSession creates a session with its default chat, announces it, and
