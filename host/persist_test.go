@@ -597,8 +597,11 @@ func TestStalledStore(t *testing.T) {
 		t.Cleanup(release)
 		c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
 		// This title's echo, not an earlier title's: the clock must move only
-		// once the change is queued.
+		// once the change is queued. The echo is sent before the commit
+		// queues the change for the store, under the same lock, so the
+		// client may read it first: wait for the host to go idle.
 		c.WaitFor("title", hasTitle("queued while stalled"))
+		synctest.Wait()
 		clock.Advance(150 * time.Millisecond)
 		err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
 		if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {
