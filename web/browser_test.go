@@ -320,15 +320,16 @@ func TestBrowser(t *testing.T) {
 	chatURI := eval[string](b, `window.ahpApp.chatURI`)
 	b.shot("session")
 
-	// A prompt streams back, word by word, as markdown.
-	b.sendPrompt("/slow 8")
+	// A prompt streams back, word by word, as markdown. The reply takes
+	// 3 s, so that a busy machine still looks at it before it ends.
+	b.sendPrompt("/slow 60")
 	b.wait("the reply to stream in", `(document.querySelector('#active .stream')?.textContent || '').includes('word3')`)
 	partial := eval[string](b, `document.querySelector('#active .stream').textContent`)
-	if strings.Contains(partial, "word8") {
+	if strings.Contains(partial, "word60") {
 		t.Errorf("the reply was not streamed: the first look already had all of it: %q", partial)
 	}
 	b.shot("streaming")
-	b.wait("the reply to complete", lastTurn+`.includes('word8') && !document.querySelector('#active article')`)
+	b.wait("the reply to complete", lastTurn+`.includes('word60') && !document.querySelector('#active article')`)
 	b.sendPrompt("make this **bold**")
 	b.wait("markdown", `document.querySelector('#turns article:last-child .stream strong')?.textContent === 'bold'`)
 	model := eval[string](b, `document.querySelector('#turns article:last-child .user .model')?.textContent || ''`)
@@ -371,8 +372,10 @@ func TestBrowser(t *testing.T) {
 	}
 	o.state("the draft cleared", func(st *protocol.ChatState) bool { return st.Draft == nil })
 
-	// Queue a message behind a running turn, then cancel a turn.
-	b.sendPrompt("/slow 40")
+	// Queue a message behind a running turn, then cancel a turn. The turn
+	// would run for hours: it ends only by the cancel, however late that
+	// comes.
+	b.sendPrompt("/slow 100000")
 	b.wait("the turn to run", `!!document.querySelector('#active article')`)
 	b.run("queueing", chromedp.SendKeys(chromedp.ID("#prompt"), "queued after"), chromedp.Click(chromedp.ID("#queue")))
 	b.wait("the queued message", `(document.querySelector('#pending')?.textContent || '').includes('queued after')`)
