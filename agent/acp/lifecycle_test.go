@@ -2,6 +2,7 @@ package acp_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -218,23 +219,19 @@ func TestAuthMethods(t *testing.T) {
 			t.Errorf("description %q lacks %q", d, want)
 		}
 	}
+	// The host refuses its sessions until it is signed in: AuthRequired,
+	// with the resources to sign in with in the error's data.
 	th := startHost(t, b)
 	c := th.dial(t, "c")
 	sess := protocol.SessionURI("s1")
-	c.Must("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("auth"), WorkingDirectories: []string{"file://" + t.TempDir()}}, nil)
-	c.Subscribe(sess)
-	envs := c.WaitFor("creation failed", func(envs []protocol.ActionEnvelope) bool {
-		for _, e := range envs {
-			if _, ok := e.Action.(*protocol.SessionCreationFailedAction); ok {
-				return true
-			}
-		}
-		return false
-	})
-	for _, e := range envs {
-		if f, ok := e.Action.(*protocol.SessionCreationFailedAction); ok && !strings.Contains(f.Error.Message, `it offers "key", "sso"`) {
-			t.Errorf("creation failed with %q", f.Error.Message)
-		}
+	err = c.Call("createSession", &protocol.CreateSessionParams{Channel: sess, Provider: protocol.Ptr("auth"), WorkingDirectories: []string{"file://" + t.TempDir()}}, nil)
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeAuthRequired {
+		t.Fatalf("createSession on an agent that needs sign-in: %v, want AuthRequired", err)
+	}
+	var data protocol.AuthRequiredErrorData
+	if err := protocol.Unmarshal(pe.Data, &data); err != nil || len(data.Resources) == 0 {
+		t.Errorf("the refusal's data %s lists no resource to sign in with (%v)", pe.Data, err)
 	}
 }
 
