@@ -3,7 +3,7 @@
 // turns states into DOM. States are immutable, so a part of the page is
 // rebuilt only when the object it shows is a different object.
 
-import { Client, ROOT, newID, takeKept, leaveKept } from './client.js';
+import { Client, ROOT, newID, modern, takeKept, leaveKept } from './client.js';
 import { Status, isoLater } from './reducers.js';
 import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js';
 import { h, $, diffView } from './dom.js';
@@ -11,7 +11,7 @@ import { TerminalView, LoginTerminal } from './terminal.js';
 import { ChangesView } from './changes.js';
 import { AutomationsView } from './automations.js';
 import { Completer } from './complete.js';
-import { plainTitle, elapsedText, agentLabel, agentState, signInMethods, prettyInput, refText } from './text.js';
+import { plainTitle, elapsedText, agentLabel, agentState, signInMethods, prettyInput, refText, mcpServers, mcpToggle } from './text.js';
 
 
 /** text returns the plain text of a StringOrMarkdown value. */
@@ -619,7 +619,36 @@ class App {
     this.markRead();
     this.renderTitle();
     this.renderComposerOptions();
+    this.renderMCP(st);
     this.changes.update();
+  }
+
+  // renderMCP shows the session's MCP servers (ahpd's configured ones, and
+  // any a plugin brings), each with its transport, its state and a switch
+  // that turns it on or off for the session (session/customizationToggled;
+  // ahpd applies it from each chat's next prompt).
+  renderMCP(st) {
+    const servers = mcpServers(st.customizations);
+    $('#mcp').hidden = servers.length === 0;
+    $('#mcp-list').replaceChildren(...servers.map((m) => {
+      const box = h('input', { type: 'checkbox', 'aria-label': `${m.name} on` });
+      box.checked = m.enabled;
+      box.addEventListener('change', () => this.toggleMCP(m.id, box.checked));
+      const title = [m.transport, m.label, m.error].filter(Boolean).join(' · ');
+      return h('label', { class: 'mcp-server', 'data-id': m.id, 'data-state': m.state, title },
+        box, h('span', { class: 'name' }, m.name),
+        m.transport ? h('span', { class: 'transport' }, m.transport) : null,
+        h('span', { class: `tag ${m.state === 'ready' ? 'ready' : m.state === 'error' ? 'error' : m.state === 'starting' ? 'starting' : ''}` }, m.label));
+    }));
+  }
+
+  toggleMCP(id, on) {
+    const st = this.client.state(this.sessionURI);
+    let found = null;
+    const visit = (list) => { for (const c of list || []) { if (c.type === 'mcpServer' && c.id === id) found = c; visit(c.children); } };
+    visit(st && st.customizations);
+    if (!found) return;
+    this.client.dispatch(this.sessionURI, mcpToggle(found, on, modern(this.client.protocolVersion)));
   }
 
   archive() {
