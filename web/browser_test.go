@@ -60,7 +60,7 @@ func (p *proxy) serve() {
 			c.Close()
 			continue
 		}
-		up, err := net.Dial("tcp", p.target)
+		up, err := net.Dial("tcp", p.target) // under p.mu, as retarget writes it
 		if err != nil {
 			p.mu.Unlock()
 			c.Close()
@@ -93,6 +93,13 @@ func (p *proxy) drop() {
 	for c := range p.conns {
 		c.Close()
 	}
+}
+
+// retarget sends the connections made from now on to target.
+func (p *proxy) retarget(target string) {
+	p.mu.Lock()
+	p.target = target
+	p.mu.Unlock()
 }
 
 func (p *proxy) restore() {
@@ -182,6 +189,25 @@ func eval[T any](b *browser, js string) T {
 		b.t.Fatalf("evaluating %s: %v", js, err)
 	}
 	return v
+}
+
+// reloadWhileDown reloads the page while px refuses connections (the page
+// leaves its identity for the reload on the way out), lets connections
+// through again, and waits until the reloaded page is connected.
+func (b *browser) reloadWhileDown(px *proxy) {
+	b.t.Helper()
+	eval[bool](b, `(window.oldPage = true, setTimeout(() => location.reload(), 0), true)`)
+	// The new document is the cached shell (the service worker's) or the
+	// browser's error page; either way the old page has gone.
+	b.waitAcross("the reload", `!window.oldPage && document.readyState === 'complete'`)
+	px.restore()
+	served := eval[bool](b, `!!window.ahpApp`)
+	b.t.Logf("reloaded with the host out of reach: the page started from the cached shell: %v", served)
+	if !served {
+		// The error page stands at the page's address: load it again.
+		b.run("opening the page again", chromedp.Reload())
+	}
+	b.wait("the connection after the reload", `document.body.dataset.conn === 'connected'`)
 }
 
 // waitAcross is wait for a condition that holds only after a navigation:
@@ -441,18 +467,7 @@ func TestBrowser(t *testing.T) {
 	b.wait("the page to see the drop", `document.body.dataset.conn !== 'connected'`)
 	b.run("typing a draft offline", chromedp.SendKeys(chromedp.ID("#prompt"), "typed while offline"))
 	b.wait("the draft pending", `window.ahpApp.client.mirrors.get(window.ahpApp.chatURI)?.pending.length > 0`)
-	eval[bool](b, `(window.oldPage = true, setTimeout(() => location.reload(), 0), true)`)
-	// The new document is the cached shell (the service worker's) or the
-	// browser's error page; either way the old page has gone.
-	b.waitAcross("the reload", `!window.oldPage && document.readyState === 'complete'`)
-	px.restore()
-	served := eval[bool](b, `!!window.ahpApp`)
-	t.Logf("offline reload: the page started from the cached shell: %v", served)
-	if !served {
-		// The error page stands at the page's address: load it again.
-		b.run("opening the page again", chromedp.Reload())
-	}
-	b.wait("the connection after the offline reload", `document.body.dataset.conn === 'connected'`)
+	b.reloadWhileDown(px)
 	if got := eval[string](b, `window.ahpApp.client.clientId`); got != clientID {
 		t.Errorf("after a reload the page is client %q, want %q", got, clientID)
 	}
