@@ -80,3 +80,53 @@ func TestAuthenticate(t *testing.T) {
 		t.Errorf("the agent got %+v", ag.got)
 	}
 }
+
+// signInAgent is the echo agent needing sign-in until it is given a token:
+// its resource is marked required until then.
+type signInAgent struct {
+	agent.Backend
+	mu     sync.Mutex
+	signed bool
+}
+
+func (a *signInAgent) Info() protocol.AgentInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	info := a.Backend.Info()
+	info.ProtectedResources = []protocol.ProtectedResourceMetadata{
+		{Resource: guardedResource, Required: protocol.Ptr(!a.signed)},
+		{Resource: guardedResource + "/extra", Required: protocol.Ptr(false)},
+	}
+	return info
+}
+
+func (a *signInAgent) Authenticate(_ context.Context, req agent.AuthRequest) error {
+	a.mu.Lock()
+	a.signed = req.Token != ""
+	a.mu.Unlock()
+	return nil
+}
+
+// TestCreateSessionNeedsSignIn: a session on an agent that marks a
+// resource required is refused with AuthRequired, the error's data listing
+// the required resources; once the client has signed in, it is created.
+func TestCreateSessionNeedsSignIn(t *testing.T) {
+	th := startHost(t, &host.Options{Agents: []agent.Backend{&signInAgent{Backend: echo.New(nil)}}})
+	c := th.dial(t, "signin")
+	c.initializeAt("1.1.0")
+	uri := protocol.SessionURI("signin")
+	err := c.Call("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeAuthRequired {
+		t.Fatalf("createSession before sign-in: %v, want AuthRequired", err)
+	}
+	var data protocol.AuthRequiredErrorData
+	if err := protocol.Unmarshal(pe.Data, &data); err != nil {
+		t.Fatalf("the error's data %s: %v", pe.Data, err)
+	}
+	if len(data.Resources) != 1 || data.Resources[0].Resource != guardedResource {
+		t.Errorf("the error lists %+v, want the one required resource", data.Resources)
+	}
+	c.Must("authenticate", &protocol.AuthenticateParams{Resource: guardedResource, Token: "t"}, nil)
+	c.Must("createSession", &protocol.CreateSessionParams{Channel: uri}, nil)
+}

@@ -226,6 +226,27 @@ func (h *Host) dispatchServer(s *session, channel string, a protocol.StateAction
 	return nil
 }
 
+// signInRequired refuses a session on an agent that says it needs sign-in
+// (a protected resource marked required) with AuthRequired, its data
+// listing those resources, so that a client can sign in and try again.
+func signInRequired(info protocol.AgentInfo) error {
+	var need []protocol.ProtectedResourceMetadata
+	for _, r := range info.ProtectedResources {
+		if r.Required != nil && *r.Required {
+			need = append(need, r)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	data, err := protocol.Marshal(&protocol.AuthRequiredErrorData{Resources: need})
+	if err != nil {
+		return err
+	}
+	return &protocol.Error{Code: protocol.CodeAuthRequired, Data: data,
+		Message: fmt.Sprintf("createSession: agent %s needs sign-in first; its sign-in methods are the resources in this error's data", info.Provider)}
+}
+
 // createSession creates a session with its default chat, announces it, and
 // opens the agent in the background. It answers once the session is saved.
 func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParams) (*none, error) {
@@ -249,6 +270,9 @@ func (c *conn) createSession(ctx context.Context, p *protocol.CreateSessionParam
 		return nil, err
 	}
 	info := backend.Info()
+	if err := signInRequired(info); err != nil {
+		return nil, err
+	}
 	provider := info.Provider
 	dirs := p.WorkingDirectories
 	if len(dirs) > 1 && (info.Capabilities == nil || info.Capabilities.MultipleWorkingDirectories == nil) {

@@ -136,15 +136,21 @@ func validateMCPServers(agentName string, list []MCPServer) error {
 	return nil
 }
 
-// expander expands $VAR and ${VAR} from an environment list.
+// expander expands $VAR and ${VAR} from an environment list. The list is
+// read on the first expansion: most sessions have no server to expand.
 func expander(environ []string) func(string) string {
-	lookup := map[string]string{}
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			lookup[k] = v
+	var lookup map[string]string
+	return func(s string) string {
+		if lookup == nil {
+			lookup = make(map[string]string, len(environ))
+			for _, kv := range environ {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					lookup[k] = v
+				}
+			}
 		}
+		return os.Expand(s, func(name string) string { return lookup[name] })
 	}
-	return func(s string) string { return os.Expand(s, func(name string) string { return lookup[name] }) }
 }
 
 // acpServer returns the server as ACP's session/new takes it, its values

@@ -84,6 +84,9 @@ func TestLogin(t *testing.T) {
 		if strings.Join(kinds, " ") != "key:key login:login" {
 			t.Errorf("ahp --json agents: sign-in methods %v, want key:key login:login", kinds)
 		}
+		if r := h.cmd("", "new").run(t); r.code != exitAuth || !strings.Contains(r.stderr, "sign in with: ahp login keyed") {
+			t.Errorf("ahp new before sign-in: exit %d, stderr %q", r.code, r.stderr)
+		}
 		for _, tc := range []struct {
 			name, stdin string
 			args        []string
@@ -109,6 +112,9 @@ func TestLogin(t *testing.T) {
 		}
 		if r := h.cmd("", "agents").run(t); !strings.Contains(r.stdout, "state: ready") {
 			t.Errorf("after signing in: %q", r.stdout)
+		}
+		if r := h.cmd("", "new").run(t); r.code != exitOK {
+			t.Errorf("ahp new after sign-in: exit %d, stderr %q", r.code, r.stderr)
 		}
 	})
 	t.Run("terminal", func(t *testing.T) {

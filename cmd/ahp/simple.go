@@ -132,6 +132,9 @@ func runNew(ctx context.Context, a *app, _ []string, flags any) error {
 				return fmt.Errorf("%w; the host offers %s", err, known)
 			}
 		}
+		if errors.Is(err, client.ErrAuthRequired) && provider != "" {
+			return fmt.Errorf("%w; sign in with: ahp login %s", err, provider)
+		}
 		return err
 	}
 	sub, err := c.Subscribe(ctx, &protocol.SubscribeParams{Channel: uri})
