@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unsafe"
@@ -168,6 +169,31 @@ func (t Text) Suffix(n int) Text {
 	copy(h.blocks, blocks)
 	h.blocks[0] = h.blocks[0][cut:]
 	return Text{b: t.b, room: &textRoom{shared: t.room.counterOwner(), head: h}}
+}
+
+// Slice returns bytes i to j of t (0 <= i <= j <= t.Len()) as a new
+// string, copying only them: a look at part of a long text without
+// joining its blocks.
+func (t Text) Slice(i, j int) string {
+	if i < 0 || j < i || j > t.Len() {
+		panic("protocol: Text.Slice out of range")
+	}
+	var sb strings.Builder
+	sb.Grow(j - i)
+	pieces := [][]byte{t.b}
+	if h := t.head(); h != nil {
+		pieces = append(slices.Clip(h.blocks), t.b)
+	}
+	for _, p := range pieces {
+		if j <= 0 {
+			break
+		}
+		if i < len(p) {
+			sb.Write(p[max(i, 0):min(j, len(p))])
+		}
+		i, j = i-len(p), j-len(p)
+	}
+	return sb.String()
 }
 
 // Len returns the length in bytes.

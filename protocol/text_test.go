@@ -131,3 +131,36 @@ func TestTextBlocks(t *testing.T) {
 		t.Fatalf("JSON round trip: %v", err)
 	}
 }
+
+// TestTextSlice: Slice gives the bytes String would, across block edges,
+// in a text of one buffer, of blocks, and cut by Suffix.
+func TestTextSlice(t *testing.T) {
+	piece := strings.Repeat("0123456789abcdef", 64) // 1 KiB
+	var long Text
+	for range 2500 {
+		long = long.Append(piece)
+	}
+	for _, tc := range []struct {
+		name string
+		v    Text
+	}{
+		{"empty", Text{}},
+		{"one buffer", TextOf("hello, world")},
+		{"blocks", long},
+		{"suffix of blocks", long.Suffix(textBlock + 100)},
+		{"suffix in the tail", long.Suffix(100)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, n := tc.v.String(), tc.v.Len()
+			for _, r := range [][2]int{{0, 0}, {0, n}, {n, n}, {0, min(n, 5)}, {n / 3, n / 2}, {max(0, n-textBlock-3), min(n, n-textBlock+3+max(0, textBlock-n))}, {max(0, textBlock-2), min(n, textBlock+2)}} {
+				i, j := min(r[0], n), min(r[1], n)
+				if i > j {
+					i = j
+				}
+				if got := tc.v.Slice(i, j); got != s[i:j] {
+					t.Errorf("Slice(%d, %d): %d bytes, want %d", i, j, len(got), j-i)
+				}
+			}
+		})
+	}
+}

@@ -323,16 +323,26 @@ func partLen(p protocol.TerminalContentPart) int {
 // at a character and, when one is near, at a line), without copying them:
 // protocol.Text.Suffix.
 func cutPart(p protocol.TerminalContentPart, keep int) protocol.TerminalContentPart {
+	const nearLine = 4 << 10 // how far a line boundary may move the cut
 	cut := func(t protocol.Text) protocol.Text {
-		s := t.String()
-		s = s[len(s)-min(keep, len(s)):]
-		for len(s) > 0 && !utf8.RuneStart(s[0]) {
-			s = s[1:]
+		n := t.Len()
+		from := n - min(keep, n)
+		// Only the bytes just past the cut are looked at: joining a long
+		// text's blocks to cut it would copy all it keeps.
+		s := t.Slice(from, min(n, from+nearLine+2*utf8.UTFMax))
+		skip := 0
+		for skip < len(s) && !utf8.RuneStart(s[skip]) {
+			skip++
 		}
-		if i := strings.IndexByte(s, '\n'); i >= 0 && i < 4<<10 {
-			s = s[i+1:]
+		if skip == len(s) && from+skip < n {
+			// No character starts in the window (not text): no cut
+			// point is near, so keep from the first byte past it.
+			return t.Suffix(n - from - skip)
 		}
-		return t.Suffix(len(s))
+		if i := strings.IndexByte(s[skip:], '\n'); i >= 0 && i < nearLine {
+			skip += i + 1
+		}
+		return t.Suffix(n - from - skip)
 	}
 	switch p := p.(type) {
 	case *protocol.TerminalUnclassifiedPart:
