@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"testing/synctest"
 
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/workspace/files"
@@ -14,7 +15,15 @@ import (
 // TestCompletions: "@" words complete to the files and folders of the
 // session's working directories, with offsets in UTF-16 code units, a
 // resource attachment each, nothing git ignores, and at most 50 items.
+//
+// It runs in a synctest bubble: the search's deadline is on the bubble's
+// clock, which stands still while git lists the files, so a slow machine
+// cannot cut the search short.
 func TestCompletions(t *testing.T) {
+	synctest.Test(t, testCompletions)
+}
+
+func testCompletions(t *testing.T) {
 	root := t.TempDir()
 	for _, f := range []string{"main.go", "docs/日本語.md", "build/out.bin", "cmd/tool/main.go"} {
 		p := filepath.Join(root, f)
@@ -40,7 +49,7 @@ func TestCompletions(t *testing.T) {
 	if out, err := exec.Command("git", "init", "-q", root).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	th := startHost(t, nil)
+	th := startPipeHost(t, nil)
 	c := th.dial(t, "composer")
 	res := c.initializeAt("1.1.0")
 	if !slices.Equal(res.CompletionTriggerCharacters, []string{"@", "/"}) {
@@ -73,25 +82,27 @@ func TestCompletions(t *testing.T) {
 		{"after CJK", "看看 @日本", 6, "@docs/日本語.md", 3, 6, 3, 15},
 		{"emoji before, on a second line", "a😀b\n@tool", 10, "@cmd/tool", 5, 10, 0, 9},
 	}
+	// No subtests: a bubble's test may not call t.Run.
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			items := complete(tt.text, tt.offset)
-			if len(items) == 0 {
-				t.Fatal("no items")
-			}
-			it := items[0]
-			if it.InsertText != tt.first || *it.RangeStart != tt.start || *it.RangeEnd != tt.end {
-				t.Fatalf("first item %q [%d,%d), want %q [%d,%d)", it.InsertText, *it.RangeStart, *it.RangeEnd, tt.first, tt.start, tt.end)
-			}
-			att, ok := it.Attachment.(*protocol.MessageResourceAttachment)
-			if !ok {
-				t.Fatalf("attachment %T", it.Attachment)
-			}
-			want := files.URIOf(filepath.Join(root, filepath.FromSlash(tt.first[1:])))
-			if att.URI != want || att.Range == nil || att.Range.Start.Character != tt.attStart || att.Range.End.Character != tt.attEnd {
-				t.Errorf("attachment %s %+v, want %s [%d,%d)", att.URI, att.Range, want, tt.attStart, tt.attEnd)
-			}
-		})
+		items := complete(tt.text, tt.offset)
+		if len(items) == 0 {
+			t.Errorf("%s: no items", tt.name)
+			continue
+		}
+		it := items[0]
+		if it.InsertText != tt.first || *it.RangeStart != tt.start || *it.RangeEnd != tt.end {
+			t.Errorf("%s: first item %q [%d,%d), want %q [%d,%d)", tt.name, it.InsertText, *it.RangeStart, *it.RangeEnd, tt.first, tt.start, tt.end)
+			continue
+		}
+		att, ok := it.Attachment.(*protocol.MessageResourceAttachment)
+		if !ok {
+			t.Errorf("%s: attachment %T", tt.name, it.Attachment)
+			continue
+		}
+		want := files.URIOf(filepath.Join(root, filepath.FromSlash(tt.first[1:])))
+		if att.URI != want || att.Range == nil || att.Range.Start.Character != tt.attStart || att.Range.End.Character != tt.attEnd {
+			t.Errorf("%s: attachment %s %+v, want %s [%d,%d)", tt.name, att.URI, att.Range, want, tt.attStart, tt.attEnd)
+		}
 	}
 	dir := complete("@cmd", 4)
 	if att := dir[0].Attachment.(*protocol.MessageResourceAttachment); dir[0].InsertText != "@cmd" || att.DisplayKind == nil || *att.DisplayKind != "directory" {

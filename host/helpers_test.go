@@ -103,12 +103,13 @@ func (c *client) newSession(id string) (string, string) {
 }
 
 // hasTitle reports the echo of a session/titleChanged to title (not any
-// title change: a session's first title comes from the host).
+// title change: a session's first title comes from the host) that the
+// host accepted: a rejected one changed nothing.
 func hasTitle(title string) func([]protocol.ActionEnvelope) bool {
 	return func(envs []protocol.ActionEnvelope) bool {
 		return slices.ContainsFunc(envs, func(e protocol.ActionEnvelope) bool {
 			a, ok := e.Action.(*protocol.SessionTitleChangedAction)
-			return ok && a.Title == title
+			return ok && a.Title == title && e.RejectionReason == nil
 		})
 	}
 }

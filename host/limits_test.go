@@ -43,7 +43,9 @@ func pingFrame(size int) []byte {
 func TestMaxMessageBytes(t *testing.T) {
 	th := startHost(t, &host.Options{MaxMessageBytes: 8 << 20})
 	ws := rawDial(t, th.url)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A safety net, not a measure: with -race on a busy machine the 6 MiB
+	// round trip alone can take over 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := ws.Write(ctx, websocket.MessageText, pingFrame(6<<20)); err != nil {
 		t.Fatal(err)
@@ -54,8 +56,19 @@ func TestMaxMessageBytes(t *testing.T) {
 
 	small := startHost(t, &host.Options{MaxMessageBytes: 1 << 20})
 	ws = rawDial(t, small.url)
-	ws.Write(ctx, websocket.MessageText, pingFrame(2<<20))
+	// The host stops reading at the frame's header, so the frame does not
+	// fit in the socket's buffers and its write blocks: read meanwhile, as
+	// a browser does. A client that reads only once its write returned
+	// may never see the close frame: the host drops the connection when
+	// its closing handshake goes unanswered for a second, and the failed
+	// write then closes the client's side.
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		ws.Write(ctx, websocket.MessageText, pingFrame(2<<20)) // fails once the host drops the connection
+	}()
 	_, _, err := ws.Read(ctx)
+	<-written
 	if status := websocket.CloseStatus(err); status != websocket.StatusMessageTooBig {
 		t.Fatalf("a 2 MiB frame over a 1 MiB limit: %v (status %v), want status 1009", err, status)
 	}

@@ -44,6 +44,31 @@ func eachStore(t *testing.T, f func(t *testing.T, st store.Store)) {
 	})
 }
 
+// eachStoreInBubble is eachStore with each store's test in a synctest
+// bubble, the store opened inside it: the clients' and the host's
+// timeouts follow the bubble's clock, which stands still while anything
+// in the bubble is running, so a slow machine cannot make them expire.
+// The host must be served over pipes (startPipeHost).
+func eachStoreInBubble(t *testing.T, f func(t *testing.T, st store.Store)) {
+	t.Run("memory", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			st := store.NewMemory()
+			t.Cleanup(func() { st.Close() })
+			f(t, st)
+		})
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			st, err := sqlite.Open(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			f(t, st)
+		})
+	})
+}
+
 // spyStore counts what is read from a store and can be told to fail
 // writes, as a full disk would.
 type spyStore struct {
@@ -337,8 +362,12 @@ func TestReconnectAcrossRestart(t *testing.T) {
 // view.turns: only a window is read, fetchTurns pages the rest from the
 // store, and a subscribe without a view still gets every turn.
 func TestLongHistoryIsPaged(t *testing.T) {
-	eachStore(t, func(t *testing.T, st store.Store) {
-		th, c, uri, chat := chatOnStore(t, st, "long")
+	eachStoreInBubble(t, func(t *testing.T, st store.Store) {
+		th := startPipeHost(t, &host.Options{Store: st})
+		c := th.dial(t, "a")
+		c.initialize()
+		uri, chat := c.newSession("long")
+		c.Subscribe(chat)
 		startTurn(c, chat, "h00000", "the first turn")
 		c.WaitFor("turn", endedOn(chat))
 		th.h.Close()
@@ -368,7 +397,7 @@ func TestLongHistoryIsPaged(t *testing.T) {
 		}
 
 		spy := &spyStore{Store: st}
-		th2 := startHost(t, &host.Options{Store: spy, RecentTurns: 100})
+		th2 := startPipeHost(t, &host.Options{Store: spy, RecentTurns: 100})
 		c2 := th2.dial(t, "b")
 		c2.initialize()
 		var sub protocol.SubscribeResult
@@ -514,12 +543,17 @@ func TestStoreFailure(t *testing.T) {
 	c.initialize()
 	uri, _ := c.newSession("ok")
 	c.Subscribe(uri)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// The session's start is saved first: a write of it still pending
+	// would fail first, and the host would then reject the title.
+	if err := th.h.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	spy.failing.Store(true)
 	c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "while failing"})
 	c.WaitFor("title", hasTitle("while failing"))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	err := th.h.Sync(ctx)
 	if err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("Sync while the store fails: %v", err)
@@ -597,8 +631,11 @@ func TestStalledStore(t *testing.T) {
 		t.Cleanup(release)
 		c.Dispatch(uri, &protocol.SessionTitleChangedAction{Title: "queued while stalled"})
 		// This title's echo, not an earlier title's: the clock must move only
-		// once the change is queued.
+		// once the change is queued. The echo is sent before the commit
+		// queues the change for the store, under the same lock, so the
+		// client may read it first: wait for the host to go idle.
 		c.WaitFor("title", hasTitle("queued while stalled"))
+		synctest.Wait()
 		clock.Advance(150 * time.Millisecond)
 		err := c.Call("createSession", &protocol.CreateSessionParams{Channel: protocol.SessionURI("refused")}, nil)
 		if err == nil || !strings.Contains(err.Error(), "has not saved changes for") {

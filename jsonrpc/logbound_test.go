@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/ahp-go/ahp/internal/syncbuf"
 	"github.com/ahp-go/ahp/jsonrpc"
@@ -14,7 +15,16 @@ import (
 // 1 MiB id, then 20 notifications whose handler fails: every request
 // still gets its error reply, but the log stays small (the values are
 // clipped and repeats thinned out).
+//
+// Repeats are thinned out by time: the test runs in a synctest bubble
+// over in-memory pipes, so the 40 messages come within one instant of the
+// bubble's clock however slowly a busy machine runs them, as they do
+// within a second on an idle one.
 func TestInvalidMessagesLogBounded(t *testing.T) {
+	synctest.Test(t, testInvalidMessagesLogBounded)
+}
+
+func testInvalidMessagesLogBounded(t *testing.T) {
 	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
 	_, p := transports[0].withPeer(t, newService(), &jsonrpc.ConnOptions{Logger: log, MaxMessageSize: 4 << 20})

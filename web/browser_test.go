@@ -60,7 +60,7 @@ func (p *proxy) serve() {
 			c.Close()
 			continue
 		}
-		up, err := net.Dial("tcp", p.target)
+		up, err := net.Dial("tcp", p.target) // under p.mu, as retarget writes it
 		if err != nil {
 			p.mu.Unlock()
 			c.Close()
@@ -93,6 +93,13 @@ func (p *proxy) drop() {
 	for c := range p.conns {
 		c.Close()
 	}
+}
+
+// retarget sends the connections made from now on to target.
+func (p *proxy) retarget(target string) {
+	p.mu.Lock()
+	p.target = target
+	p.mu.Unlock()
 }
 
 func (p *proxy) restore() {
@@ -182,6 +189,46 @@ func eval[T any](b *browser, js string) T {
 		b.t.Fatalf("evaluating %s: %v", js, err)
 	}
 	return v
+}
+
+// reloadWhileDown reloads the page while px refuses connections (the page
+// leaves its identity for the reload on the way out), lets connections
+// through again, and waits until the reloaded page is connected.
+func (b *browser) reloadWhileDown(px *proxy) {
+	b.t.Helper()
+	eval[bool](b, `(window.oldPage = true, setTimeout(() => location.reload(), 0), true)`)
+	// The new document is the cached shell (the service worker's) or the
+	// browser's error page; either way the old page has gone.
+	b.waitAcross("the reload", `!window.oldPage && document.readyState === 'complete'`)
+	px.restore()
+	served := eval[bool](b, `!!window.ahpApp`)
+	b.t.Logf("reloaded with the host out of reach: the page started from the cached shell: %v", served)
+	if !served {
+		// The error page stands at the page's address: load it again.
+		b.run("opening the page again", chromedp.Reload())
+	}
+	b.wait("the connection after the reload", `document.body.dataset.conn === 'connected'`)
+}
+
+// waitAcross is wait for a condition that holds only after a navigation:
+// it evaluates the condition again until it holds, through the moments
+// when the old document has gone and the new one has no context yet.
+func (b *browser) waitAcross(what, cond string) {
+	b.t.Helper()
+	deadline := time.Now().Add(45 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](cond))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.shot("failed-" + strings.ReplaceAll(what, " ", "-"))
+			b.t.Fatalf("waiting for %s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // shot saves a screenshot of the page as a numbered test artifact.
@@ -320,15 +367,16 @@ func TestBrowser(t *testing.T) {
 	chatURI := eval[string](b, `window.ahpApp.chatURI`)
 	b.shot("session")
 
-	// A prompt streams back, word by word, as markdown.
-	b.sendPrompt("/slow 8")
+	// A prompt streams back, word by word, as markdown. The reply takes
+	// 3 s, so that a busy machine still looks at it before it ends.
+	b.sendPrompt("/slow 60")
 	b.wait("the reply to stream in", `(document.querySelector('#active .stream')?.textContent || '').includes('word3')`)
 	partial := eval[string](b, `document.querySelector('#active .stream').textContent`)
-	if strings.Contains(partial, "word8") {
+	if strings.Contains(partial, "word60") {
 		t.Errorf("the reply was not streamed: the first look already had all of it: %q", partial)
 	}
 	b.shot("streaming")
-	b.wait("the reply to complete", lastTurn+`.includes('word8') && !document.querySelector('#active article')`)
+	b.wait("the reply to complete", lastTurn+`.includes('word60') && !document.querySelector('#active article')`)
 	b.sendPrompt("make this **bold**")
 	b.wait("markdown", `document.querySelector('#turns article:last-child .stream strong')?.textContent === 'bold'`)
 	model := eval[string](b, `document.querySelector('#turns article:last-child .user .model')?.textContent || ''`)
@@ -371,8 +419,10 @@ func TestBrowser(t *testing.T) {
 	}
 	o.state("the draft cleared", func(st *protocol.ChatState) bool { return st.Draft == nil })
 
-	// Queue a message behind a running turn, then cancel a turn.
-	b.sendPrompt("/slow 40")
+	// Queue a message behind a running turn, then cancel a turn. The turn
+	// would run for hours: it ends only by the cancel, however late that
+	// comes.
+	b.sendPrompt("/slow 100000")
 	b.wait("the turn to run", `!!document.querySelector('#active article')`)
 	b.run("queueing", chromedp.SendKeys(chromedp.ID("#prompt"), "queued after"), chromedp.Click(chromedp.ID("#queue")))
 	b.wait("the queued message", `(document.querySelector('#pending')?.textContent || '').includes('queued after')`)
@@ -411,6 +461,28 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("after reload the turns are %v, want %v", after, before)
 	}
 	b.shot("reloaded")
+
+	// A draft typed while the host is out of reach, then a reload: the
+	// reloaded page goes on as the same client, resumes with reconnect
+	// once the host is back, and sends the draft the host never saw.
+	clientID := eval[string](b, `window.ahpApp.client.clientId`)
+	px.drop()
+	b.wait("the page to see the drop", `document.body.dataset.conn !== 'connected'`)
+	b.run("typing a draft offline", chromedp.SendKeys(chromedp.ID("#prompt"), "typed while offline"))
+	b.wait("the draft pending", `window.ahpApp.client.mirrors.get(window.ahpApp.chatURI)?.pending.length > 0`)
+	b.reloadWhileDown(px)
+	if got := eval[string](b, `window.ahpApp.client.clientId`); got != clientID {
+		t.Errorf("after a reload the page is client %q, want %q", got, clientID)
+	}
+	resumed = eval[map[string]any](b, `window.ahpApp.client.lastResume || {}`)
+	t.Logf("resumed after the reload: %v", resumed)
+	if resumed["reloaded"] != true || resumed["replayed"] != true {
+		t.Errorf("the reloaded page did not resume with a replay: %v", resumed)
+	}
+	o.state("the draft typed offline", func(st *protocol.ChatState) bool { return st.Draft != nil && st.Draft.Text == "typed while offline" })
+	b.wait("the draft in the composer", `document.querySelector('#prompt').value === 'typed while offline'`)
+	eval[bool](b, `(document.querySelector('#prompt').value = '', window.ahpApp.draftChanged(), window.ahpApp.flushDraft(), true)`)
+	o.state("the draft cleared", func(st *protocol.ChatState) bool { return st.Draft == nil })
 
 	// A second chat in the same session.
 	b.run("adding a chat", chromedp.Click(chromedp.ID("#new-chat")))

@@ -96,6 +96,9 @@ func jsString(s string) string {
 // outputLine matches a line of output that reads "hi".
 var outputLine = regexp.MustCompile(`[\r\n]hi\r\n`)
 
+// againLine matches the line of output typed after a reload.
+var againLine = regexp.MustCompile(`[\r\n]again-15\r\n`)
+
 // terminalState waits until a subscribed terminal satisfies ok.
 func terminalState(t *testing.T, sub *client.Subscription, what string, ok func(*protocol.TerminalState) bool) *protocol.TerminalState {
 	t.Helper()
@@ -181,17 +184,42 @@ func TestBrowserTerminal(t *testing.T) {
 		t.Errorf("the page keeps %d characters of output, want between 512 KiB and 1.25 MiB", kept)
 	}
 
-	// A reload shows the output the host retained.
+	// A reload shows the output the host retained, and the page is still
+	// the client that claimed the terminal: it resumed with reconnect, the
+	// terminal is still its own, and what it types runs in the shell.
+	clientID := eval[string](b, `window.ahpApp.client.clientId`)
 	b.run("reloading", chromedp.Reload())
 	b.wait("the connection after reload", `document.body.dataset.conn === 'connected' && !!window.ahpApp.sessionURI`)
+	if got := eval[string](b, `window.ahpApp.client.clientId`); got != clientID {
+		t.Errorf("after a reload the page is client %q, want %q", got, clientID)
+	}
+	resumed := eval[map[string]any](b, `window.ahpApp.client.lastResume || {}`)
+	if resumed["reloaded"] != true {
+		t.Errorf("the reloaded page did not resume with reconnect: %v", resumed)
+	}
+	t.Logf("the reloaded page resumed: %v", resumed)
 	b.run("opening the terminals", chromedp.Click(chromedp.ID("#term-tab")))
 	b.wait("the terminal in the list", `document.querySelectorAll('#term-list .tab').length === 1`)
 	b.run("choosing it", chromedp.Click(chromedp.CSS("#term-list .tab")))
 	b.wait("the retained output", terminalLine("300000"))
-	if got := eval[string](b, `document.querySelector('#term-claim').textContent`); !strings.HasPrefix(got, "held by client ") {
-		t.Errorf("after a reload the claim reads %q, want the earlier page's client", got)
+	if got := eval[string](b, `document.querySelector('#term-claim').textContent`); got != "held by this page" {
+		t.Errorf("after a reload the claim reads %q, want %q", got, "held by this page")
 	}
+	b.run("typing after the reload", typeKeys("#term-screen .xterm-helper-textarea", "echo again-$((3*5))\r"))
+	b.wait("the output after the reload", terminalLine("again-15"))
+	terminalState(t, sub, "the output after the reload", func(st *protocol.TerminalState) bool {
+		return againLine.MatchString(reducer.TerminalOutput(st))
+	})
 	b.shot("terminal-reloaded")
+
+	// Another tab of the same page is a client of its own, although a
+	// window a page opens starts with a copy of the page's sessionStorage.
+	eval[bool](b, `(window.second = window.open(location.href), true)`)
+	b.wait("the second tab's connection", `!!window.second && window.second.document.body?.dataset.conn === 'connected'`)
+	if other := eval[string](b, `window.second.ahpApp.client.clientId`); other == clientID || other == "" {
+		t.Errorf("the second tab is client %q, the first %q: want two clients", other, clientID)
+	}
+	eval[bool](b, `(window.second.close(), true)`)
 
 	// The shell exits: the page shows it and stops taking input.
 	b.run("exiting", typeKeys("#term-screen .xterm-helper-textarea", "exit 3\r"))

@@ -45,6 +45,8 @@ func TestReducerFixtures(t *testing.T) {
 		{filepath.Join("static", "js", "text_test.mjs")},
 		// The composer's completion triggers and attachment ranges.
 		{filepath.Join("static", "js", "complete_test.mjs")},
+		// What the page keeps for its reload.
+		{filepath.Join("static", "js", "client_test.mjs")},
 		// The automation reducers and the automations view's texts.
 		{filepath.Join("static", "js", "automations_test.mjs")},
 	} {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/ahp-go/ahp/agent"
 	"github.com/ahp-go/ahp/agent/acp"
@@ -57,6 +60,29 @@ func TestLogin(t *testing.T) {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("ahp agents: %q lacks %q", r.stdout, want)
 			}
+		}
+		// The JSON line has the documented shape: name, title,
+		// description, state, sign-in methods, models.
+		j := h.cmd("", "--json", "agents").run(t)
+		var got []map[string]any
+		for line := range strings.Lines(j.stdout) {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(line), &v); err != nil {
+				t.Fatalf("ahp --json agents printed %q: %v", line, err)
+			}
+			got = append(got, v)
+		}
+		if len(got) != 1 || got[0]["name"] != "keyed" || got[0]["state"] != "needs sign-in" {
+			t.Fatalf("ahp --json agents: %q", j.stdout)
+		}
+		methods, _ := got[0]["signIn"].([]any)
+		var kinds []string
+		for _, m := range methods {
+			m, _ := m.(map[string]any)
+			kinds = append(kinds, fmt.Sprint(m["id"], ":", m["kind"]))
+		}
+		if strings.Join(kinds, " ") != "key:key login:login" {
+			t.Errorf("ahp --json agents: sign-in methods %v, want key:key login:login", kinds)
 		}
 		if r := h.cmd("", "new").run(t); r.code != exitAuth || !strings.Contains(r.stderr, "sign in with: ahp login keyed") {
 			t.Errorf("ahp new before sign-in: exit %d, stderr %q", r.code, r.stderr)

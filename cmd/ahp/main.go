@@ -14,6 +14,7 @@
 //	ahp rename SESSION TITLE          set a session's title
 //	ahp archive [--undo] SESSION      archive a session, or bring it back
 //	ahp rm SESSION                    remove a session
+//	ahp mcp [on|off] SESSION [NAME]   a session's MCP servers; turn one on/off
 //	ahp agents                        list agents, models, modes, sign-in
 //	ahp automations [list|show|create|enable|disable|run|runs|rm]
 //	                                  automations and their runs
@@ -167,6 +168,7 @@ func init() {
 		{name: "rename", args: "SESSION TITLE", help: "set a session's title", nargs: exactly(2), run: runRename},
 		{name: "archive", args: "[--undo] SESSION", help: "archive a session (--undo brings it back)", nargs: exactly(1), flags: archiveFlags, run: runArchive},
 		{name: "rm", args: "SESSION", help: "remove a session", nargs: exactly(1), run: runRemove},
+		{name: "mcp", args: "SESSION | on SESSION NAME | off SESSION NAME", help: "list a session's MCP servers and their state, or turn one on or off", nargs: between(1, 3), run: runMCP},
 		{name: "agents", help: "list the host's agents: state, sign-in methods, models, modes", nargs: exactly(0), run: runAgents},
 		{name: "automations", args: "[list | show A | create [--cron C --tz Z --provider P --cwd D --disabled] TITLE PROMPT | enable A | disable A | run [--wait] A | runs A | rm A]", help: "list, create, switch and run automations", nargs: between(0, 3), flags: automationFlags, run: runAutomations},
 		{name: "login", args: "[--key-stdin | --method M] AGENT", help: "sign an agent in: a key (typed without echo, or --key-stdin) or its login in a terminal", nargs: exactly(1), flags: loginFlags, run: runLogin},

@@ -23,7 +23,7 @@ func runAgents(ctx context.Context, a *app, _ []string, _ any) error {
 	}
 	if a.g.json {
 		for _, ag := range root.Agents {
-			if err := a.printJSON(ag); err != nil {
+			if err := a.printJSON(agentJSONOf(ag)); err != nil {
 				return err
 			}
 		}
@@ -65,6 +65,60 @@ func runAgents(ctx context.Context, a *app, _ []string, _ any) error {
 		}
 	}
 	return nil
+}
+
+// agentJSON is one line of `ahp agents --json`: the shape docs/cli.md
+// documents, kept stable whatever the wire's AgentInfo grows. Every member
+// is always present; lists are empty rather than null.
+type agentJSON struct {
+	// Name is the agent's provider: what `ahp new --provider` and
+	// `ahp login` take.
+	Name string `json:"name"`
+	// Title is the name to show, the provider when the agent has none.
+	Title       string `json:"title"`
+	Description string `json:"description"`
+	// State is "ready", "needs sign-in" or "failed", as in `ahp login`.
+	State  string             `json:"state"`
+	SignIn []signInMethodJSON `json:"signIn"`
+	Models []agentModelJSON   `json:"models"`
+}
+
+type signInMethodJSON struct {
+	// ID is what `ahp login --method` takes.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Kind is "key" (a key sent with `ahp login --key-stdin`) or "login"
+	// (the agent's own login, run in a terminal on the host).
+	Kind string `json:"kind"`
+	// Resource is the protected resource the method signs in to.
+	Resource string `json:"resource"`
+}
+
+type agentModelJSON struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// agentJSONOf is an agent's line of `ahp agents --json`.
+func agentJSONOf(ag protocol.AgentInfo) agentJSON {
+	out := agentJSON{
+		Name: ag.Provider, Title: ag.DisplayName, Description: ag.Description, State: agentState(ag),
+		SignIn: []signInMethodJSON{}, Models: []agentModelJSON{},
+	}
+	if out.Title == "" {
+		out.Title = ag.Provider
+	}
+	for _, m := range signInMethods(ag) {
+		kind := "key"
+		if m.login {
+			kind = "login"
+		}
+		out.SignIn = append(out.SignIn, signInMethodJSON{ID: m.id, Name: m.name, Kind: kind, Resource: m.resource})
+	}
+	for _, m := range ag.Models {
+		out.Models = append(out.Models, agentModelJSON{ID: m.ID, Name: m.Name})
+	}
+	return out
 }
 
 // sessionAction subscribes to a session, dispatches an action to it and

@@ -131,9 +131,11 @@ func TestRunPrintsURLAndServes(t *testing.T) {
 // names and those given with --allow-host: a page rebinding its own name
 // to 127.0.0.1 is refused with 403.
 func TestHostNames(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	dial := func(url, host string) int {
+		// Each dial has its own safety net, apart from the time ahpd
+		// takes to start, which a busy machine stretches to seconds.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
 		ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{Host: host, HTTPClient: &http.Client{Transport: &http.Transport{}}, HTTPHeader: http.Header{"Origin": {"http://" + host}}})
 		if err == nil {
 			ws.CloseNow()

@@ -7,7 +7,8 @@
 // Listing a directory is bounded in time by the caller's context and in
 // size by MaxEntries. In a git work tree the files come from
 // git ls-files (tracked and untracked, without what git ignores);
-// elsewhere from a walk that skips dot-directories and node_modules.
+// elsewhere from a walk that skips dot-directories and node_modules, and
+// git is not started.
 package completion
 
 import (
@@ -45,12 +46,35 @@ func (e Entry) Path() string { return filepath.Join(e.Root, filepath.FromSlash(e
 // List returns the files and folders under root, at most max of them. It
 // stops early, returning what it has, when ctx is done.
 func List(ctx context.Context, root string, max int) ([]Entry, error) {
-	if entries, err := gitList(ctx, root, max); err == nil {
-		return entries, nil
-	} else if ctx.Err() != nil {
-		return entries, nil
+	if mayBeGitWorkTree(root) {
+		if entries, err := gitList(ctx, root, max); err == nil {
+			return entries, nil
+		} else if ctx.Err() != nil {
+			return entries, nil
+		}
 	}
 	return walk(ctx, root, max)
+}
+
+// mayBeGitWorkTree reports whether git could find a repository for root:
+// root or a folder above it holds a ".git" (a folder, or the file of a
+// linked work tree or submodule), or GIT_DIR names one. Elsewhere git is
+// not started at all: starting it takes a good part of a search's time on
+// a busy machine, only for git to say there is no repository.
+func mayBeGitWorkTree(root string) bool {
+	if os.Getenv("GIT_DIR") != "" {
+		return true
+	}
+	for dir := filepath.Clean(root); ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // gitList lists the work tree's tracked and untracked files that git does

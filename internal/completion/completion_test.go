@@ -176,3 +176,57 @@ func TestBounds(t *testing.T) {
 		t.Errorf("a done context still found %d", len(got))
 	}
 }
+
+// TestGitOnlyInWorkTrees: git is started only for a folder in a git work
+// tree (or what looks like one: a ".git" in it or above it); any other
+// folder is walked without starting a process.
+func TestGitOnlyInWorkTrees(t *testing.T) {
+	// A git on PATH that records each start and fails, as git does
+	// outside a repository.
+	bin, starts := t.TempDir(), filepath.Join(t.TempDir(), "starts")
+	script := "#!/bin/sh\necho started >> '" + starts + "'\nexit 128\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	t.Setenv("GIT_DIR", "")
+
+	repo, linked := t.TempDir(), t.TempDir()
+	write(t, repo, ".git/HEAD", "src/a.go")
+	write(t, linked, "b.go")
+	if err := os.WriteFile(filepath.Join(linked, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plain := t.TempDir()
+	write(t, plain, "c.go")
+	tests := []struct {
+		name string
+		root string
+		git  bool
+		want []string
+	}{
+		{"a folder outside any work tree", plain, false, []string{"c.go"}},
+		{"a work tree", repo, true, []string{"src", "src/a.go"}},
+		{"a folder inside a work tree", filepath.Join(repo, "src"), true, []string{"a.go"}},
+		{"a linked work tree (.git is a file)", linked, true, []string{"b.go"}},
+	}
+	for _, tt := range tests {
+		os.Remove(starts)
+		entries, err := List(t.Context(), tt.root, 100)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var got []string
+		for _, e := range entries {
+			got = append(got, e.Rel)
+		}
+		// The fake git fails, so every folder ends up walked.
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: listed %v, want %v", tt.name, got, tt.want)
+		}
+		_, err = os.Stat(starts)
+		if started := err == nil; started != tt.git {
+			t.Errorf("%s: git started %v, want %v", tt.name, started, tt.git)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -153,6 +154,12 @@ func TestSingleFile(t *testing.T) {
 	}
 }
 
+// TestBatchesAreBoundedAndCoalesced: real files, each written twice, come
+// as one "added" each, in batches of at most MaxBatch where a path appears
+// once. Batches are cut by a ticker, which may fall between a file's two
+// writes (the busier the machine, the likelier): the "updated" of the
+// second write then comes in a later batch. How changes fold within a
+// batch is TestCoalescing's.
 func TestBatchesAreBoundedAndCoalesced(t *testing.T) {
 	root := t.TempDir()
 	s := newSink()
@@ -164,7 +171,7 @@ func TestBatchesAreBoundedAndCoalesced(t *testing.T) {
 	for i := range 25 {
 		p := filepath.Join(root, fmt.Sprintf("f%02d", i))
 		write(t, p, "a")
-		write(t, p, "b") // added then updated: one "added"
+		write(t, p, "b") // added then updated: "added", then at most an "updated"
 	}
 	var want []string
 	for i := range 25 {
@@ -173,15 +180,78 @@ func TestBatchesAreBoundedAndCoalesced(t *testing.T) {
 	s.waitFor(t, root, want...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, b := range s.batches {
+	first := map[string]int{} // path -> the batch of its first change
+	for i, b := range s.batches {
 		if len(b) > 10 {
 			t.Fatalf("a batch of %d, over MaxBatch", len(b))
 		}
-		n += len(b)
+		inBatch := map[string]bool{}
+		for _, c := range b {
+			name := filepath.Base(c.Path)
+			if inBatch[name] {
+				t.Errorf("batch %d has %s twice: %v", i, name, b)
+			}
+			inBatch[name] = true
+			if _, seen := first[name]; !seen {
+				first[name] = i
+				if c.Type != Added {
+					t.Errorf("%s first came as %s, want added", name, c.Type)
+				}
+			} else if c.Type != Updated {
+				t.Errorf("%s came again as %s in batch %d, want updated", name, c.Type, i)
+			}
+		}
 	}
-	if n != 25 {
-		t.Fatalf("%d changes, want 25 coalesced", n)
+	if len(first) != 25 {
+		t.Errorf("%d files seen, want 25", len(first))
+	}
+}
+
+// TestCoalescing: the changes to a path pending in one batch fold into
+// one; a flush delivers the pending paths in the order they first
+// changed, cut into batches of at most MaxBatch.
+func TestCoalescing(t *testing.T) {
+	tests := []struct {
+		name    string
+		changes []ChangeType
+		want    ChangeType // none when the path is gone from the batch
+	}{
+		{"added then updated", []ChangeType{Added, Updated}, Added},
+		{"added, updated twice", []ChangeType{Added, Updated, Updated}, Added},
+		{"added then deleted", []ChangeType{Added, Deleted}, Deleted},
+		{"deleted then added", []ChangeType{Deleted, Added}, Updated},
+		{"updated then deleted", []ChangeType{Updated, Deleted}, Deleted},
+		{"updated twice", []ChangeType{Updated, Updated}, Updated},
+	}
+	root := t.TempDir()
+	for _, tt := range tests {
+		s := newSink()
+		w := &Watch{opts: Options{Root: root, MaxBatch: 10}, deliver: s.deliver, pending: map[string]ChangeType{}}
+		for _, c := range tt.changes {
+			w.note(filepath.Join(root, "f"), c)
+		}
+		w.flush()
+		if got := s.seen(root); len(got) != 1 || got[0] != tt.want.String()+" f" {
+			t.Errorf("%s: %v, want [%s f]", tt.name, got, tt.want)
+		}
+	}
+
+	s := newSink()
+	w := &Watch{opts: Options{Root: root, MaxBatch: 10}, deliver: s.deliver, pending: map[string]ChangeType{}}
+	var want []string
+	for i := range 25 {
+		p := filepath.Join(root, fmt.Sprintf("f%02d", i))
+		w.note(p, Added)
+		w.note(p, Updated)
+		want = append(want, fmt.Sprintf("added f%02d", i))
+	}
+	w.flush()
+	var sizes []int
+	for _, b := range s.batches {
+		sizes = append(sizes, len(b))
+	}
+	if got := s.seen(root); !slices.Equal(got, want) || !slices.Equal(sizes, []int{10, 10, 5}) {
+		t.Errorf("25 files added then updated: %v in batches of %v, want one added each in batches of [10 10 5]", got, sizes)
 	}
 }
 

@@ -3,7 +3,7 @@
 // turns states into DOM. States are immutable, so a part of the page is
 // rebuilt only when the object it shows is a different object.
 
-import { Client, ROOT, newID } from './client.js';
+import { Client, ROOT, newID, modern, takeKept, leaveKept } from './client.js';
 import { Status, isoLater } from './reducers.js';
 import { StreamView, render as renderMarkdown, enhanceCode } from './markdown.js';
 import { h, $, diffView } from './dom.js';
@@ -11,7 +11,7 @@ import { TerminalView, LoginTerminal } from './terminal.js';
 import { ChangesView } from './changes.js';
 import { AutomationsView } from './automations.js';
 import { Completer } from './complete.js';
-import { plainTitle, elapsedText, agentLabel, agentState, signInMethods, prettyInput, refText } from './text.js';
+import { plainTitle, elapsedText, agentLabel, agentState, signInMethods, prettyInput, refText, mcpServers, mcpToggle } from './text.js';
 
 
 /** text returns the plain text of a StringOrMarkdown value. */
@@ -76,7 +76,7 @@ const DRAFT_DELAY = 600;
 class App {
   constructor() {
     this.token = this.takeToken();
-    this.client = new Client({ url: '/', token: this.token });
+    this.client = new Client({ url: '/', token: this.token, kept: takeKept(sessionStorage) });
     this.sessionURI = null;
     this.chatURI = null;
     this.showArchived = false;
@@ -108,6 +108,17 @@ class App {
     }
     window.addEventListener('hashchange', () => this.route());
     document.addEventListener('visibilitychange', () => this.markRead());
+    // The client's identity and mirrors wait in the tab's storage while the
+    // page is away (hidden, or unloading for a reload) and are taken back
+    // when it shows again: a reload goes on as the same client, while a tab
+    // duplicated from a shown page (which copies the storage) finds nothing
+    // and is a client of its own.
+    const leave = () => leaveKept(sessionStorage, this.client.keep());
+    window.addEventListener('pagehide', leave);
+    window.addEventListener('pageshow', (e) => { if (e.persisted) takeKept(sessionStorage); });
+    document.addEventListener('visibilitychange', () => {
+      if (document.visibilityState === 'hidden') leave(); else takeKept(sessionStorage);
+    });
   }
 
   // takeToken reads the token from the URL fragment ahpd printed
@@ -200,7 +211,8 @@ class App {
       this.renderSessions();
       this.renderCreateForm();
       this.automations.updateButton();
-      this.route();
+      // What a reload kept and the page's address does not reopen goes.
+      this.route().finally(() => this.client.releaseKept());
     }
   }
 
@@ -522,7 +534,9 @@ class App {
 
   // ---- routing
 
-  route() {
+  // route opens what the page's address names; the promise it returns
+  // settles once the session and chat are subscribed.
+  async route() {
     if (!this.client.ready) return;
     if (location.hash.startsWith('#/automations')) {
       this.openSession(null);
@@ -534,7 +548,7 @@ class App {
     const uri = m ? decodeURIComponent(m[1]) : null;
     const chat = m && m[2] ? decodeURIComponent(m[2]) : null;
     document.body.classList.toggle('in-session', !!uri);
-    this.openSession(uri, chat);
+    await this.openSession(uri, chat);
   }
 
   async openSession(uri, chat) {
@@ -559,7 +573,7 @@ class App {
     }
     this.renderSession(st);
     const chatURI = chat || st.defaultChat || (st.chats && st.chats[0] && st.chats[0].resource);
-    if (chatURI) this.openChat(chatURI);
+    if (chatURI) await this.openChat(chatURI);
   }
 
   closeSession() {
@@ -605,7 +619,36 @@ class App {
     this.markRead();
     this.renderTitle();
     this.renderComposerOptions();
+    this.renderMCP(st);
     this.changes.update();
+  }
+
+  // renderMCP shows the session's MCP servers (ahpd's configured ones, and
+  // any a plugin brings), each with its transport, its state and a switch
+  // that turns it on or off for the session (session/customizationToggled;
+  // ahpd applies it from each chat's next prompt).
+  renderMCP(st) {
+    const servers = mcpServers(st.customizations);
+    $('#mcp').hidden = servers.length === 0;
+    $('#mcp-list').replaceChildren(...servers.map((m) => {
+      const box = h('input', { type: 'checkbox', 'aria-label': `${m.name} on` });
+      box.checked = m.enabled;
+      box.addEventListener('change', () => this.toggleMCP(m.id, box.checked));
+      const title = [m.transport, m.label, m.error].filter(Boolean).join(' · ');
+      return h('label', { class: 'mcp-server', 'data-id': m.id, 'data-state': m.state, title },
+        box, h('span', { class: 'name' }, m.name),
+        m.transport ? h('span', { class: 'transport' }, m.transport) : null,
+        h('span', { class: `tag ${m.state === 'ready' ? 'ready' : m.state === 'error' ? 'error' : m.state === 'starting' ? 'starting' : ''}` }, m.label));
+    }));
+  }
+
+  toggleMCP(id, on) {
+    const st = this.client.state(this.sessionURI);
+    let found = null;
+    const visit = (list) => { for (const c of list || []) { if (c.type === 'mcpServer' && c.id === id) found = c; visit(c.children); } };
+    visit(st && st.customizations);
+    if (!found) return;
+    this.client.dispatch(this.sessionURI, mcpToggle(found, on, modern(this.client.protocolVersion)));
   }
 
   archive() {

@@ -7,6 +7,14 @@
 // (guide/reconciliation.md). When the connection drops the client
 // reconnects with backoff and sends `reconnect`, so the host either
 // replays what was missed or sends fresh snapshots.
+//
+// A reload of the page goes on as the same client: before the page goes
+// away it leaves what keep returns (its clientId, the sequence numbers,
+// the mirrors of the channels the page reopens by itself and their
+// pending actions) in the tab's sessionStorage, and the reloaded page
+// starts from it with `reconnect` rather than `initialize`. Terminal
+// claims are a clientId's, so the reloaded page still holds them; its
+// actions the host never saw are sent again.
 
 import { reduce } from './reducers.js';
 
@@ -54,6 +62,61 @@ export function newID() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
+/** The sessionStorage key under which a page leaves what keep returns. */
+export const KEPT_KEY = 'ahpd-client';
+
+// The reconnect params' _meta key under which a client names the
+// versions it negotiated (ahpd's host.ReconnectVersionsMeta): a host that
+// no longer knows the client speaks one of them or refuses.
+const RECONNECT_VERSIONS = 'ahp-go/protocolVersions';
+
+// The kinds of channel a reloaded page reopens by itself (from its
+// address); others (terminals, changesets) are subscribed again when shown.
+const KEPT_KINDS = new Set(['root', 'session', 'chat']);
+
+// At most this many characters of channel state are kept for a reload.
+const KEPT_CHARS = 2000000;
+
+/**
+ * takeKept returns what a page left in storage for its reload (see
+ * Client.keep), or null, and removes it: a tab duplicated later, which
+ * copies the tab's sessionStorage, then starts as a client of its own.
+ */
+export function takeKept(storage) {
+  let kept = null;
+  try {
+    const raw = storage.getItem(KEPT_KEY);
+    storage.removeItem(KEPT_KEY);
+    kept = raw ? JSON.parse(raw) : null;
+  } catch {
+    return null;
+  }
+  if (!kept || typeof kept.clientId !== 'string' || !kept.clientId) return null;
+  if (!Number.isSafeInteger(kept.clientSeq) || kept.clientSeq < 0) kept.clientSeq = 0;
+  if (!Number.isSafeInteger(kept.lastSeq) || kept.lastSeq < 0 || typeof kept.protocolVersion !== 'string' ||
+      !Array.isArray(kept.channels) || !kept.channels.every(keptChannel)) {
+    // The identity alone: the page initializes again as the same client.
+    return { clientId: kept.clientId, clientSeq: kept.clientSeq, lastSeq: 0, protocolVersion: '', channels: [] };
+  }
+  return kept;
+}
+
+const keptChannel = (c) => !!c && typeof c.uri === 'string' && KEPT_KINDS.has(c.kind) &&
+  c.state && typeof c.state === 'object' && Array.isArray(c.pending) &&
+  c.pending.every((p) => p && Number.isSafeInteger(p.clientSeq) && p.action && typeof p.action.type === 'string');
+
+/** leaveKept stores what keep returns for the page's reload. */
+export function leaveKept(storage, kept) {
+  try {
+    storage.setItem(KEPT_KEY, JSON.stringify(kept));
+  } catch {
+    // Too big for the storage: the identity alone.
+    try {
+      storage.setItem(KEPT_KEY, JSON.stringify({ clientId: kept.clientId, clientSeq: kept.clientSeq, lastSeq: 0, protocolVersion: '', channels: [] }));
+    } catch { /* storage off */ }
+  }
+}
+
 export class RPCError extends Error {
   constructor(err) {
     super(err.message || 'request failed');
@@ -90,17 +153,19 @@ class Mirror {
 
 export class Client extends EventTarget {
   /**
-   * @param {{url: string, token?: string, clientInfo?: object}} opts
+   * @param {{url: string, token?: string, kept?: object}} opts kept is
+   * what an earlier page of this tab left for its reload (takeKept).
    */
   constructor(opts) {
     super();
     this.url = opts.url;
     this.token = opts.token || '';
-    this.clientId = newID();
+    this.kept = opts.kept || null;
+    this.clientId = this.kept ? this.kept.clientId : newID();
     this.ws = null;
     this.nextID = 1;
     this.calls = new Map();
-    this.clientSeq = 0;
+    this.clientSeq = this.kept ? this.kept.clientSeq : 0;
     this.lastSeq = 0;
     this.mirrors = new Map();
     this.sessions = new Map(); // session URI -> summary
@@ -154,7 +219,7 @@ export class Client extends EventTarget {
     try {
       if (this.everConnected) {
         await this.resume();
-      } else {
+      } else if (!(this.kept && await this.resumeKept())) {
         const res = await this.request('initialize', {
           channel: ROOT,
           protocolVersions: PROTOCOL_VERSIONS,
@@ -182,21 +247,98 @@ export class Client extends EventTarget {
     }
   }
 
+  // resumeKept opens the first connection of a reloaded page with
+  // reconnect, from the mirrors the earlier page kept. It reports false
+  // when there is nothing to resume from or the host refuses (it forgot
+  // the client and speaks none of its version): the page then initializes
+  // with the same clientId.
+  async resumeKept() {
+    const k = this.kept;
+    if (!k.protocolVersion || !k.channels.some((c) => c.uri === ROOT)) {
+      this.kept = null;
+      return false;
+    }
+    this.protocolVersion = k.protocolVersion;
+    this.initResult = k.initResult || null;
+    this.lastSeq = k.lastSeq;
+    for (const c of k.channels) {
+      const m = this.install({ resource: c.uri, state: c.state }, c.kind);
+      m.pending = c.pending.map((p) => ({ clientSeq: p.clientSeq, action: p.action }));
+      m.stale = true;
+      m.kept = c.uri !== ROOT;
+    }
+    try {
+      await this.resume([k.protocolVersion]);
+    } catch (e) {
+      if (!(e instanceof RPCError)) throw e; // kept for the next attempt
+      this.kept = null;
+      this.mirrors.clear();
+      this.lastSeq = 0;
+      this.protocolVersion = '';
+      this.initResult = null;
+      return false;
+    }
+    this.kept = null;
+    this.lastResume.reloaded = true;
+    return true;
+  }
+
+  /**
+   * keep returns what a reload of this page needs to go on as the same
+   * client: the clientId, the last clientSeq and serverSeq, the version,
+   * and the mirrors of the channels the page reopens by itself, with their
+   * pending actions, as far as their states fit in KEPT_CHARS.
+   */
+  keep() {
+    const kept = { clientId: this.clientId, clientSeq: this.clientSeq, lastSeq: 0, protocolVersion: '', channels: [] };
+    if (!this.protocolVersion || !this.mirrors.has(ROOT)) return kept;
+    kept.lastSeq = this.lastSeq;
+    kept.protocolVersion = this.protocolVersion;
+    if (this.initResult) {
+      const { snapshots, ...rest } = this.initResult;
+      kept.initResult = rest;
+    }
+    const ordered = [this.mirrors.get(ROOT), ...[...this.mirrors.values()].filter((m) => m.uri !== ROOT)];
+    let used = 0;
+    for (const m of ordered) {
+      if (!KEPT_KINDS.has(m.kind)) continue;
+      const size = JSON.stringify(m.confirmed).length;
+      if (used + size > KEPT_CHARS) {
+        if (m.uri === ROOT) return kept;
+        continue;
+      }
+      used += size;
+      kept.channels.push({ uri: m.uri, kind: m.kind, state: m.confirmed, pending: m.pending });
+    }
+    return kept;
+  }
+
   // resume sends reconnect for every subscribed channel. The host answers
-  // with the envelopes missed since lastSeq, or fresh snapshots. Actions
-  // of this page that were never echoed are dropped: the host either
-  // applied them (and the replay carries them) or never saw them.
-  async resume() {
+  // with the envelopes missed since lastSeq, or fresh snapshots. After a
+  // replay, the echoes of this page's actions settle them; those still
+  // pending never reached the host (they were sent while the connection
+  // was down, or by the page before a reload) and are sent again. Fresh
+  // snapshots tell nothing of them: they are dropped. versions, when
+  // given, names the version this client negotiated, for a host that no
+  // longer knows the client.
+  async resume(versions) {
     const subs = [...this.mirrors.keys()];
-    const res = await this.request('reconnect', {
-      channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeq, subscriptions: subs,
-    }, { beforeReady: true });
-    for (const m of this.mirrors.values()) m.pending = [];
+    const params = { channel: ROOT, clientId: this.clientId, lastSeenServerSeq: this.lastSeq, subscriptions: subs };
+    if (versions) params._meta = { [RECONNECT_VERSIONS]: versions };
+    const res = await this.request('reconnect', params, { beforeReady: true });
     if (res.type === 'replay' || Array.isArray(res.actions)) {
       for (const env of res.actions || []) this.onEnvelope(env);
       for (const uri of res.missing || []) this.drop(uri);
-      this.lastResume = { replayed: true, actions: (res.actions || []).length };
+      let resent = 0;
+      for (const m of this.mirrors.values()) {
+        for (const p of m.pending) {
+          this.notify('dispatchAction', { channel: m.uri, clientSeq: p.clientSeq, action: p.action });
+          resent++;
+        }
+      }
+      this.lastResume = { replayed: true, actions: (res.actions || []).length, resent };
     } else {
+      for (const m of this.mirrors.values()) m.pending = [];
       const got = new Set();
       for (const snap of res.snapshots || []) { this.install(snap); got.add(snap.resource); }
       for (const uri of subs) if (!got.has(uri)) this.drop(uri);
@@ -439,13 +581,25 @@ export class Client extends EventTarget {
    * changeset catalogue, say) and the URI's shape may not tell.
    */
   async subscribe(uri, view, kind) {
-    if (this.mirrors.has(uri)) return this.state(uri);
+    const m = this.mirrors.get(uri);
+    if (m) {
+      m.kept = false;
+      return this.state(uri);
+    }
     const params = { channel: uri };
     if (view) params.view = view;
     const res = await this.request('subscribe', params);
     const snap = res.snapshot;
     if (typeof snap.fromSeq === 'number' && snap.fromSeq > this.lastSeq) this.lastSeq = snap.fromSeq;
     return this.install(snap, kind).view;
+  }
+
+  /**
+   * releaseKept unsubscribes from the channels a reload kept (resumeKept)
+   * that the page has not asked for since with subscribe.
+   */
+  releaseKept() {
+    for (const m of [...this.mirrors.values()]) if (m.kept) this.unsubscribe(m.uri);
   }
 
   unsubscribe(uri) {

@@ -95,3 +95,42 @@ export function refText(ref) {
     return null;
   }
 }
+
+const MCP_STATES = { starting: 'starting', ready: 'ready', authRequired: 'needs sign-in', error: 'error', stopped: 'stopped' };
+
+/**
+ * mcpServers lists a session's MCP servers: the top-level McpServer
+ * customizations and those inside plugins and directories, each as
+ * {id, name, transport, enabled, state, label, error}. enabled follows the
+ * first enablement decision (1.x) or enabled (0.x), on when there is none;
+ * state is the server's state kind and label how to show it.
+ */
+export function mcpServers(customizations) {
+  const out = [];
+  const visit = (list) => {
+    for (const c of list || []) {
+      if (c.type === 'mcpServer') {
+        const kind = (c.state && c.state.kind) || 'starting';
+        const decision = Array.isArray(c.enablement) && c.enablement.length ? c.enablement[0].enabled : c.enabled;
+        const transport = c._meta && typeof c._meta.transport === 'string' ? c._meta.transport : '';
+        const error = kind === 'error' ? ((c.state.error && c.state.error.message) || '') : '';
+        out.push({ id: c.id, name: c.name || c.id, transport, enabled: decision !== false, state: kind, label: MCP_STATES[kind] || kind, error });
+      }
+      visit(c.children);
+    }
+  };
+  visit(customizations);
+  return out;
+}
+
+/**
+ * mcpToggle is the action that turns an MCP server customization on or
+ * off for the session: its session decision first (the most specific
+ * scope), the other decisions kept, as session/customizationToggled
+ * replaces them all. Versions before 0.9 take enabled instead.
+ */
+export function mcpToggle(c, on, modern) {
+  if (!modern) return { type: 'session/customizationToggled', id: c.id, enabled: on };
+  const rest = (Array.isArray(c.enablement) ? c.enablement : []).filter((e) => e.kind !== 'session');
+  return { type: 'session/customizationToggled', id: c.id, enablement: [{ kind: 'session', enabled: on }, ...rest] };
+}

@@ -1,6 +1,6 @@
 // Checks the page's text helpers. Run: node text_test.mjs
 import { isDeepStrictEqual } from 'node:util';
-import { plainTitle, agentLabel, agentState, signInMethods, prettyInput, elapsedText, refText } from './text.js';
+import { plainTitle, agentLabel, agentState, signInMethods, prettyInput, elapsedText, refText, mcpServers, mcpToggle } from './text.js';
 
 const cases = [];
 const check = (name, got, want) => cases.push([name, isDeepStrictEqual(got, want), got, want]);
@@ -48,6 +48,25 @@ check('a percent-encoded data URI', refText({ uri: 'data:text/plain,a%20b' }), '
 check('inline text', refText('as is'), 'as is');
 check('a file URI needs fetching', refText({ uri: 'file:///tmp/x' }), null);
 check('nothing', refText(undefined), null);
+
+// MCP servers: top level and inside a plugin, with their state and choice.
+const files = { type: 'mcpServer', id: 'mcp-files', uri: 'ahpd-mcp:files', name: 'files', _meta: { transport: 'stdio' }, state: { kind: 'ready' } };
+const legacy = { type: 'mcpServer', id: 'mcp-legacy', uri: 'ahpd-mcp:legacy', name: 'legacy', _meta: { transport: 'sse' },
+  state: { kind: 'error', error: { errorType: 'unsupportedTransport', message: 'the agent cannot take sse servers' } } };
+const off = { type: 'mcpServer', id: 'mcp-off', uri: 'ahpd-mcp:off', name: 'off', enablement: [{ kind: 'global', enabled: false }], state: { kind: 'stopped' } };
+const plugin = { type: 'plugin', id: 'p', uri: 'file:///p', name: 'p', children: [{ type: 'mcpServer', id: 'p-db', uri: 'file:///p', name: 'db', enabled: false, state: { kind: 'authRequired' } }, { type: 'skill', id: 's', name: 's' }] };
+check('MCP servers are listed with their state', mcpServers([{ type: 'agent', id: 'a' }, files, legacy, off, plugin]), [
+  { id: 'mcp-files', name: 'files', transport: 'stdio', enabled: true, state: 'ready', label: 'ready', error: '' },
+  { id: 'mcp-legacy', name: 'legacy', transport: 'sse', enabled: true, state: 'error', label: 'error', error: 'the agent cannot take sse servers' },
+  { id: 'mcp-off', name: 'off', transport: '', enabled: false, state: 'stopped', label: 'stopped', error: '' },
+  { id: 'p-db', name: 'db', transport: '', enabled: false, state: 'authRequired', label: 'needs sign-in', error: '' },
+]);
+check('no customizations, no servers', mcpServers(undefined), []);
+check('turning a server off decides for the session', mcpToggle(files, false, true),
+  { type: 'session/customizationToggled', id: 'mcp-files', enablement: [{ kind: 'session', enabled: false }] });
+check('turning it on puts the session decision before the others, replacing its own', mcpToggle({ ...off, enablement: [{ kind: 'session', enabled: false }, { kind: 'global', enabled: false }] }, true, true),
+  { type: 'session/customizationToggled', id: 'mcp-off', enablement: [{ kind: 'session', enabled: true }, { kind: 'global', enabled: false }] });
+check('a 0.x host takes enabled', mcpToggle(files, false, false), { type: 'session/customizationToggled', id: 'mcp-files', enabled: false });
 
 let failed = 0;
 for (const [name, ok, got, want] of cases) {
