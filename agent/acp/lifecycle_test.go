@@ -231,4 +231,3 @@ func TestAuthMethods(t *testing.T) {
 		t.Errorf("the refusal's data %s lists no resource to sign in with (%v)", pe.Data, err)
 	}
 }
-
