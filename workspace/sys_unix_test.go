@@ -12,6 +12,3 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// processExists reports whether signal 0 reaches the process pid.
-func processExists(pid int) bool { return syscall.Kill(pid, 0) == nil }

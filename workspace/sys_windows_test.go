@@ -16,15 +16,3 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(kernel.Nanoseconds() + user.Nanoseconds())
 }
-
-// processExists reports whether the process pid exists and has not
-// exited.
-func processExists(pid int) bool {
-	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
-	if err != nil {
-		return false
-	}
-	defer windows.CloseHandle(h)
-	ev, err := windows.WaitForSingleObject(h, 0)
-	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
-}

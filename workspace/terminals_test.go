@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/ahp-go/ahp/internal/hosttest"
+	"github.com/ahp-go/ahp/internal/procexists"
 	"github.com/ahp-go/ahp/protocol"
 	"github.com/ahp-go/ahp/reducer"
 	"github.com/ahp-go/ahp/workspace"
@@ -172,7 +173,7 @@ func hasAction[T protocol.StateAction](envs []protocol.ActionEnvelope) bool {
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for processExists(pid) {
+	for procexists.Exists(pid) {
 		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
 			s := string(b)
 			if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 && s[i+2] == 'Z' {

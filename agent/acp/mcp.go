@@ -194,7 +194,7 @@ func (s *session) mcpToggled(a *protocol.SessionCustomizationToggledAction) {
 	}
 	s.mcpEnablement[name] = enablement
 	if len(enablement) > 0 {
-		s.mcpChoice[name] = enablementOn(enablement[0])
+		s.mcpChoice[name] = protocol.EnablementOn(enablement[0])
 	} else {
 		delete(s.mcpChoice, name)
 	}
@@ -203,18 +203,6 @@ func (s *session) mcpToggled(a *protocol.SessionCustomizationToggledAction) {
 	s.flushSessionLocked()
 	s.mu.Unlock()
 	s.host.Remember(mcpMemoKey, memo)
-}
-
-func enablementOn(e protocol.CustomizationEnablement) bool {
-	switch e := e.(type) {
-	case *protocol.CustomizationEnablementGlobal:
-		return e.Enabled
-	case *protocol.CustomizationEnablementWorkspace:
-		return e.Enabled
-	case *protocol.CustomizationEnablementSession:
-		return e.Enabled
-	}
-	return true
 }
 
 // encodeMCPChoice writes the clients' choices as "name=1,other=0".

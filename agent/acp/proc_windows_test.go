@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/ahp-go/ahp/internal/procexists"
 )
 
 // exits waits until the process pid ends, or the timeout passes, and
@@ -27,12 +29,4 @@ func exits(t *testing.T, pid int, timeout time.Duration) bool {
 }
 
 // alive reports whether the process pid exists and has not exited.
-func alive(pid int) bool {
-	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
-	if err != nil {
-		return false
-	}
-	defer windows.CloseHandle(h)
-	ev, err := windows.WaitForSingleObject(h, 0)
-	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
-}
+func alive(pid int) bool { return procexists.Exists(pid) }

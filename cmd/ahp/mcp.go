@@ -45,7 +45,7 @@ func mcpServersOf(list []protocol.Customization) []mcpServer {
 		}
 		switch {
 		case len(cz.Enablement) > 0:
-			m.Enabled = enablementOn(cz.Enablement[0])
+			m.Enabled = protocol.EnablementOn(cz.Enablement[0])
 		case cz.Enabled != nil:
 			m.Enabled = *cz.Enabled
 		}
@@ -75,19 +75,6 @@ func mcpServersOf(list []protocol.Customization) []mcpServer {
 		}
 	}
 	return out
-}
-
-// enablementOn is an enablement decision's choice.
-func enablementOn(e protocol.CustomizationEnablement) bool {
-	switch e := e.(type) {
-	case *protocol.CustomizationEnablementGlobal:
-		return e.Enabled
-	case *protocol.CustomizationEnablementWorkspace:
-		return e.Enabled
-	case *protocol.CustomizationEnablementSession:
-		return e.Enabled
-	}
-	return true
 }
 
 // mcpToggle is the action turning a server on or off for the session: a

@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/ahp-go/ahp/internal/procexists"
 )
 
 const (
@@ -198,7 +200,7 @@ func (rt Runtime) Live() bool {
 	if rt.PID <= 0 {
 		return true // not known: assume it runs
 	}
-	return processExists(rt.PID)
+	return procexists.Exists(rt.PID)
 }
 
 // ReadRuntime reads the runtime file in dir; the error satisfies

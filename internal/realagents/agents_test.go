@@ -14,6 +14,7 @@ import (
 	"github.com/ahp-go/ahp/agent/acp"
 	"github.com/ahp-go/ahp/internal/hosttest"
 	"github.com/ahp-go/ahp/internal/modelserver"
+	"github.com/ahp-go/ahp/internal/procexists"
 	"github.com/ahp-go/ahp/internal/realagents"
 	"github.com/ahp-go/ahp/protocol"
 )
@@ -235,7 +236,7 @@ func runScenarios(t *testing.T, ac agentCase) {
 		if err := r.a.DisposeSession(t.Context(), &protocol.DisposeSessionParams{Channel: c.session}); err != nil {
 			t.Fatal(err)
 		}
-		for processExists(pid) {
+		for procexists.Exists(pid) {
 			if time.Since(start) > killTimeout+5*time.Second {
 				t.Fatalf("the agent (pid %d) still runs %v after its session was disposed", pid, time.Since(start))
 			}
