@@ -130,20 +130,23 @@ func (h *toolHub) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	ct.handler.ServeHTTP(w, r)
+	ct.serve(w, r)
 }
 
-// chatTools is the clients' tools server of one chat.
+// chatTools is the clients' tools server of one chat. Its MCP server is
+// made when the agent first connects to it: many chats never use it.
 type chatTools struct {
-	s       *session
-	chat    string
-	token   string
-	url     string
-	server  *mcp.Server
-	handler *mcp.StreamableHTTPHandler
+	s     *session
+	chat  string
+	token string
+	url   string
 
-	mu    sync.Mutex
-	tools map[string]string // listed tool name → its definition as JSON
+	mu      sync.Mutex
+	tools   map[string]string    // listed tool name → its definition as JSON
+	defs    map[string]*mcp.Tool // the listed tools, for a server made later
+	server  *mcp.Server          // nil until the agent connects
+	handler *mcp.StreamableHTTPHandler
+	closed  bool
 
 	listed atomic.Value // string: the names of the listed tools, sorted, space-separated
 }
@@ -151,16 +154,43 @@ type chatTools struct {
 func newChatTools(s *session, chat string) (*chatTools, error) {
 	var secret [24]byte
 	rand.Read(secret[:])
-	ct := &chatTools{s: s, chat: chat, token: hex.EncodeToString(secret[:]), tools: map[string]string{}}
-	ct.server = mcp.NewServer(&mcp.Implementation{Name: "ahpd-clients", Title: "Tools of the AHP clients", Version: s.b.opts.ClientVersion},
-		&mcp.ServerOptions{Logger: slog.New(warnings{s.log.With("mcp", ClientToolsServer).Handler()})})
-	ct.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ct.server }, nil)
+	ct := &chatTools{s: s, chat: chat, token: hex.EncodeToString(secret[:]), tools: map[string]string{}, defs: map[string]*mcp.Tool{}}
 	url, err := s.b.hub.register(ct)
 	if err != nil {
 		return nil, err
 	}
 	ct.url = url
 	return ct, nil
+}
+
+// serve answers a request of the agent, making the MCP server with the
+// tools listed now on the first one.
+func (ct *chatTools) serve(w http.ResponseWriter, r *http.Request) {
+	ct.mu.Lock()
+	if ct.closed {
+		ct.mu.Unlock()
+		http.NotFound(w, r)
+		return
+	}
+	if ct.server == nil {
+		ct.server = mcp.NewServer(&mcp.Implementation{Name: "ahpd-clients", Title: "Tools of the AHP clients", Version: ct.s.b.opts.ClientVersion},
+			&mcp.ServerOptions{Logger: slog.New(warnings{ct.s.log.With("mcp", ClientToolsServer).Handler()})})
+		server := ct.server
+		ct.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+		for name, t := range ct.defs {
+			ct.addLocked(name, t)
+		}
+	}
+	handler := ct.handler
+	ct.mu.Unlock()
+	handler.ServeHTTP(w, r)
+}
+
+// addLocked lists a tool on the server.
+func (ct *chatTools) addLocked(name string, t *mcp.Tool) {
+	ct.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return ct.s.callClientTool(ctx, ct.chat, name, req.Params.Arguments), nil
+	})
 }
 
 // warnings passes on the records of Warn level and above: the MCP SDK
@@ -176,8 +206,14 @@ func (w warnings) WithGroup(n string) slog.Handler      { return warnings{w.Hand
 // close stops serving the chat's tools and ends the agent's connections.
 func (ct *chatTools) close() {
 	ct.s.b.hub.unregister(ct)
-	for ss := range ct.server.Sessions() {
-		ss.Close()
+	ct.mu.Lock()
+	ct.closed = true
+	server := ct.server
+	ct.mu.Unlock()
+	if server != nil {
+		for ss := range server.Sessions() {
+			ss.Close()
+		}
 	}
 }
 
@@ -219,19 +255,20 @@ func (ct *chatTools) sync() {
 		if _, ok := want[name]; !ok {
 			gone = append(gone, name)
 			delete(ct.tools, name)
+			delete(ct.defs, name)
 		}
 	}
-	if len(gone) > 0 {
+	if len(gone) > 0 && ct.server != nil {
 		ct.server.RemoveTools(gone...)
 	}
 	for name, t := range want {
 		if ct.tools[name] == defs[name] {
 			continue
 		}
-		ct.tools[name] = defs[name]
-		ct.server.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return ct.s.callClientTool(ctx, ct.chat, name, req.Params.Arguments), nil
-		})
+		ct.tools[name], ct.defs[name] = defs[name], t
+		if ct.server != nil {
+			ct.addLocked(name, t)
+		}
 	}
 	names := make([]string, 0, len(ct.tools))
 	for name := range ct.tools {
