@@ -524,7 +524,10 @@ class App {
     try {
       await this.client.request('createSession', params);
     } catch (e) {
-      this.toast(`Could not create the session: ${e.message}`);
+      // AuthRequired: the agent's sign-in is shown in this dialog.
+      this.toast(e.code === -32007
+        ? `${provider} needs sign-in first: sign in above, then create the session.`
+        : `Could not create the session: ${e.message}`);
       return;
     }
     $('#create-dialog').close();
