@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,7 +36,7 @@ type proxy struct {
 	wg     sync.WaitGroup
 }
 
-func newProxy(t *testing.T, target string) *proxy {
+func newProxy(t testing.TB, target string) *proxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -111,12 +112,12 @@ func (p *proxy) restore() {
 // browser is one headless Chromium tab on the page, plus a place for the
 // screenshots of each step.
 type browser struct {
-	t   *testing.T
+	t   testing.TB
 	ctx context.Context
 	tab *browsertest.Tab
 }
 
-func newBrowser(t *testing.T, width, height int64) *browser {
+func newBrowser(t testing.TB, width, height int64) *browser {
 	tab := browsertest.Start(t, browsertest.Options{
 		What:   "the browser tests",
 		Width:  int(width),
@@ -236,11 +237,11 @@ func (b *browser) shot(name string) { b.tab.Shot(name) }
 
 // testHost runs a host with the echo agent (no pause between words)
 // behind the web handler, and returns the host and its HTTP URL.
-func testHost(t *testing.T) (*host.Host, string) {
+func testHost(t testing.TB) (*host.Host, string) {
 	return testHostWith(t, nil)
 }
 
-func testHostWith(t *testing.T, ws *host.WebSocketOptions) (*host.Host, string) {
+func testHostWith(t testing.TB, ws *host.WebSocketOptions) (*host.Host, string) {
 	h, err := host.New(&host.Options{
 		Agents:    []agent.Backend{echo.New(&echo.Options{WordDelay: -1})},
 		Workspace: workspace.New(nil),
@@ -334,6 +335,30 @@ func (b *browser) sendPrompt(text string) {
 // turn.
 const lastTurn = `(document.querySelector('#turns article:last-child')?.textContent || '')`
 
+// firstPaint is the page's first contentful paint, in milliseconds from
+// the start of its navigation as the page measured it; -1 when none.
+func firstPaint(b *browser) float64 {
+	return eval[float64](b, `performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1`)
+}
+
+// BenchmarkFirstPaint loads the page from ahpd in headless Chromium and
+// reports its first contentful paint (fcp-ms, as the page measured it) and
+// the time until it is connected to the host (connected-ms).
+func BenchmarkFirstPaint(b *testing.B) {
+	_, url := testHost(b)
+	br := newBrowser(b, 1200, 860)
+	var fcp, connected float64
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		br.run("opening the page", chromedp.Navigate(url+"/?load="+strconv.Itoa(i)))
+		br.wait("the connection", `document.body.dataset.conn === 'connected'`)
+		connected += float64(time.Since(start).Microseconds()) / 1000
+		fcp += firstPaint(br)
+	}
+	b.ReportMetric(fcp/float64(b.N), "fcp-ms")
+	b.ReportMetric(connected/float64(b.N), "connected-ms")
+}
+
 // TestBrowser drives the page in headless Chromium through the main
 // flows, one step after another on one session, with a screenshot of each.
 func TestBrowser(t *testing.T) {
@@ -346,10 +371,9 @@ func TestBrowser(t *testing.T) {
 	// First paint, measured by the page itself.
 	b.run("opening the page", chromedp.Navigate(page))
 	b.wait("the connection", `document.body.dataset.conn === 'connected'`)
-	fcp := eval[float64](b, `performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1`)
-	t.Logf("first contentful paint: %.0f ms", fcp)
-	if fcp < 0 || fcp >= 1000 {
-		t.Errorf("first contentful paint at %.0f ms, want under 1000 ms", fcp)
+	// How soon is BenchmarkFirstPaint's; here the page must paint.
+	if fcp := firstPaint(b); fcp < 0 {
+		t.Error("the page reports no first contentful paint")
 	}
 	t.Logf("protocol version negotiated by the page: %s", eval[string](b, `window.ahpApp.client.protocolVersion`))
 	b.shot("connected")
