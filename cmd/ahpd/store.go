@@ -50,7 +50,7 @@ func (c *storeConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.SpareProcs, "spare-procs", c.SpareProcs, "Go processors to run with beyond one per CPU: one lets store reads, which run at background priority, take none from the streams to clients, another keeps one free while the store's writer waits for the disk (ignored when GOMAXPROCS is set; 0: none)")
 	fs.Float64Var(&c.StoreReadShare, "store-read-share", c.StoreReadShare, "share of the time store reads may take while they come back to back and the host is streaming (0 to 1; 1: no pause): after each read the reader rests in proportion, so that a burst of cold sessions loading leaves the CPUs to the streams to clients")
 	fs.StringVar(&c.BackupInterval, "backup-interval", c.BackupInterval, "how often the session database is copied to "+sqlite.BackupFile+" in --data-dir (and at a clean stop) while it changed; a database found missing or damaged at start is restored from it (0s: no backups)")
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else ~/.local/share/ahpd)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory of the session database (default $XDG_DATA_HOME/ahpd, else %LocalAppData%\\ahpd on Windows, else ~/.local/share/ahpd)")
 }
 
 func (c *storeConfig) validate() error {

@@ -36,7 +36,8 @@ const (
 )
 
 // Default is ahpd's default data directory: ahpd under $XDG_DATA_HOME,
-// else ~/.local/share/ahpd. getenv reads the environment (os.Getenv, or
+// else on Windows under %LocalAppData%, else ~/.local/share/ahpd. getenv
+// reads the environment (os.Getenv, or
 // a test's).
 func Default(getenv func(string) string) (string, error) {
 	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
