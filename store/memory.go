@@ -45,16 +45,26 @@ var (
 	_ Records = (*Memory)(nil)
 )
 
-// Records returns every record of a kind, ordered by key.
-func (m *Memory) Records(ctx context.Context, kind string) ([]Record, error) {
+// rlock takes the read lock for a read under ctx; it fails, unlocked,
+// when ctx is done or the store is closed.
+func (m *Memory) rlock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	if m.closed {
-		return nil, ErrClosed
+		m.mu.RUnlock()
+		return ErrClosed
 	}
+	return nil
+}
+
+// Records returns every record of a kind, ordered by key.
+func (m *Memory) Records(ctx context.Context, kind string) ([]Record, error) {
+	if err := m.rlock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.RUnlock()
 	out := []Record{}
 	for key, data := range m.records[kind] {
 		out = append(out, Record{Kind: kind, Key: key, Data: slices.Clone(data)})
@@ -163,14 +173,10 @@ func (m *Memory) channel(uri string) *memChannel {
 
 // Seq returns the highest serverSeq recorded.
 func (m *Memory) Seq(ctx context.Context) (int64, error) {
-	if err := ctx.Err(); err != nil {
+	if err := m.rlock(ctx); err != nil {
 		return 0, err
 	}
-	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return 0, ErrClosed
-	}
 	return max(m.seq, m.lastSeq), nil
 }
 
@@ -216,14 +222,10 @@ func ComparePositions(a, b Position) int {
 
 // LoadSession returns a session with its channels.
 func (m *Memory) LoadSession(ctx context.Context, uri string, recentTurns int) (*SessionData, error) {
-	if err := ctx.Err(); err != nil {
+	if err := m.rlock(ctx); err != nil {
 		return nil, err
 	}
-	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
 	s, ok := m.sessions[uri]
 	if !ok {
 		return nil, fmt.Errorf("memory store: session %s: %w", uri, ErrNotFound)
@@ -267,14 +269,10 @@ func (m *Memory) LoadSession(ctx context.Context, uri string, recentTurns int) (
 
 // Turns returns a range of a chat's turns.
 func (m *Memory) Turns(ctx context.Context, chat string, from, to int64) ([]Turn, error) {
-	if err := ctx.Err(); err != nil {
+	if err := m.rlock(ctx); err != nil {
 		return nil, err
 	}
-	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
 	c, ok := m.channels[chat]
 	if !ok {
 		return nil, nil
