@@ -338,11 +338,6 @@ func cutPart(p protocol.TerminalContentPart, keep int) protocol.TerminalContentP
 		for skip < len(s) && !utf8.RuneStart(s[skip]) {
 			skip++
 		}
-		if skip == len(s) && from+skip < n {
-			// No character starts in the window (not text): no cut
-			// point is near, so keep from the first byte past it.
-			return t.Suffix(n - from - skip)
-		}
 		if i := strings.IndexByte(s[skip:], '\n'); i >= 0 && i < nearLine {
 			skip += i + 1
 		}
