@@ -153,8 +153,18 @@ func jsText(sel, text string) string {
 // send types a prompt into the chat input and sends it.
 func (b *browser) send(prompt string) {
 	b.t.Helper()
-	b.run("typing "+prompt, chromedp.Click(chromedp.CSS(selChatInput)), chromedp.KeyEvent(prompt))
-	b.wait("the send button", jsExists(selSendEnabled))
+	// VS Code can re-render the chat input just after a target is picked,
+	// dropping what was typed into the old one: type again into an
+	// emptied input until the send button says the prompt is there.
+	b.retry("the send button", 90*time.Second, func() bool {
+		b.run("typing "+prompt, chromedp.Click(chromedp.CSS(selChatInput)), chromedp.KeyEvent(prompt))
+		if b.poll(jsExists(selSendEnabled), 5*time.Second) {
+			return true
+		}
+		b.run("emptying the input", chromedp.Click(chromedp.CSS(selChatInput)),
+			chromedp.KeyEvent("a", chromedp.KeyModifiers(kb.ModifierCtrl)), chromedp.KeyEvent(kb.Backspace))
+		return false
+	})
 	b.shot("typed " + prompt)
 	b.run("sending "+prompt, chromedp.Click(chromedp.CSS(selSendEnabled)))
 }
